@@ -1,0 +1,77 @@
+#include "dispatch/kernel_cache.h"
+
+#include <chrono>
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+
+namespace w4jit::internal {
+namespace {
+
+struct Entry {
+  std::once_flag once;
+  std::unique_ptr<Generator> generator;
+  absl::Status status;
+};
+
+struct Cache {
+  absl::Mutex mu;
+  absl::flat_hash_map<KernelKey, std::shared_ptr<Entry>> map
+      ABSL_GUARDED_BY(mu);
+  KernelCacheStats stats ABSL_GUARDED_BY(mu);
+};
+
+Cache& GetCache() {
+  static Cache* cache = new Cache;  // never destroyed: kernels outlive main
+  return *cache;
+}
+
+}  // namespace
+
+absl::StatusOr<const Generator*> GetOrCreateKernel(
+    const KernelKey& key, const GeneratorFactory& factory) {
+  Cache& cache = GetCache();
+  std::shared_ptr<Entry> entry;
+  {
+    absl::MutexLock lock(&cache.mu);
+    auto [it, inserted] = cache.map.try_emplace(key);
+    if (inserted) {
+      it->second = std::make_shared<Entry>();
+    } else {
+      ++cache.stats.hits;
+    }
+    entry = it->second;
+  }
+  // Generation happens outside the map lock so that unrelated keys are not
+  // serialised behind a slow JIT.
+  std::call_once(entry->once, [&] {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      entry->generator = factory();
+      entry->status = entry->generator
+                          ? entry->generator->Create()
+                          : absl::InternalError("no generator for " + key.name());
+    } catch (const std::exception& e) {
+      entry->status = absl::InternalError(key.name() + ": " + e.what());
+    }
+    const double ms = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    absl::MutexLock lock(&cache.mu);
+    ++cache.stats.generations;
+    cache.stats.total_generation_ms += ms;
+  });
+  if (!entry->status.ok()) return entry->status;
+  return entry->generator.get();
+}
+
+KernelCacheStats GetKernelCacheStats() {
+  Cache& cache = GetCache();
+  absl::MutexLock lock(&cache.mu);
+  KernelCacheStats s = cache.stats;
+  s.entries = static_cast<int64_t>(cache.map.size());
+  return s;
+}
+
+}  // namespace w4jit::internal

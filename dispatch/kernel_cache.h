@@ -1,0 +1,35 @@
+// Process-wide cache of JIT kernels keyed by KernelKey. Two threads asking
+// for the same key never generate it twice: the first creates an entry and
+// generates under the entry's own once-flag while others wait on it; a hit
+// is one mutex-protected hash lookup. Kernels live as long as the process.
+#ifndef W4JIT_DISPATCH_KERNEL_CACHE_H_
+#define W4JIT_DISPATCH_KERNEL_CACHE_H_
+
+#include <functional>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "dispatch/kernel_key.h"
+#include "jit/generator.h"
+
+namespace w4jit::internal {
+
+using GeneratorFactory = std::function<std::unique_ptr<Generator>()>;
+
+// Returns the created kernel for `key`, generating it with `factory` on the
+// first request. The pointer stays valid for the life of the process. A
+// failed generation is cached too (the same error is returned again).
+absl::StatusOr<const Generator*> GetOrCreateKernel(
+    const KernelKey& key, const GeneratorFactory& factory);
+
+struct KernelCacheStats {
+  int64_t entries = 0;
+  int64_t generations = 0;  // times a factory ran
+  int64_t hits = 0;
+  double total_generation_ms = 0.0;
+};
+KernelCacheStats GetKernelCacheStats();
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_DISPATCH_KERNEL_CACHE_H_

@@ -1,0 +1,68 @@
+// The kernel key holds exactly what changes the emitted code; its name() is
+// the kernel's name, in the style
+// "da8w4_s4_g128_n4096_k4096_m4x32__avx512vnni".
+#ifndef W4JIT_DISPATCH_KERNEL_KEY_H_
+#define W4JIT_DISPATCH_KERNEL_KEY_H_
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+#include "dispatch/cpu_profile.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::internal {
+
+enum class KernelFamily : int {
+  kQuantizer = 0,   // DA8W4 per-row activation quantizer
+  kDa8w4Gemm = 1,   // DA8W4 MR x NR microkernel (MR = 1 is the GEMV)
+  kW4a16Gemm = 2,   // W4A16 microkernel over a packed int4 panel
+  kW4a16Dequant = 3,  // W4A16: int4 panel -> f32/bf16 panel (large M)
+  kW4a16Panel = 4,  // W4A16: microkernel over a dequantized panel
+};
+
+// W4A16 compute flavours.
+enum class Flavor : int { kNone = 0, kF32Fma = 1, kBf16Dot = 2 };
+
+struct KernelKey {
+  KernelFamily family = KernelFamily::kDa8w4Gemm;
+  IsaTier isa = IsaTier::kRef;
+  DType act_dtype = DType::kBF16;
+  DType out_dtype = DType::kF32;
+  WeightType weight_type = WeightType::kS4;
+  Flavor flavor = Flavor::kNone;
+  int64_t group_size = 0;  // resolved group length (K for per-channel)
+  bool per_channel = false;
+  int64_t n = 0;  // N, or the N blocking the code is specialised for
+  int64_t k = 0;  // K, or the K blocking
+  int mr = 0;     // register tile rows
+  int nr = 0;     // register tile columns
+  bool bias = false;
+  uint32_t flags = 0;  // family-specific bits that change the code
+
+  auto Tie() const {
+    return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
+                    group_size, per_channel, n, k, mr, nr, bias, flags);
+  }
+  bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
+  bool operator!=(const KernelKey& o) const { return !(*this == o); }
+
+  template <typename H>
+  friend H AbslHashValue(H h, const KernelKey& key) {
+    return H::combine(std::move(h), static_cast<int>(key.family),
+                      static_cast<int>(key.isa),
+                      static_cast<int>(key.act_dtype),
+                      static_cast<int>(key.out_dtype),
+                      static_cast<int>(key.weight_type),
+                      static_cast<int>(key.flavor), key.group_size,
+                      key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
+                      key.flags);
+  }
+
+  // Readable, unique for distinct keys.
+  std::string name() const;
+};
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_DISPATCH_KERNEL_KEY_H_

@@ -1,0 +1,62 @@
+// A prepared int4 linear layer: weights are imported and repacked once at
+// creation; Run() may then be called from any thread, concurrently.
+#ifndef W4JIT_LAYER_HPP_
+#define W4JIT_LAYER_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit {
+
+namespace internal {
+class LinearKernel;
+}  // namespace internal
+
+// Per-layer creation options.
+struct LayerOptions {
+  // Use the portable reference path even if a JIT kernel could run.
+  bool force_reference = false;
+};
+
+class Layer {
+ public:
+  // Validates `desc` and `weights`, imports the weights and packs them for
+  // the kernel chosen for this CPU. Errors name the offending value.
+  static absl::StatusOr<std::unique_ptr<Layer>> Create(
+      const LayerDesc& desc, const WeightsView& weights,
+      const LayerOptions& options = {});
+
+  ~Layer();
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  // y[m, :] = x[m, :] * W^T (+ bias) for m in [0, M). x rows are `ldx`
+  // elements apart (ldx >= K) in desc().act_dtype; y rows are `ldy`
+  // elements apart (ldy >= N) in desc().out_dtype. Only y[m, 0..N) is
+  // written.
+  absl::Status Run(int64_t m, const void* x, int64_t ldx, void* y,
+                   int64_t ldy) const;
+
+  const LayerDesc& desc() const { return desc_; }
+  // Bytes of packed weights, scales, zero points and bias this layer holds.
+  size_t packed_bytes() const;
+  // Names of the kernels this layer runs, e.g.
+  // "da8w4_s4_g128_n4096_k4096_m4x32__avx512vnni" or "reference_da8w4".
+  std::vector<std::string> kernel_names() const;
+
+ private:
+  Layer(const LayerDesc& desc, std::unique_ptr<internal::LinearKernel> k);
+  LayerDesc desc_;
+  std::unique_ptr<internal::LinearKernel> kernel_;
+};
+
+}  // namespace w4jit
+
+#endif  // W4JIT_LAYER_HPP_

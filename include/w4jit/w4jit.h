@@ -1,0 +1,101 @@
+/* w4jit C API: opaque layer handles, an error code plus a message.
+ *
+ * Compiles as C99. Every function returns W4JIT_OK or an error code; the
+ * message of the last error on the calling thread is available from
+ * w4jit_last_error(). Enum values match the C++ enums in w4jit/types.hpp. */
+#ifndef W4JIT_W4JIT_H_
+#define W4JIT_W4JIT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum w4jit_status {
+  W4JIT_OK = 0,
+  W4JIT_INVALID_ARGUMENT = 1,
+  W4JIT_UNIMPLEMENTED = 2,
+  W4JIT_RESOURCE_EXHAUSTED = 3,
+  W4JIT_INTERNAL = 4
+} w4jit_status;
+
+typedef enum w4jit_dtype {
+  W4JIT_F32 = 0,
+  W4JIT_BF16 = 1,
+  W4JIT_F16 = 2
+} w4jit_dtype;
+
+typedef enum w4jit_weight_type { W4JIT_S4 = 0, W4JIT_U4 = 1 } w4jit_weight_type;
+
+typedef enum w4jit_mode { W4JIT_W4A16 = 0, W4JIT_DA8W4 = 1 } w4jit_mode;
+
+typedef enum w4jit_weight_format {
+  W4JIT_FORMAT_UNPACKED_INT8 = 0,
+  W4JIT_FORMAT_ZENTORCH_INT32 = 1,
+  W4JIT_FORMAT_COMPRESSED_TENSORS = 2,
+  W4JIT_FORMAT_GPTQ_V1 = 3,
+  W4JIT_FORMAT_GPTQ_V2 = 4,
+  W4JIT_FORMAT_AWQ_GEMM = 5
+} w4jit_weight_format;
+
+/* Mirrors w4jit::LayerDesc; fill with w4jit_layer_desc_init() first. */
+typedef struct w4jit_layer_desc {
+  int64_t n;
+  int64_t k;
+  int64_t group_size; /* -1: per-channel */
+  w4jit_weight_type weight_type;
+  w4jit_dtype scale_dtype;
+  w4jit_dtype act_dtype;
+  w4jit_dtype out_dtype;
+  w4jit_mode mode;
+  int has_bias;
+  w4jit_dtype bias_dtype;
+  int allow_bf16_compute;
+} w4jit_layer_desc;
+
+/* Mirrors w4jit::WeightsView. */
+typedef struct w4jit_weights {
+  w4jit_weight_format format;
+  const void* qweight;
+  const void* scales;
+  const void* zero_points;
+  const int32_t* g_idx;
+  const void* bias;
+  int groups_major;
+} w4jit_weights;
+
+typedef struct w4jit_layer w4jit_layer;
+
+/* Defaults: per-channel s4, f32 scales, bf16 activations and output, W4A16. */
+void w4jit_layer_desc_init(w4jit_layer_desc* desc);
+
+w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
+                                const w4jit_weights* weights,
+                                w4jit_layer** out_layer);
+w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m,
+                             const void* x, int64_t ldx, void* y, int64_t ldy);
+w4jit_status w4jit_layer_packed_bytes(const w4jit_layer* layer,
+                                      size_t* out_bytes);
+/* Accepts NULL. */
+void w4jit_layer_destroy(w4jit_layer* layer);
+
+/* 0 restores the default (available cores). */
+w4jit_status w4jit_set_num_threads(int num_threads);
+int w4jit_get_num_threads(void);
+
+/* Message of the last failed call on this thread ("" if none). */
+const char* w4jit_last_error(void);
+
+/* level: 0 debug, 1 info, 2 warning, 3 error. NULL hook: drop messages. */
+typedef void (*w4jit_log_fn)(int level, const char* message, void* user);
+void w4jit_set_log_hook(w4jit_log_fn hook, void* user);
+
+const char* w4jit_version(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* W4JIT_W4JIT_H_ */

@@ -1,0 +1,92 @@
+#include "jit/generator.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "absl/strings/str_format.h"
+
+namespace w4jit::internal {
+namespace {
+
+// Appends "start size name" to /tmp/perf-<pid>.map so that `perf report`
+// names JIT code (the perf map protocol).
+void RegisterWithPerf(const void* code, size_t size, const std::string& name) {
+  const char* env = std::getenv("W4JIT_PERF_MAP");
+  if (env == nullptr || std::string(env) != "1") return;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string path = absl::StrFormat("/tmp/perf-%d.map", getpid());
+  if (FILE* f = std::fopen(path.c_str(), "a")) {
+    std::fprintf(f, "%lx %zx %s\n", reinterpret_cast<unsigned long>(code), size,
+                 name.c_str());
+    std::fclose(f);
+  }
+}
+
+// Writes the raw bytes to $W4JIT_DUMP_DIR/<name>.bin for
+// `objdump -D -b binary -mi386:x86-64 -M intel`.
+void DumpCode(const void* code, size_t size, const std::string& name) {
+  const char* dir = std::getenv("W4JIT_DUMP_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  const std::string path = absl::StrFormat("%s/%s.bin", dir, name);
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(code, 1, size, f);
+    std::fclose(f);
+  }
+}
+
+}  // namespace
+
+Generator::Generator(std::string name, size_t max_code_bytes)
+    // DontSetProtectRWE: the buffer starts read+write only; Create() turns
+    // it read+execute once the code is complete.
+    : Xbyak::CodeGenerator(max_code_bytes, Xbyak::DontSetProtectRWE),
+      name_(std::move(name)) {}
+
+absl::Status Generator::Create() {
+  if (created_) return absl::FailedPreconditionError("kernel created twice");
+  try {
+    Generate();
+    if (hasUndefinedLabel()) {
+      return absl::InternalError(
+          absl::StrFormat("JIT %s: undefined label", name_));
+    }
+  } catch (const Xbyak::Error& e) {
+    return absl::InternalError(
+        absl::StrFormat("JIT %s failed: %s", name_, e.what()));
+  }
+  if (!setProtectModeRE(/*throwException=*/false)) {
+    return absl::InternalError(
+        absl::StrFormat("JIT %s: mprotect(RX) failed", name_));
+  }
+  created_ = true;
+  RegisterWithPerf(getCode(), getSize(), name_);
+  DumpCode(getCode(), getSize(), name_);
+  return absl::OkStatus();
+}
+
+void Generator::Preamble() {
+  push(rbx);
+  push(rbp);
+  push(r12);
+  push(r13);
+  push(r14);
+  push(r15);
+}
+
+void Generator::Postamble() {
+  pop(r15);
+  pop(r14);
+  pop(r13);
+  pop(r12);
+  pop(rbp);
+  pop(rbx);
+  vzeroupper();
+  ret();
+}
+
+}  // namespace w4jit::internal

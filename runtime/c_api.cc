@@ -1,0 +1,168 @@
+// The C API: a thin shell over the C++ one. Exceptions never cross it.
+#include <memory>
+#include <new>
+#include <string>
+
+#include "w4jit/w4jit.h"
+#include "w4jit/w4jit.hpp"
+
+struct w4jit_layer {
+  std::unique_ptr<w4jit::Layer> impl;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+w4jit_status Fail(w4jit_status code, std::string message) {
+  last_error = std::move(message);
+  return code;
+}
+
+w4jit_status FromStatus(const absl::Status& s) {
+  if (s.ok()) {
+    last_error.clear();
+    return W4JIT_OK;
+  }
+  w4jit_status code = W4JIT_INTERNAL;
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+      code = W4JIT_INVALID_ARGUMENT;
+      break;
+    case absl::StatusCode::kUnimplemented:
+      code = W4JIT_UNIMPLEMENTED;
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      code = W4JIT_RESOURCE_EXHAUSTED;
+      break;
+    default:
+      break;
+  }
+  return Fail(code, std::string(s.message()));
+}
+
+w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
+  w4jit::LayerDesc out;
+  out.n = d.n;
+  out.k = d.k;
+  out.group_size = d.group_size;
+  out.weight_type = static_cast<w4jit::WeightType>(d.weight_type);
+  out.scale_dtype = static_cast<w4jit::DType>(d.scale_dtype);
+  out.act_dtype = static_cast<w4jit::DType>(d.act_dtype);
+  out.out_dtype = static_cast<w4jit::DType>(d.out_dtype);
+  out.mode = static_cast<w4jit::Mode>(d.mode);
+  out.has_bias = d.has_bias != 0;
+  out.bias_dtype = static_cast<w4jit::DType>(d.bias_dtype);
+  out.allow_bf16_compute = d.allow_bf16_compute != 0;
+  return out;
+}
+
+w4jit::WeightsView ToCpp(const w4jit_weights& w) {
+  w4jit::WeightsView out;
+  out.format = static_cast<w4jit::WeightFormat>(w.format);
+  out.qweight = w.qweight;
+  out.scales = w.scales;
+  out.zero_points = w.zero_points;
+  out.g_idx = w.g_idx;
+  out.bias = w.bias;
+  out.groups_major = w.groups_major != 0;
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+void w4jit_layer_desc_init(w4jit_layer_desc* desc) {
+  if (desc == nullptr) return;
+  w4jit::LayerDesc d;
+  desc->n = d.n;
+  desc->k = d.k;
+  desc->group_size = d.group_size;
+  desc->weight_type = static_cast<w4jit_weight_type>(d.weight_type);
+  desc->scale_dtype = static_cast<w4jit_dtype>(d.scale_dtype);
+  desc->act_dtype = static_cast<w4jit_dtype>(d.act_dtype);
+  desc->out_dtype = static_cast<w4jit_dtype>(d.out_dtype);
+  desc->mode = static_cast<w4jit_mode>(d.mode);
+  desc->has_bias = d.has_bias ? 1 : 0;
+  desc->bias_dtype = static_cast<w4jit_dtype>(d.bias_dtype);
+  desc->allow_bf16_compute = d.allow_bf16_compute ? 1 : 0;
+}
+
+w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
+                                const w4jit_weights* weights,
+                                w4jit_layer** out_layer) {
+  if (out_layer == nullptr) {
+    return Fail(W4JIT_INVALID_ARGUMENT, "out_layer is null");
+  }
+  *out_layer = nullptr;
+  if (desc == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "desc is null");
+  if (weights == nullptr) {
+    return Fail(W4JIT_INVALID_ARGUMENT, "weights is null");
+  }
+  try {
+    auto layer = w4jit::Layer::Create(ToCpp(*desc), ToCpp(*weights));
+    if (!layer.ok()) return FromStatus(layer.status());
+    *out_layer = new w4jit_layer{*std::move(layer)};
+    last_error.clear();
+    return W4JIT_OK;
+  } catch (const std::bad_alloc&) {
+    return Fail(W4JIT_RESOURCE_EXHAUSTED, "out of memory creating the layer");
+  } catch (const std::exception& e) {
+    return Fail(W4JIT_INTERNAL, e.what());
+  }
+}
+
+w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m,
+                             const void* x, int64_t ldx, void* y,
+                             int64_t ldy) {
+  if (layer == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "layer is null");
+  try {
+    return FromStatus(layer->impl->Run(m, x, ldx, y, ldy));
+  } catch (const std::bad_alloc&) {
+    return Fail(W4JIT_RESOURCE_EXHAUSTED, "out of memory running the layer");
+  } catch (const std::exception& e) {
+    return Fail(W4JIT_INTERNAL, e.what());
+  }
+}
+
+w4jit_status w4jit_layer_packed_bytes(const w4jit_layer* layer,
+                                      size_t* out_bytes) {
+  if (layer == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "layer is null");
+  if (out_bytes == nullptr) {
+    return Fail(W4JIT_INVALID_ARGUMENT, "out_bytes is null");
+  }
+  *out_bytes = layer->impl->packed_bytes();
+  return W4JIT_OK;
+}
+
+void w4jit_layer_destroy(w4jit_layer* layer) { delete layer; }
+
+w4jit_status w4jit_set_num_threads(int num_threads) {
+  if (num_threads < 0) {
+    return Fail(W4JIT_INVALID_ARGUMENT,
+                "num_threads = " + std::to_string(num_threads) +
+                    " must be >= 0 (0: default)");
+  }
+  w4jit::SetNumThreads(num_threads);
+  return W4JIT_OK;
+}
+
+int w4jit_get_num_threads(void) { return w4jit::GetNumThreads(); }
+
+const char* w4jit_last_error(void) { return last_error.c_str(); }
+
+void w4jit_set_log_hook(w4jit_log_fn hook, void* user) {
+  if (hook == nullptr) {
+    w4jit::SetLogHook(nullptr);
+    return;
+  }
+  w4jit::SetLogHook([hook, user](w4jit::LogLevel level, std::string_view m) {
+    std::string text(m);
+    hook(static_cast<int>(level), text.c_str(), user);
+  });
+}
+
+const char* w4jit_version(void) { return w4jit::Version(); }
+
+}  // extern "C"

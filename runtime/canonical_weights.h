@@ -1,0 +1,35 @@
+// The one internal form every checkpoint format is imported into. Kernels
+// pack from this; the reference computes from it directly.
+#ifndef W4JIT_RUNTIME_CANONICAL_WEIGHTS_H_
+#define W4JIT_RUNTIME_CANONICAL_WEIGHTS_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace w4jit::internal {
+
+struct CanonicalWeights {
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t group_size = 0;  // resolved: K for per-channel, always > 0
+  int64_t groups = 0;      // K / group_size
+  // True for u4 layers (zero points given by the checkpoint). For s4 the
+  // zero points below are all 8 so that u - z == q for every kernel.
+  bool asymmetric = false;
+  // Unsigned nibble values u[n*K + k] in [0, 15] (s4 stores q + 8).
+  std::vector<uint8_t> u;
+  // Scales s[n*G + g], widened exactly to f32.
+  std::vector<float> scales;
+  // Zero points z[n*G + g] in [0, 15].
+  std::vector<uint8_t> zeros;
+  // Bias[n] widened to f32; empty if the layer has no bias.
+  std::vector<float> bias;
+
+  uint8_t U(int64_t row, int64_t col) const { return u[row * k + col]; }
+  float S(int64_t row, int64_t g) const { return scales[row * groups + g]; }
+  uint8_t Z(int64_t row, int64_t g) const { return zeros[row * groups + g]; }
+};
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_RUNTIME_CANONICAL_WEIGHTS_H_

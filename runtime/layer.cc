@@ -1,0 +1,80 @@
+#include "w4jit/layer.hpp"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "dispatch/cpu_profile.h"
+#include "runtime/formats/import.h"
+#include "runtime/jit_kernels.h"
+#include "runtime/linear_kernel.h"
+#include "runtime/log.h"
+#include "runtime/reference.h"
+#include "runtime/validate.h"
+
+namespace w4jit {
+
+using internal::CanonicalWeights;
+using internal::LinearKernel;
+
+absl::StatusOr<std::unique_ptr<Layer>> Layer::Create(
+    const LayerDesc& desc, const WeightsView& weights,
+    const LayerOptions& options) {
+  if (absl::Status s = internal::ValidateDesc(desc); !s.ok()) return s;
+  if (absl::Status s = internal::ValidateWeightsPointers(desc, weights);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<CanonicalWeights> imported =
+      internal::ImportWeights(desc, weights);
+  if (!imported.ok()) return imported.status();
+
+  std::unique_ptr<LinearKernel> kernel;
+  std::string why_not;
+  const internal::IsaTier isa = internal::ActiveIsa();
+  if (options.force_reference) {
+    why_not = "forced by LayerOptions";
+  } else if (isa == internal::IsaTier::kRef) {
+    why_not = "no JIT ISA on this CPU or W4JIT_ISA=ref";
+  } else {
+    auto made = desc.mode == Mode::kDA8W4
+                    ? internal::MakeDa8w4JitKernel(desc, *imported,
+                                                   internal::HostCpu(), isa,
+                                                   &why_not)
+                    : internal::MakeW4a16JitKernel(desc, *imported,
+                                                   internal::HostCpu(), isa,
+                                                   &why_not);
+    if (!made.ok()) return made.status();
+    kernel = *std::move(made);
+  }
+  if (kernel == nullptr) {
+    internal::Log(LogLevel::kInfo,
+                  absl::StrCat("layer n=", desc.n, " k=", desc.k,
+                               " runs on the reference path: ", why_not));
+    kernel = internal::MakeReferenceKernel(desc, *std::move(imported),
+                                           why_not);
+  }
+  return std::unique_ptr<Layer>(new Layer(desc, std::move(kernel)));
+}
+
+Layer::Layer(const LayerDesc& desc, std::unique_ptr<LinearKernel> k)
+    : desc_(desc), kernel_(std::move(k)) {}
+
+Layer::~Layer() = default;
+
+absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
+                        int64_t ldy) const {
+  if (absl::Status s = internal::ValidateRunArgs(desc_, m, x, ldx, y, ldy);
+      !s.ok()) {
+    return s;
+  }
+  kernel_->Run(internal::RunArgs{m, x, ldx, y, ldy});
+  return absl::OkStatus();
+}
+
+size_t Layer::packed_bytes() const { return kernel_->packed_bytes(); }
+
+std::vector<std::string> Layer::kernel_names() const {
+  return kernel_->kernel_names();
+}
+
+}  // namespace w4jit

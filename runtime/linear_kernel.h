@@ -1,0 +1,35 @@
+// The boundary between Layer (validation, public API) and an implementation
+// of one mode for one layer: the reference, or a JIT kernel family.
+#ifndef W4JIT_RUNTIME_LINEAR_KERNEL_H_
+#define W4JIT_RUNTIME_LINEAR_KERNEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace w4jit::internal {
+
+// Arguments of one Run(), already validated by Layer: m >= 1, pointers
+// non-null, ldx >= K, ldy >= N. Dtypes are the layer's.
+struct RunArgs {
+  int64_t m;
+  const void* x;
+  int64_t ldx;
+  void* y;
+  int64_t ldy;
+};
+
+class LinearKernel {
+ public:
+  virtual ~LinearKernel() = default;
+  // Must write exactly y[i*ldy + j] for i < m, j < N and nothing else.
+  // Runs its own threading through internal::ParallelFor.
+  virtual void Run(const RunArgs& args) const = 0;
+  virtual size_t packed_bytes() const = 0;
+  virtual std::vector<std::string> kernel_names() const = 0;
+};
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_RUNTIME_LINEAR_KERNEL_H_

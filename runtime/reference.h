@@ -1,0 +1,57 @@
+// The reference implementation: portable C++ without intrinsics that
+// computes exactly what shared/design/numerics.md defines. It is the oracle
+// of every test and the last-resort path on any x86-64 CPU. Clarity over
+// speed.
+#ifndef W4JIT_RUNTIME_REFERENCE_H_
+#define W4JIT_RUNTIME_REFERENCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/canonical_weights.h"
+#include "runtime/linear_kernel.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::internal {
+
+// One row of x quantized for DA8W4.
+struct QuantizedRow {
+  float scale = 0.0f;             // sa = max(amax, 1e-10) / 127; NaN if the
+                                  // row holds NaN or Inf
+  std::vector<int8_t> qa;         // [K]; all 0 for a non-finite row
+  std::vector<int32_t> group_sums;  // [G]: sum of qa over each group
+};
+
+// Per-token quantization of x[0..K) (dtype act_dtype): division by sa,
+// round-half-even, clamp to [-127, 127].
+QuantizedRow QuantizeRowRef(const void* x, DType act_dtype, int64_t k,
+                            int64_t group_size);
+
+// Exact integer part of DA8W4 for one row and column:
+// acc[g] = sum_{k in g} qa[k] * (u[n,k] - z[g,n]).
+void Da8w4GroupAccRef(const CanonicalWeights& w, const QuantizedRow& row,
+                      int64_t n, int32_t* acc /* [G] */);
+
+// y[m, n] in f32 (before the output dtype) for both modes.
+float Da8w4OutputRef(const CanonicalWeights& w, const QuantizedRow& row,
+                     int64_t n);
+// x_row is act_dtype; computed in f32 (bf16 x is widened exactly).
+float W4a16OutputRef(const CanonicalWeights& w, const void* x_row,
+                     DType act_dtype, int64_t n);
+
+// Whole-layer reference: y = layer(x) in desc.out_dtype.
+void RunReference(const LayerDesc& desc, const CanonicalWeights& w,
+                  const RunArgs& args);
+
+// The reference as a LinearKernel (owns its weights), named
+// "reference_w4a16" or "reference_da8w4" plus an optional reason suffix,
+// e.g. "reference_da8w4 (group 6 is not a multiple of 4)".
+std::unique_ptr<LinearKernel> MakeReferenceKernel(const LayerDesc& desc,
+                                                  CanonicalWeights w,
+                                                  std::string reason = "");
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_RUNTIME_REFERENCE_H_

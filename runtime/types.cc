@@ -1,0 +1,59 @@
+#include "w4jit/types.hpp"
+
+#include "w4jit/w4jit.hpp"
+
+namespace w4jit {
+
+const char* ToString(DType t) {
+  switch (t) {
+    case DType::kF32:
+      return "f32";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF16:
+      return "f16";
+  }
+  return "unknown-dtype";
+}
+
+const char* ToString(WeightType t) {
+  switch (t) {
+    case WeightType::kS4:
+      return "s4";
+    case WeightType::kU4:
+      return "u4";
+  }
+  return "unknown-weight-type";
+}
+
+const char* ToString(Mode m) {
+  switch (m) {
+    case Mode::kW4A16:
+      return "w4a16";
+    case Mode::kDA8W4:
+      return "da8w4";
+  }
+  return "unknown-mode";
+}
+
+const char* ToString(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::kUnpackedInt8:
+      return "unpacked-int8";
+    case WeightFormat::kZentorchInt32:
+      return "zentorch-int32";
+    case WeightFormat::kCompressedTensors:
+      return "compressed-tensors";
+    case WeightFormat::kGptqV1:
+      return "gptq-v1";
+    case WeightFormat::kGptqV2:
+      return "gptq-v2";
+    case WeightFormat::kAwqGemm:
+      return "awq-gemm";
+  }
+  return "unknown-format";
+}
+
+const char* Version() { return "0.1.0"; }
+
+}  // namespace w4jit

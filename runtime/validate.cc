@@ -1,0 +1,128 @@
+#include "runtime/validate.h"
+
+#include <limits>
+
+#include "absl/strings/str_format.h"
+
+namespace w4jit::internal {
+namespace {
+
+bool IsKnown(DType t) {
+  return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16;
+}
+
+// Upper bound on N and K: keeps N*K and every byte offset well inside
+// int64 and the int32 sums of the integer kernels exact.
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+
+}  // namespace
+
+absl::Status ValidateDesc(const LayerDesc& d) {
+  if (d.n <= 0 || d.n > kMaxDim) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("N = %d must be in [1, %d]", d.n, kMaxDim));
+  }
+  if (d.k <= 0 || d.k > kMaxDim) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("K = %d must be in [1, %d]", d.k, kMaxDim));
+  }
+  if (d.group_size != -1) {
+    if (d.group_size <= 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "group_size = %d must be positive or -1 (per-channel)",
+          d.group_size));
+    }
+    if (d.k % d.group_size != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "group_size = %d does not divide K = %d", d.group_size, d.k));
+    }
+  }
+  if (d.weight_type != WeightType::kS4 && d.weight_type != WeightType::kU4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "weight_type = %d is not s4 (0) or u4 (1)",
+        static_cast<int>(d.weight_type)));
+  }
+  if (d.mode != Mode::kW4A16 && d.mode != Mode::kDA8W4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "mode = %d is not W4A16 (0) or DA8W4 (1)", static_cast<int>(d.mode)));
+  }
+  if (!IsKnown(d.scale_dtype)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "scale_dtype = %d is not f32, bf16 or f16",
+        static_cast<int>(d.scale_dtype)));
+  }
+  if (d.act_dtype != DType::kBF16 && d.act_dtype != DType::kF32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "act_dtype = %s is not supported (bf16 or f32)",
+        IsKnown(d.act_dtype) ? ToString(d.act_dtype) : "unknown"));
+  }
+  if (d.out_dtype != DType::kBF16 && d.out_dtype != DType::kF32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "out_dtype = %s is not supported (bf16 or f32)",
+        IsKnown(d.out_dtype) ? ToString(d.out_dtype) : "unknown"));
+  }
+  if (d.has_bias && d.bias_dtype != DType::kF32 &&
+      d.bias_dtype != DType::kBF16) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "bias_dtype = %s is not supported (f32 or bf16)",
+        IsKnown(d.bias_dtype) ? ToString(d.bias_dtype) : "unknown"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateWeightsPointers(const LayerDesc& d,
+                                     const WeightsView& v) {
+  if (v.qweight == nullptr) {
+    return absl::InvalidArgumentError("weights.qweight is null");
+  }
+  if (v.scales == nullptr) {
+    return absl::InvalidArgumentError("weights.scales is null");
+  }
+  if (d.weight_type == WeightType::kU4 && v.zero_points == nullptr) {
+    return absl::InvalidArgumentError(
+        "weights.zero_points is null but weight_type is u4 (asymmetric "
+        "weights need zero points)");
+  }
+  if (d.weight_type == WeightType::kS4 && v.zero_points != nullptr) {
+    return absl::InvalidArgumentError(
+        "weights.zero_points is given but weight_type is s4 (symmetric "
+        "weights have no zero points; use u4)");
+  }
+  if (d.has_bias && v.bias == nullptr) {
+    return absl::InvalidArgumentError(
+        "weights.bias is null but has_bias is true");
+  }
+  if (!d.has_bias && v.bias != nullptr) {
+    return absl::InvalidArgumentError(
+        "weights.bias is given but has_bias is false");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRunArgs(const LayerDesc& d, int64_t m, const void* x,
+                             int64_t ldx, const void* y, int64_t ldy) {
+  if (m <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("M = %d must be positive", m));
+  }
+  if (x == nullptr) return absl::InvalidArgumentError("x is null");
+  if (y == nullptr) return absl::InvalidArgumentError("y is null");
+  if (ldx < d.k) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ldx = %d is smaller than K = %d", ldx, d.k));
+  }
+  if (ldy < d.n) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ldy = %d is smaller than N = %d", ldy, d.n));
+  }
+  // Keep every element offset representable.
+  const int64_t max_ld = std::numeric_limits<int64_t>::max() / 4 / m;
+  if (ldx > max_ld || ldy > max_ld) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "M = %d with ldx = %d / ldy = %d overflows the address range", m, ldx,
+        ldy));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace w4jit::internal

@@ -1,0 +1,23 @@
+// Checks of everything a caller passes in, each error naming the bad value.
+#ifndef W4JIT_RUNTIME_VALIDATE_H_
+#define W4JIT_RUNTIME_VALIDATE_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::internal {
+
+// Shape, group size, dtype and mode combination of a layer.
+absl::Status ValidateDesc(const LayerDesc& desc);
+// Pointers the format needs are present, and absent ones are not required.
+absl::Status ValidateWeightsPointers(const LayerDesc& desc,
+                                     const WeightsView& view);
+// Arguments of Layer::Run.
+absl::Status ValidateRunArgs(const LayerDesc& desc, int64_t m, const void* x,
+                             int64_t ldx, const void* y, int64_t ldy);
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_RUNTIME_VALIDATE_H_
