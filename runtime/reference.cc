@@ -1,0 +1,230 @@
+// The reference implementation of shared/design/numerics.md. Every loop
+// runs in a fixed, documented order so that its f32 results are
+// reproducible and the tolerances of the fast kernels (stated relative to
+// this code) are meaningful. The library is built without -mfma and in ISO
+// C++ mode (GCC: -ffp-contract=off), so `a * b + c` below is two roundings.
+#include "runtime/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "runtime/numeric.h"
+#include "runtime/parallel.h"
+
+namespace w4jit::internal {
+namespace {
+
+// Round half to even without depending on the FPU rounding mode. Only
+// called with |v| <= ~128, where v - floor(v) is exact.
+float RoundHalfEven(float v) {
+  float r = std::floor(v);
+  const float frac = v - r;
+  if (frac > 0.5f || (frac == 0.5f && std::fmod(r, 2.0f) != 0.0f)) r += 1.0f;
+  return r;
+}
+
+int64_t ResolvedGroupSize(int64_t group_size, int64_t k) {
+  return group_size == -1 ? k : group_size;
+}
+
+// W4A16 for one row already widened to f32:
+//   for g = 0..G-1 in order:
+//     partial = 0; for k in g in order: partial += (float)(u - z) * x[k]
+//     sum += s[g] * partial
+//   y = sum + bias
+float W4a16OutputF32(const CanonicalWeights& w, const float* x, int64_t n) {
+  float sum = 0.0f;
+  for (int64_t g = 0; g < w.groups; ++g) {
+    const int z = w.Z(n, g);
+    float partial = 0.0f;
+    for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
+      partial += static_cast<float>(w.U(n, k) - z) * x[k];
+    }
+    sum += w.S(n, g) * partial;
+  }
+  return w.bias.empty() ? sum : sum + w.bias[n];
+}
+
+std::vector<float> WidenRow(const void* x_row, DType act_dtype, int64_t k) {
+  std::vector<float> out(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) out[i] = LoadAsF32(x_row, act_dtype, i);
+  return out;
+}
+
+const void* RowPtr(const void* base, DType t, int64_t row, int64_t ld) {
+  return static_cast<const char*>(base) + row * ld * DTypeSize(t);
+}
+
+// Per-row input prepared once per Run: the quantized row (DA8W4) or the
+// row widened to f32 (W4A16).
+struct PreparedRows {
+  std::vector<QuantizedRow> quantized;
+  std::vector<std::vector<float>> widened;
+};
+
+void PrepareRow(const LayerDesc& desc, const RunArgs& args, int64_t i,
+                PreparedRows* rows) {
+  const void* x = RowPtr(args.x, desc.act_dtype, i, args.ldx);
+  if (desc.mode == Mode::kDA8W4) {
+    rows->quantized[i] =
+        QuantizeRowRef(x, desc.act_dtype, desc.k, desc.group_size);
+  } else {
+    rows->widened[i] = WidenRow(x, desc.act_dtype, desc.k);
+  }
+}
+
+// Writes y[i, j] for one row and the columns [col_begin, col_end).
+void ComputeRowCols(const LayerDesc& desc, const CanonicalWeights& w,
+                    const RunArgs& args, const PreparedRows& rows, int64_t i,
+                    int64_t col_begin, int64_t col_end) {
+  void* y_row =
+      static_cast<char*>(args.y) + i * args.ldy * DTypeSize(desc.out_dtype);
+  for (int64_t j = col_begin; j < col_end; ++j) {
+    const float v = desc.mode == Mode::kDA8W4
+                        ? Da8w4OutputRef(w, rows.quantized[i], j)
+                        : W4a16OutputF32(w, rows.widened[i].data(), j);
+    StoreFromF32(y_row, desc.out_dtype, j, v);
+  }
+}
+
+PreparedRows MakePreparedRows(const LayerDesc& desc, int64_t m) {
+  PreparedRows rows;
+  if (desc.mode == Mode::kDA8W4) {
+    rows.quantized.resize(static_cast<size_t>(m));
+  } else {
+    rows.widened.resize(static_cast<size_t>(m));
+  }
+  return rows;
+}
+
+// Column tile of the parallel reference. Any split gives the same results:
+// each output is computed by the same code from the same prepared row.
+constexpr int64_t kColsPerTile = 64;
+
+class ReferenceKernel final : public LinearKernel {
+ public:
+  ReferenceKernel(const LayerDesc& desc, CanonicalWeights w, std::string name)
+      : desc_(desc), w_(std::move(w)), name_(std::move(name)) {}
+
+  void Run(const RunArgs& args) const override {
+    const int threads = Concurrency();
+    PreparedRows rows = MakePreparedRows(desc_, args.m);
+    const int row_chunks = static_cast<int>(std::min<int64_t>(args.m, threads));
+    ParallelRun(row_chunks, [&](int c) {
+      const Range r = SplitRange(args.m, row_chunks, c);
+      for (int64_t i = r.begin; i < r.end; ++i) {
+        PrepareRow(desc_, args, i, &rows);
+      }
+    });
+
+    const int64_t col_tiles = (desc_.n + kColsPerTile - 1) / kColsPerTile;
+    const int64_t tiles = args.m * col_tiles;
+    const int chunks =
+        static_cast<int>(std::min<int64_t>(tiles, int64_t{4} * threads));
+    ParallelRun(chunks, [&](int c) {
+      const Range r = SplitRange(tiles, chunks, c);
+      for (int64_t t = r.begin; t < r.end; ++t) {
+        const int64_t i = t / col_tiles;
+        const int64_t col0 = (t % col_tiles) * kColsPerTile;
+        ComputeRowCols(desc_, w_, args, rows, i, col0,
+                       std::min(desc_.n, col0 + kColsPerTile));
+      }
+    });
+  }
+
+  size_t packed_bytes() const override {
+    return w_.u.size() + w_.zeros.size() + w_.scales.size() * sizeof(float) +
+           w_.bias.size() * sizeof(float);
+  }
+
+  std::vector<std::string> kernel_names() const override { return {name_}; }
+
+ private:
+  const LayerDesc desc_;
+  const CanonicalWeights w_;
+  const std::string name_;
+};
+
+}  // namespace
+
+QuantizedRow QuantizeRowRef(const void* x, DType act_dtype, int64_t k,
+                            int64_t group_size) {
+  const int64_t gs = ResolvedGroupSize(group_size, k);
+  QuantizedRow row;
+  row.qa.assign(static_cast<size_t>(k), 0);
+  row.group_sums.assign(static_cast<size_t>(k / gs), 0);
+
+  float amax = 0.0f;
+  for (int64_t i = 0; i < k; ++i) {
+    const float v = LoadAsF32(x, act_dtype, i);
+    if (!std::isfinite(v)) {
+      // Bad input: the whole row's output becomes NaN through the scale.
+      row.scale = std::numeric_limits<float>::quiet_NaN();
+      return row;
+    }
+    amax = std::max(amax, std::fabs(v));
+  }
+  row.scale = std::max(amax, 1e-10f) / 127.0f;
+  for (int64_t i = 0; i < k; ++i) {
+    // A true division, not a multiplication by 1/sa: part of the definition.
+    const float q = RoundHalfEven(LoadAsF32(x, act_dtype, i) / row.scale);
+    const int8_t qa = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+    row.qa[i] = qa;
+    row.group_sums[i / gs] += qa;
+  }
+  return row;
+}
+
+void Da8w4GroupAccRef(const CanonicalWeights& w, const QuantizedRow& row,
+                      int64_t n, int32_t* acc) {
+  for (int64_t g = 0; g < w.groups; ++g) {
+    const int32_t z = w.Z(n, g);
+    int32_t sum = 0;
+    for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
+      sum += static_cast<int32_t>(row.qa[k]) * (w.U(n, k) - z);
+    }
+    acc[g] = sum;
+  }
+}
+
+// y = sa * (sum over g = 0..G-1 in order of (s[g] * (float)acc[g])) + bias,
+// each product and sum rounded to f32 separately (no FMA).
+float Da8w4OutputRef(const CanonicalWeights& w, const QuantizedRow& row,
+                     int64_t n) {
+  std::vector<int32_t> acc(static_cast<size_t>(w.groups));
+  Da8w4GroupAccRef(w, row, n, acc.data());
+  float sum = 0.0f;
+  for (int64_t g = 0; g < w.groups; ++g) {
+    sum += w.S(n, g) * static_cast<float>(acc[g]);
+  }
+  const float y = row.scale * sum;
+  return w.bias.empty() ? y : y + w.bias[n];
+}
+
+float W4a16OutputRef(const CanonicalWeights& w, const void* x_row,
+                     DType act_dtype, int64_t n) {
+  const std::vector<float> x = WidenRow(x_row, act_dtype, w.k);
+  return W4a16OutputF32(w, x.data(), n);
+}
+
+void RunReference(const LayerDesc& desc, const CanonicalWeights& w,
+                  const RunArgs& args) {
+  PreparedRows rows = MakePreparedRows(desc, args.m);
+  for (int64_t i = 0; i < args.m; ++i) {
+    PrepareRow(desc, args, i, &rows);
+    ComputeRowCols(desc, w, args, rows, i, 0, desc.n);
+  }
+}
+
+std::unique_ptr<LinearKernel> MakeReferenceKernel(const LayerDesc& desc,
+                                                  CanonicalWeights w,
+                                                  std::string reason) {
+  std::string name =
+      desc.mode == Mode::kDA8W4 ? "reference_da8w4" : "reference_w4a16";
+  if (!reason.empty()) name += " (" + reason + ")";
+  return std::make_unique<ReferenceKernel>(desc, std::move(w), std::move(name));
+}
+
+}  // namespace w4jit::internal
