@@ -10,10 +10,10 @@ namespace w4jit::internal {
 
 // Ordered: a tier includes everything below it.
 enum class IsaTier : int {
-  kRef = 0,          // portable C++ only
-  kAvx2 = 1,         // AVX2 + FMA (Zen 2/3, Haswell and later)
-  kAvx512Vnni = 2,   // AVX-512 F/BW/VL/DQ + VNNI
-  kAvx512Bf16 = 3,   // ... + AVX512_BF16 (Zen 4/5, Cooper Lake, SPR)
+  kRef = 0,         // portable C++ only
+  kAvx2 = 1,        // AVX2 + FMA (Zen 2/3, Haswell and later)
+  kAvx512Vnni = 2,  // AVX-512 F/BW/VL/DQ + VNNI
+  kAvx512Bf16 = 3,  // ... + AVX512_BF16 (Zen 4/5, Cooper Lake, SPR)
 };
 
 enum class Vendor : int { kUnknown = 0, kIntel = 1, kAmd = 2 };
@@ -40,10 +40,10 @@ struct CpuProfile {
   int family = 0;          // display family (base + extended)
   int model = 0;           // display model (base + extended << 4)
   int stepping = 0;
-  int zen_generation = 0;  // 1..5 for AMD Zen, 0 otherwise
-  IsaTier isa = IsaTier::kRef;       // what the hardware supports
-  IsaTier isa_cap = IsaTier::kRef;   // after W4JIT_ISA: what kernels use
-  int native_vector_bits = 128;      // width of the vector datapath
+  int zen_generation = 0;           // 1..5 for AMD Zen, 0 otherwise
+  IsaTier isa = IsaTier::kRef;      // what the hardware supports
+  IsaTier isa_cap = IsaTier::kRef;  // after W4JIT_ISA: what kernels use
+  int native_vector_bits = 128;     // width of the vector datapath
   CpuFeatures features;
   int64_t l1d_bytes = 0;  // per core
   int64_t l2_bytes = 0;   // per core

@@ -49,9 +49,10 @@ absl::StatusOr<const Generator*> GetOrCreateKernel(
     const auto start = std::chrono::steady_clock::now();
     try {
       entry->generator = factory();
-      entry->status = entry->generator
-                          ? entry->generator->Create()
-                          : absl::InternalError("no generator for " + key.name());
+      entry->status =
+          entry->generator
+              ? entry->generator->Create()
+              : absl::InternalError("no generator for " + key.name());
     } catch (const std::exception& e) {
       entry->status = absl::InternalError(key.name() + ": " + e.what());
     }

@@ -51,8 +51,8 @@ const char* DtypeShort(DType t) {
 }  // namespace
 
 std::string KernelKey::name() const {
-  std::string s = absl::StrCat(
-      FamilyName(family), "_", weight_type == WeightType::kS4 ? "s4" : "u4");
+  std::string s = absl::StrCat(FamilyName(family), "_",
+                               weight_type == WeightType::kS4 ? "s4" : "u4");
   if (per_channel) {
     absl::StrAppend(&s, "_pc");
   } else {

@@ -14,11 +14,11 @@
 namespace w4jit::internal {
 
 enum class KernelFamily : int {
-  kQuantizer = 0,   // DA8W4 per-row activation quantizer
-  kDa8w4Gemm = 1,   // DA8W4 MR x NR microkernel (MR = 1 is the GEMV)
-  kW4a16Gemm = 2,   // W4A16 microkernel over a packed int4 panel
+  kQuantizer = 0,     // DA8W4 per-row activation quantizer
+  kDa8w4Gemm = 1,     // DA8W4 MR x NR microkernel (MR = 1 is the GEMV)
+  kW4a16Gemm = 2,     // W4A16 microkernel over a packed int4 panel
   kW4a16Dequant = 3,  // W4A16: int4 panel -> f32/bf16 panel (large M)
-  kW4a16Panel = 4,  // W4A16: microkernel over a dequantized panel
+  kW4a16Panel = 4,    // W4A16: microkernel over a dequantized panel
 };
 
 // W4A16 compute flavours.
@@ -49,14 +49,12 @@ struct KernelKey {
 
   template <typename H>
   friend H AbslHashValue(H h, const KernelKey& key) {
-    return H::combine(std::move(h), static_cast<int>(key.family),
-                      static_cast<int>(key.isa),
-                      static_cast<int>(key.act_dtype),
-                      static_cast<int>(key.out_dtype),
-                      static_cast<int>(key.weight_type),
-                      static_cast<int>(key.flavor), key.group_size,
-                      key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
-                      key.flags);
+    return H::combine(
+        std::move(h), static_cast<int>(key.family), static_cast<int>(key.isa),
+        static_cast<int>(key.act_dtype), static_cast<int>(key.out_dtype),
+        static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
+        key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
+        key.flags);
   }
 
   // Readable, unique for distinct keys.

@@ -1,0 +1,109 @@
+// Detection of the running CPU: cpuinfo for vendor, features, caches and
+// cores; the raw CPUID signature (cpuinfo exposes it per core) for the Zen
+// generation, because Debian's 2022 cpuinfo does not know Zen 4/5.
+#include <cpuid.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cpuinfo.h"
+#include "dispatch/cpu_profile.h"
+#include "runtime/log.h"
+
+namespace w4jit::internal {
+namespace {
+
+// -1: no test override active.
+std::atomic<int> g_scoped_cap{-1};
+
+bool Fp256Datapath() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_max(0x80000000u, nullptr) < 0x8000001Au) return false;
+  __cpuid(0x8000001Au, eax, ebx, ecx, edx);
+  return (eax >> 2) & 1;  // FP256: 512-bit ops run as two 256-bit halves
+}
+
+CpuProfile Detect() {
+  if (!cpuinfo_initialize()) {
+    Log(LogLevel::kWarning,
+        "cpuinfo could not read this CPU; using the reference path");
+    CpuProfile p;
+    p.name = "unknown (cpuinfo failed)";
+    return p;
+  }
+  const cpuinfo_core* core = cpuinfo_get_core(0);
+  Vendor vendor = Vendor::kUnknown;
+  uint32_t signature = 0;
+  if (core != nullptr) {
+    signature = core->cpuid;
+    if (core->vendor == cpuinfo_vendor_intel) vendor = Vendor::kIntel;
+    if (core->vendor == cpuinfo_vendor_amd) vendor = Vendor::kAmd;
+  }
+  CpuFeatures f;
+  f.avx2 = cpuinfo_has_x86_avx2();
+  f.fma = cpuinfo_has_x86_fma3();
+  f.avx512f = cpuinfo_has_x86_avx512f();
+  f.avx512bw = cpuinfo_has_x86_avx512bw();
+  f.avx512vl = cpuinfo_has_x86_avx512vl();
+  f.avx512dq = cpuinfo_has_x86_avx512dq();
+  f.avx512vnni = cpuinfo_has_x86_avx512vnni();
+  f.avx512bf16 = cpuinfo_has_x86_avx512bf16();
+  // AVX-VNNI (VEX-encoded, Alder Lake and later) is not known to Debian's
+  // cpuinfo; CPUID 7.1 EAX bit 4.
+  {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) {
+      f.avx_vnni = (eax >> 4) & 1;
+    }
+  }
+  f.fp256 = vendor == Vendor::kAmd && Fp256Datapath();
+
+  CpuProfile p = ClassifyCpu(vendor, signature, f);
+  if (const cpuinfo_cache* c = cpuinfo_get_l1d_cache(0)) p.l1d_bytes = c->size;
+  if (const cpuinfo_cache* c = cpuinfo_get_l2_cache(0)) p.l2_bytes = c->size;
+  if (const cpuinfo_cache* c = cpuinfo_get_l3_cache(0)) p.l3_bytes = c->size;
+  p.cores = static_cast<int>(cpuinfo_get_cores_count());
+  if (const cpuinfo_package* pkg = cpuinfo_get_package(0)) p.name = pkg->name;
+
+  if (const char* env = std::getenv("W4JIT_ISA"); env != nullptr && *env) {
+    IsaTier cap;
+    if (!ParseIsaTier(env, &cap)) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("W4JIT_ISA=", env,
+                       " is not one of ref, avx2, avx512_vnni, avx512_bf16; "
+                       "ignored"));
+    } else if (cap > p.isa) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("W4JIT_ISA=", env, " is above what this CPU supports (",
+                       ToString(p.isa), "); using ", ToString(p.isa)));
+    } else {
+      p.isa_cap = cap;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+const CpuProfile& HostCpu() {
+  static const CpuProfile* profile = new CpuProfile(Detect());
+  return *profile;
+}
+
+IsaTier ActiveIsa() {
+  IsaTier cap = HostCpu().isa_cap;
+  const int scoped = g_scoped_cap.load();
+  if (scoped >= 0 && static_cast<IsaTier>(scoped) < cap) {
+    cap = static_cast<IsaTier>(scoped);
+  }
+  return cap;
+}
+
+ScopedIsaCap::ScopedIsaCap(IsaTier cap)
+    : previous_(g_scoped_cap.exchange(static_cast<int>(cap))) {}
+
+ScopedIsaCap::~ScopedIsaCap() { g_scoped_cap.store(previous_); }
+
+}  // namespace w4jit::internal

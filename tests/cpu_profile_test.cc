@@ -1,0 +1,142 @@
+// Zen generation and ISA tier from recorded CPUID signatures: detection on
+// CPUs this machine is not.
+#include "dispatch/cpu_profile.h"
+
+#include <cstdlib>
+
+#include "gtest/gtest.h"
+
+namespace w4jit::internal {
+namespace {
+
+CpuFeatures Avx2Only() {
+  CpuFeatures f;
+  f.avx2 = f.fma = true;
+  return f;
+}
+
+CpuFeatures Avx512(bool bf16) {
+  CpuFeatures f = Avx2Only();
+  f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512vnni = true;
+  f.avx512bf16 = bf16;
+  return f;
+}
+
+struct Case {
+  const char* name;
+  Vendor vendor;
+  uint32_t signature;
+  CpuFeatures features;
+  int family;
+  int model;
+  int zen;
+  IsaTier isa;
+  int vector_bits;
+};
+
+class ClassifyTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ClassifyTest, NamesGenerationTierAndWidth) {
+  const Case& c = GetParam();
+  const CpuProfile p = ClassifyCpu(c.vendor, c.signature, c.features);
+  EXPECT_EQ(p.family, c.family) << c.name;
+  EXPECT_EQ(p.model, c.model) << c.name;
+  EXPECT_EQ(p.zen_generation, c.zen) << c.name;
+  EXPECT_EQ(p.isa, c.isa) << c.name;
+  EXPECT_EQ(p.isa_cap, c.isa) << c.name;
+  EXPECT_EQ(p.native_vector_bits, c.vector_bits) << c.name;
+}
+
+CpuFeatures Zen5Mobile() {
+  CpuFeatures f = Avx512(true);
+  f.fp256 = true;
+  return f;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RecordedSignatures, ClassifyTest,
+    ::testing::Values(Case{"Rome", Vendor::kAmd, 0x00830F10, Avx2Only(), 0x17,
+                           0x31, 2, IsaTier::kAvx2, 256},
+                      Case{"Milan", Vendor::kAmd, 0x00A00F11, Avx2Only(), 0x19,
+                           0x01, 3, IsaTier::kAvx2, 256},
+                      Case{"Genoa", Vendor::kAmd, 0x00A10F11, Avx512(true),
+                           0x19, 0x11, 4, IsaTier::kAvx512Bf16, 256},
+                      Case{"Raphael", Vendor::kAmd, 0x00A60F12, Avx512(true),
+                           0x19, 0x61, 4, IsaTier::kAvx512Bf16, 256},
+                      Case{"Phoenix", Vendor::kAmd, 0x00A70F41, Avx512(true),
+                           0x19, 0x74, 4, IsaTier::kAvx512Bf16, 256},
+                      Case{"Bergamo", Vendor::kAmd, 0x00AA0F02, Avx512(true),
+                           0x19, 0xA0, 4, IsaTier::kAvx512Bf16, 256},
+                      Case{"Turin", Vendor::kAmd, 0x00B00F21, Avx512(true),
+                           0x1A, 0x02, 5, IsaTier::kAvx512Bf16, 512},
+                      Case{"StrixPoint", Vendor::kAmd, 0x00B20F40, Zen5Mobile(),
+                           0x1A, 0x24, 5, IsaTier::kAvx512Bf16, 256},
+                      Case{"GraniteRidge", Vendor::kAmd, 0x00B40F40,
+                           Avx512(true), 0x1A, 0x44, 5, IsaTier::kAvx512Bf16,
+                           512},
+                      Case{"SapphireRapids", Vendor::kIntel, 0x000806F8,
+                           Avx512(true), 6, 0x8F, 0, IsaTier::kAvx512Bf16, 512},
+                      Case{"EmeraldRapids", Vendor::kIntel, 0x000C06F2,
+                           Avx512(true), 6, 0xCF, 0, IsaTier::kAvx512Bf16, 512},
+                      Case{"CascadeLake", Vendor::kIntel, 0x00050657,
+                           Avx512(false), 6, 0x55, 0, IsaTier::kAvx512Vnni,
+                           512},
+                      Case{"NoAvx2", Vendor::kIntel, 0x000206A7, CpuFeatures{},
+                           6, 0x2A, 0, IsaTier::kRef, 128}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      return std::string(info.param.name);
+    });
+
+TEST(ClassifyTest, AmdFamilyOnIntelVendorIsNotZen) {
+  // The generation comes from AMD's family numbering only.
+  EXPECT_EQ(
+      ClassifyCpu(Vendor::kIntel, 0x00A10F11, Avx512(true)).zen_generation, 0);
+}
+
+TEST(ClassifyTest, Avx512WithoutVnniIsAvx2Tier) {
+  CpuFeatures f = Avx512(false);
+  f.avx512vnni = false;  // Skylake-SP
+  EXPECT_EQ(ClassifyCpu(Vendor::kIntel, 0x00050654, f).isa, IsaTier::kAvx2);
+}
+
+TEST(IsaTierTest, ParsesEveryNameAndRejectsOthers) {
+  IsaTier t;
+  for (IsaTier want : {IsaTier::kRef, IsaTier::kAvx2, IsaTier::kAvx512Vnni,
+                       IsaTier::kAvx512Bf16}) {
+    ASSERT_TRUE(ParseIsaTier(ToString(want), &t));
+    EXPECT_EQ(t, want);
+  }
+  EXPECT_FALSE(ParseIsaTier("avx512", &t));
+  EXPECT_FALSE(ParseIsaTier("", &t));
+  EXPECT_FALSE(ParseIsaTier("AVX2", &t));
+}
+
+TEST(HostCpuTest, DetectsSomethingConsistent) {
+  const CpuProfile& p = HostCpu();
+  EXPECT_LE(p.isa_cap, p.isa);
+  EXPECT_GE(p.cores, 1);
+  EXPECT_GT(p.l1d_bytes, 0);
+  if (p.vendor == Vendor::kAmd && p.family >= 0x17) {
+    EXPECT_GE(p.zen_generation, 1);
+  } else {
+    EXPECT_EQ(p.zen_generation, 0);
+  }
+}
+
+TEST(HostCpuTest, ScopedCapLowersAndRestores) {
+  const IsaTier before = ActiveIsa();
+  {
+    ScopedIsaCap cap(IsaTier::kRef);
+    EXPECT_EQ(ActiveIsa(), IsaTier::kRef);
+    {
+      // A cap above the hardware does not raise the tier.
+      ScopedIsaCap high(IsaTier::kAvx512Bf16);
+      EXPECT_EQ(ActiveIsa(), HostCpu().isa_cap);
+    }
+    EXPECT_EQ(ActiveIsa(), IsaTier::kRef);
+  }
+  EXPECT_EQ(ActiveIsa(), before);
+}
+
+}  // namespace
+}  // namespace w4jit::internal

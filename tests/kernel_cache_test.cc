@@ -1,0 +1,164 @@
+// The process-wide kernel cache: one generation per key however many
+// threads ask, failures cached, names unique per key; and the W^X rule: no
+// JIT page is ever mapped writable and executable at once.
+#include "dispatch/kernel_cache.h"
+
+#include <atomic>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dispatch/kernel_key.h"
+#include "gtest/gtest.h"
+#include "jit/generator.h"
+
+namespace w4jit::internal {
+namespace {
+
+// Returns its constant: the smallest kernel that proves code ran.
+class ConstantGenerator : public Generator {
+ public:
+  explicit ConstantGenerator(int value)
+      : Generator("test_constant_" + std::to_string(value), 4096),
+        value_(value) {}
+
+ protected:
+  void Generate() override {
+    Preamble();
+    mov(eax, value_);
+    Postamble();
+  }
+
+ private:
+  int value_;
+};
+
+class BrokenGenerator : public Generator {
+ public:
+  BrokenGenerator() : Generator("test_broken", 4096) {}
+
+ protected:
+  void Generate() override {
+    Xbyak::Label never_defined;
+    jmp(never_defined);
+    ret();
+  }
+};
+
+KernelKey TestKey(int64_t n) {
+  KernelKey key;
+  key.family = KernelFamily::kDa8w4Gemm;
+  key.isa = IsaTier::kAvx2;
+  key.group_size = 128;
+  key.n = n;
+  key.k = 4096;
+  key.mr = 1;
+  key.nr = 16;
+  key.flags = 0xCAC4E;  // keeps these keys apart from real kernels
+  return key;
+}
+
+TEST(KernelCacheTest, ConcurrentRequestsGenerateOnce) {
+  std::atomic<int> factory_calls{0};
+  const KernelKey key = TestKey(1001);
+  std::vector<std::thread> threads;
+  std::vector<const Generator*> got(8, nullptr);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        auto k = GetOrCreateKernel(key, [&] {
+          factory_calls.fetch_add(1);
+          return std::make_unique<ConstantGenerator>(41);
+        });
+        ASSERT_TRUE(k.ok()) << k.status();
+        got[t] = *k;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(factory_calls.load(), 1);
+  for (const Generator* g : got) EXPECT_EQ(g, got[0]);
+  EXPECT_EQ(got[0]->entry<int (*)()>()(), 41);
+}
+
+TEST(KernelCacheTest, DistinctKeysGetDistinctKernels) {
+  auto a = GetOrCreateKernel(
+      TestKey(2001), [] { return std::make_unique<ConstantGenerator>(1); });
+  auto b = GetOrCreateKernel(
+      TestKey(2002), [] { return std::make_unique<ConstantGenerator>(2); });
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ((*a)->entry<int (*)()>()(), 1);
+  EXPECT_EQ((*b)->entry<int (*)()>()(), 2);
+}
+
+TEST(KernelCacheTest, FailedGenerationIsReportedAndCached) {
+  int calls = 0;
+  auto factory = [&] {
+    ++calls;
+    return std::make_unique<BrokenGenerator>();
+  };
+  auto first = GetOrCreateKernel(TestKey(3001), factory);
+  auto second = GetOrCreateKernel(TestKey(3001), factory);
+  EXPECT_FALSE(first.ok());
+  EXPECT_FALSE(second.ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_NE(first.status().message().find("undefined label"), std::string::npos)
+      << first.status();
+}
+
+TEST(KernelKeyTest, NameIsReadableAndUniquePerField) {
+  KernelKey key = TestKey(4096);
+  key.flags = 0;
+  key.isa = IsaTier::kAvx512Vnni;
+  key.mr = 4;
+  key.nr = 32;
+  EXPECT_EQ(key.name(),
+            "da8w4_s4_g128_n4096_k4096_m4x32_bf16tof32__avx512vnni");
+
+  std::set<std::string> names;
+  std::vector<KernelKey> keys;
+  for (int i = 0; i < 9; ++i) keys.push_back(key);
+  keys[1].weight_type = WeightType::kU4;
+  keys[2].per_channel = true;
+  keys[3].out_dtype = DType::kBF16;
+  keys[4].bias = true;
+  keys[5].isa = IsaTier::kAvx2;
+  keys[6].mr = 1;
+  keys[7].family = KernelFamily::kW4a16Gemm;
+  keys[8].flavor = Flavor::kBf16Dot;
+  for (const auto& k : keys) names.insert(k.name());
+  EXPECT_EQ(names.size(), keys.size());
+}
+
+// Scans /proc/self/maps for a mapping with both w and x permissions.
+std::vector<std::string> WritableExecutableMappings() {
+  std::vector<std::string> bad;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    // Format: "start-end perms offset dev inode path"; perms like "r-xp".
+    const size_t space = line.find(' ');
+    if (space == std::string::npos || line.size() < space + 5) continue;
+    const std::string perms = line.substr(space + 1, 4);
+    if (perms[1] == 'w' && perms[2] == 'x') bad.push_back(line);
+  }
+  return bad;
+}
+
+TEST(WxTest, NoMappingIsWritableAndExecutable) {
+  for (int i = 0; i < 64; ++i) {
+    auto k = GetOrCreateKernel(TestKey(5000 + i), [i] {
+      return std::make_unique<ConstantGenerator>(i);
+    });
+    ASSERT_TRUE(k.ok()) << k.status();
+    ASSERT_EQ((*k)->entry<int (*)()>()(), i);
+  }
+  const std::vector<std::string> bad = WritableExecutableMappings();
+  EXPECT_TRUE(bad.empty()) << "rwx mapping: " << bad.front();
+}
+
+}  // namespace
+}  // namespace w4jit::internal

@@ -1,0 +1,96 @@
+// `w4jit info`: what was detected on this CPU and what the library chose.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "dispatch/cpu_profile.h"
+#include "dispatch/kernel_cache.h"
+#include "tools/commands.h"
+#include "w4jit/w4jit.hpp"
+
+namespace w4jit::tools {
+namespace {
+
+using internal::CpuProfile;
+
+const char* VendorName(internal::Vendor v) {
+  switch (v) {
+    case internal::Vendor::kIntel:
+      return "Intel";
+    case internal::Vendor::kAmd:
+      return "AMD";
+    case internal::Vendor::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::string Features(const internal::CpuFeatures& f) {
+  std::string s;
+  auto add = [&s](bool on, const char* name) {
+    if (!on) return;
+    if (!s.empty()) s += ' ';
+    s += name;
+  };
+  add(f.avx2, "avx2");
+  add(f.fma, "fma");
+  add(f.avx512f, "avx512f");
+  add(f.avx512bw, "avx512bw");
+  add(f.avx512vl, "avx512vl");
+  add(f.avx512dq, "avx512dq");
+  add(f.avx512vnni, "avx512_vnni");
+  add(f.avx512bf16, "avx512_bf16");
+  add(f.avx_vnni, "avx_vnni");
+  add(f.fp256, "fp256");
+  return s.empty() ? "(none of interest)" : s;
+}
+
+std::string Kib(int64_t bytes) {
+  if (bytes <= 0) return "unknown";
+  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) {
+    return std::to_string(bytes >> 20) + " MiB";
+  }
+  return std::to_string(bytes >> 10) + " KiB";
+}
+
+}  // namespace
+
+int RunInfo(int argc, char** argv) {
+  if (argc > 0 && (std::strcmp(argv[0], "--help") == 0 ||
+                   std::strcmp(argv[0], "-h") == 0)) {
+    std::printf(
+        "usage: w4jit info\n\nPrints the detected CPU profile, the ISA tier "
+        "kernels use (W4JIT_ISA caps it),\nthe thread count and the kernel "
+        "cache.\n");
+    return 0;
+  }
+  const CpuProfile& p = internal::HostCpu();
+  const char* env_isa = std::getenv("W4JIT_ISA");
+  std::printf("w4jit %s\n", Version());
+  std::printf("cpu            %s %s\n", VendorName(p.vendor), p.name.c_str());
+  std::printf(
+      "signature      0x%08X (family 0x%X, model 0x%02X, stepping %d)\n",
+      p.signature, p.family, p.model, p.stepping);
+  if (p.zen_generation > 0) {
+    std::printf("zen generation Zen %d\n", p.zen_generation);
+  } else {
+    std::printf("zen generation none (not an AMD Zen CPU)\n");
+  }
+  std::printf("features       %s\n", Features(p.features).c_str());
+  std::printf("vector width   %d-bit datapath\n", p.native_vector_bits);
+  std::printf("caches         L1d %s, L2 %s per core; L3 %s\n",
+              Kib(p.l1d_bytes).c_str(), Kib(p.l2_bytes).c_str(),
+              Kib(p.l3_bytes).c_str());
+  std::printf("cores          %d\n", p.cores);
+  std::printf("isa detected   %s\n", internal::ToString(p.isa));
+  std::printf("W4JIT_ISA      %s\n", env_isa && *env_isa ? env_isa : "(unset)");
+  std::printf("isa chosen     %s\n", internal::ToString(internal::ActiveIsa()));
+  std::printf("threads        %d\n", GetNumThreads());
+  const internal::KernelCacheStats stats = internal::GetKernelCacheStats();
+  std::printf("kernel cache   %lld kernels, %.3f ms JIT in total\n",
+              static_cast<long long>(stats.entries), stats.total_generation_ms);
+  return 0;
+}
+
+}  // namespace w4jit::tools
