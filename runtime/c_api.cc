@@ -113,9 +113,8 @@ w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
   }
 }
 
-w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m,
-                             const void* x, int64_t ldx, void* y,
-                             int64_t ldy) {
+w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m, const void* x,
+                             int64_t ldx, void* y, int64_t ldy) {
   if (layer == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "layer is null");
   try {
     return FromStatus(layer->impl->Run(m, x, ldx, y, ldy));

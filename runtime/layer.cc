@@ -37,12 +37,10 @@ absl::StatusOr<std::unique_ptr<Layer>> Layer::Create(
     why_not = "no JIT ISA on this CPU or W4JIT_ISA=ref";
   } else {
     auto made = desc.mode == Mode::kDA8W4
-                    ? internal::MakeDa8w4JitKernel(desc, *imported,
-                                                   internal::HostCpu(), isa,
-                                                   &why_not)
-                    : internal::MakeW4a16JitKernel(desc, *imported,
-                                                   internal::HostCpu(), isa,
-                                                   &why_not);
+                    ? internal::MakeDa8w4JitKernel(
+                          desc, *imported, internal::HostCpu(), isa, &why_not)
+                    : internal::MakeW4a16JitKernel(
+                          desc, *imported, internal::HostCpu(), isa, &why_not);
     if (!made.ok()) return made.status();
     kernel = *std::move(made);
   }
@@ -50,8 +48,7 @@ absl::StatusOr<std::unique_ptr<Layer>> Layer::Create(
     internal::Log(LogLevel::kInfo,
                   absl::StrCat("layer n=", desc.n, " k=", desc.k,
                                " runs on the reference path: ", why_not));
-    kernel = internal::MakeReferenceKernel(desc, *std::move(imported),
-                                           why_not);
+    kernel = internal::MakeReferenceKernel(desc, *std::move(imported), why_not);
   }
   return std::unique_ptr<Layer>(new Layer(desc, std::move(kernel)));
 }

@@ -33,7 +33,8 @@ int AvailableCores() {
 class ThreadPool final : public ParallelBackend {
  public:
   explicit ThreadPool(int threads) : threads_(std::max(1, threads)) {
-    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { Work(); });
+    for (int i = 1; i < threads_; ++i)
+      workers_.emplace_back([this] { Work(); });
   }
   ~ThreadPool() override {
     {

@@ -38,18 +38,18 @@ absl::Status ValidateDesc(const LayerDesc& d) {
     }
   }
   if (d.weight_type != WeightType::kS4 && d.weight_type != WeightType::kU4) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "weight_type = %d is not s4 (0) or u4 (1)",
-        static_cast<int>(d.weight_type)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("weight_type = %d is not s4 (0) or u4 (1)",
+                        static_cast<int>(d.weight_type)));
   }
   if (d.mode != Mode::kW4A16 && d.mode != Mode::kDA8W4) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "mode = %d is not W4A16 (0) or DA8W4 (1)", static_cast<int>(d.mode)));
   }
   if (!IsKnown(d.scale_dtype)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "scale_dtype = %d is not f32, bf16 or f16",
-        static_cast<int>(d.scale_dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("scale_dtype = %d is not f32, bf16 or f16",
+                        static_cast<int>(d.scale_dtype)));
   }
   if (d.act_dtype != DType::kBF16 && d.act_dtype != DType::kF32) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -70,8 +70,7 @@ absl::Status ValidateDesc(const LayerDesc& d) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateWeightsPointers(const LayerDesc& d,
-                                     const WeightsView& v) {
+absl::Status ValidateWeightsPointers(const LayerDesc& d, const WeightsView& v) {
   if (v.qweight == nullptr) {
     return absl::InvalidArgumentError("weights.qweight is null");
   }

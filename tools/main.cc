@@ -13,7 +13,8 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"info", "CPU profile, ISA tier chosen, kernel cache", w4jit::tools::RunInfo},
+    {"info", "CPU profile, ISA tier chosen, kernel cache",
+     w4jit::tools::RunInfo},
     {"bench", "check and time kernels against the roofline and peers",
      w4jit::tools::RunBench},
 };

@@ -17,7 +17,8 @@ class ParallelBackend {
   virtual ~ParallelBackend() = default;
   // How many chunks can usefully run at once (>= 1).
   virtual int concurrency() const = 0;
-  virtual void Run(int num_chunks, const std::function<void(int chunk)>& fn) = 0;
+  virtual void Run(int num_chunks,
+                   const std::function<void(int chunk)>& fn) = 0;
 };
 
 // Threads used by subsequent layer runs. 0 restores the default: the cores
