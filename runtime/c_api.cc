@@ -32,6 +32,9 @@ w4jit_status FromStatus(const absl::Status& s) {
     case absl::StatusCode::kUnimplemented:
       code = W4JIT_UNIMPLEMENTED;
       break;
+    case absl::StatusCode::kFailedPrecondition:
+      code = W4JIT_FAILED_PRECONDITION;
+      break;
     case absl::StatusCode::kResourceExhausted:
       code = W4JIT_RESOURCE_EXHAUSTED;
       break;
@@ -160,6 +163,11 @@ void w4jit_set_log_hook(w4jit_log_fn hook, void* user) {
     std::string text(m);
     hook(static_cast<int>(level), text.c_str(), user);
   });
+}
+
+w4jit_status w4jit_load_tuning_file(const char* path) {
+  if (path == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "path is null");
+  return FromStatus(w4jit::LoadTuningFile(path));
 }
 
 const char* w4jit_version(void) { return w4jit::Version(); }

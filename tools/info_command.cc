@@ -6,6 +6,7 @@
 
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_cache.h"
+#include "dispatch/tuning.h"
 #include "tools/commands.h"
 #include "w4jit/w4jit.hpp"
 
@@ -87,6 +88,25 @@ int RunInfo(int argc, char** argv) {
   std::printf("W4JIT_ISA      %s\n", env_isa && *env_isa ? env_isa : "(unset)");
   std::printf("isa chosen     %s\n", internal::ToString(internal::ActiveIsa()));
   std::printf("threads        %d\n", GetNumThreads());
+  const internal::TuningState tuning = internal::ActiveTuning();
+  std::printf("cpu class      %s (tuning files apply per class)\n",
+              internal::CpuClassOf(p, internal::ActiveIsa()).c_str());
+  std::printf("tuning file    %s: %s\n",
+              tuning.path.empty() ? "(none; W4JIT_TUNING_FILE unset)"
+                                  : tuning.path.c_str(),
+              tuning.status.c_str());
+  if (tuning.file) {
+    for (const internal::TuningEntry& e : tuning.file->entries) {
+      std::string params;
+      for (const auto& [name, value] : e.params) {
+        params += " " + name + "=" + std::to_string(value);
+      }
+      std::printf("  entry        %s n=%lld k=%lld g=%lld:%s\n",
+                  ToString(e.mode), static_cast<long long>(e.n),
+                  static_cast<long long>(e.k),
+                  static_cast<long long>(e.group_size), params.c_str());
+    }
+  }
   const internal::KernelCacheStats stats = internal::GetKernelCacheStats();
   std::printf("kernel cache   %lld kernels, %.3f ms JIT in total\n",
               static_cast<long long>(stats.entries), stats.total_generation_ms);

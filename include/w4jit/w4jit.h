@@ -18,7 +18,8 @@ typedef enum w4jit_status {
   W4JIT_INVALID_ARGUMENT = 1,
   W4JIT_UNIMPLEMENTED = 2,
   W4JIT_RESOURCE_EXHAUSTED = 3,
-  W4JIT_INTERNAL = 4
+  W4JIT_INTERNAL = 4,
+  W4JIT_FAILED_PRECONDITION = 5 /* e.g. a tuning file of another CPU */
 } w4jit_status;
 
 typedef enum w4jit_dtype {
@@ -74,8 +75,8 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc);
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
                                 const w4jit_weights* weights,
                                 w4jit_layer** out_layer);
-w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m,
-                             const void* x, int64_t ldx, void* y, int64_t ldy);
+w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m, const void* x,
+                             int64_t ldx, void* y, int64_t ldy);
 w4jit_status w4jit_layer_packed_bytes(const w4jit_layer* layer,
                                       size_t* out_bytes);
 /* Accepts NULL. */
@@ -91,6 +92,10 @@ const char* w4jit_last_error(void);
 /* level: 0 debug, 1 info, 2 warning, 3 error. NULL hook: drop messages. */
 typedef void (*w4jit_log_fn)(int level, const char* message, void* user);
 void w4jit_set_log_hook(w4jit_log_fn hook, void* user);
+
+/* Loads a tuning file recorded by `w4jit sweep` (see w4jit/tuning.hpp);
+ * on error the defaults stay in force. */
+w4jit_status w4jit_load_tuning_file(const char* path);
 
 const char* w4jit_version(void);
 
