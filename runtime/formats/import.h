@@ -13,6 +13,10 @@
 
 namespace w4jit::internal {
 
+// A CanonicalWeights with the shape fields (n, k, group_size, groups,
+// asymmetric) of `desc` set and its vectors empty.
+CanonicalWeights CanonicalShape(const LayerDesc& desc);
+
 // Reads `view` (format view.format) for a layer `desc` that has already
 // passed ValidateDesc. Checks everything format-specific (K multiple of 8
 // for int32-packed formats, N multiple of 8 where zero points are packed

@@ -1,0 +1,154 @@
+// Dispatch of ImportWeights / ExportWeights to the format codecs, and the
+// parts every format shares: shape of CanonicalWeights, bias, g_idx
+// presence, consistency of weights handed to an exporter.
+#include "runtime/formats/import.h"
+
+#include <iterator>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "runtime/formats/common.h"
+#include "runtime/validate.h"
+
+namespace w4jit::internal {
+namespace {
+
+struct Codec {
+  absl::Status (*import)(const LayerDesc&, const WeightsView&,
+                         CanonicalWeights*);
+  absl::Status (*export_to)(const LayerDesc&, const CanonicalWeights&,
+                            OwnedCheckpoint*);
+};
+
+// The codec of each format, indexed by the enum value (types.hpp numbers
+// them 0..5), or nullptr for values outside the enum.
+const Codec* CodecOf(WeightFormat f) {
+  static constexpr Codec kCodecs[] = {
+      {ImportUnpackedInt8, ExportUnpackedInt8},            // kUnpackedInt8
+      {ImportZentorchInt32, ExportZentorchInt32},          // kZentorchInt32
+      {ImportCompressedTensors, ExportCompressedTensors},  // kCompressedTensors
+      {ImportGptq, ExportGptq},                            // kGptqV1
+      {ImportGptq, ExportGptq},                            // kGptqV2
+      {ImportAwqGemm, ExportAwqGemm},                      // kAwqGemm
+  };
+  const int i = static_cast<int>(f);
+  if (i < 0 || i >= static_cast<int>(std::size(kCodecs))) return nullptr;
+  return &kCodecs[i];
+}
+
+absl::Status UnknownFormat(WeightFormat f) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("weights.format = %d is not a known WeightFormat (0..5)",
+                      static_cast<int>(f)));
+}
+
+bool IsGptq(WeightFormat f) {
+  return f == WeightFormat::kGptqV1 || f == WeightFormat::kGptqV2;
+}
+
+// What an exporter may rely on: `w` has the layer's shape and describes
+// weights the layer type can hold.
+absl::Status CheckConsistent(const LayerDesc& desc, const CanonicalWeights& w) {
+  const CanonicalWeights want = CanonicalShape(desc);
+  if (w.n != want.n || w.k != want.k || w.group_size != want.group_size ||
+      w.groups != want.groups || w.asymmetric != want.asymmetric) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "weights (n = %d, k = %d, group_size = %d, groups = %d, asymmetric = "
+        "%d) do not match the layer (n = %d, k = %d, group_size = %d, groups "
+        "= %d, weight_type = %s)",
+        w.n, w.k, w.group_size, w.groups, w.asymmetric, want.n, want.k,
+        want.group_size, want.groups, ToString(desc.weight_type)));
+  }
+  const size_t ng = static_cast<size_t>(w.n * w.groups);
+  if (w.u.size() != static_cast<size_t>(w.n * w.k) || w.scales.size() != ng ||
+      w.zeros.size() != ng ||
+      w.bias.size() != (desc.has_bias ? static_cast<size_t>(w.n) : 0)) {
+    return absl::InvalidArgumentError(
+        "weights have vectors of the wrong size for the layer");
+  }
+  for (size_t i = 0; i < w.u.size(); ++i) {
+    if (w.u[i] > 15) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("weights.u[%d] = %d is outside [0, 15]", i, w.u[i]));
+    }
+  }
+  for (size_t i = 0; i < ng; ++i) {
+    if (w.zeros[i] > 15 || (!w.asymmetric && w.zeros[i] != 8)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "weights.zeros[%d] = %d is not %s", i, w.zeros[i],
+          w.asymmetric ? "in [0, 15]" : "8 (s4 layers have no zero points)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CanonicalWeights CanonicalShape(const LayerDesc& desc) {
+  CanonicalWeights w;
+  w.n = desc.n;
+  w.k = desc.k;
+  w.group_size = desc.effective_group_size();
+  w.groups = desc.groups();
+  w.asymmetric = desc.weight_type == WeightType::kU4;
+  return w;
+}
+
+WeightsView OwnedCheckpoint::view() const {
+  WeightsView v;
+  v.format = format;
+  v.qweight = qweight.empty() ? nullptr : qweight.data();
+  v.scales = scales.empty() ? nullptr : scales.data();
+  v.zero_points = zero_points.empty() ? nullptr : zero_points.data();
+  v.g_idx = g_idx.empty() ? nullptr : g_idx.data();
+  v.bias = bias.empty() ? nullptr : bias.data();
+  v.groups_major = groups_major;
+  return v;
+}
+
+absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
+                                               const WeightsView& view) {
+  // Layer::Create checks these too; repeated so that direct callers (tests,
+  // tools) get the same errors instead of undefined behaviour.
+  if (absl::Status s = ValidateDesc(desc); !s.ok()) return s;
+  if (absl::Status s = ValidateWeightsPointers(desc, view); !s.ok()) return s;
+  const Codec* codec = CodecOf(view.format);
+  if (codec == nullptr) return UnknownFormat(view.format);
+  if (view.g_idx != nullptr && !IsGptq(view.format)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "weights.g_idx is given but the %s format has no g_idx (only GPTQ "
+        "has)",
+        ToString(view.format)));
+  }
+
+  CanonicalWeights w = CanonicalShape(desc);
+  if (absl::Status s = codec->import(desc, view, &w); !s.ok()) return s;
+  if (!w.asymmetric) {
+    // s4 is u4 with every zero point 8 (numerics.md); formats without zero
+    // points leave this to us.
+    w.zeros.assign(static_cast<size_t>(w.n * w.groups), 8);
+  }
+  if (desc.has_bias) ReadBias(desc, view.bias, &w);
+  return w;
+}
+
+absl::StatusOr<OwnedCheckpoint> ExportWeights(const LayerDesc& desc,
+                                              const CanonicalWeights& w,
+                                              WeightFormat format,
+                                              bool groups_major) {
+  if (absl::Status s = ValidateDesc(desc); !s.ok()) return s;
+  const Codec* codec = CodecOf(format);
+  if (codec == nullptr) return UnknownFormat(format);
+  if (absl::Status s = CheckConsistent(desc, w); !s.ok()) return s;
+
+  OwnedCheckpoint ckpt;
+  ckpt.format = format;
+  ckpt.groups_major = groups_major;
+  if (absl::Status s = codec->export_to(desc, w, &ckpt); !s.ok()) return s;
+  if (desc.has_bias) {
+    if (absl::Status b = WriteBias(desc, w, &ckpt.bias); !b.ok()) return b;
+  }
+  return ckpt;
+}
+
+}  // namespace w4jit::internal
