@@ -19,7 +19,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
+using testing::kAllFormats;
 
 LayerDesc Desc(int64_t n, int64_t k, int64_t group_size, WeightType type) {
   LayerDesc d;
@@ -285,15 +285,6 @@ TEST(FormatsHandPacked, AwqGemmInterleavesColumns) {
 
 // ---------------------------------------------------------------------------
 // Round trips.
-
-constexpr WeightFormat kAllFormats[] = {
-    WeightFormat::kUnpackedInt8,
-    WeightFormat::kZentorchInt32,
-    WeightFormat::kCompressedTensors,
-    WeightFormat::kGptqV1,
-    WeightFormat::kGptqV2,
-    WeightFormat::kAwqGemm,
-};
 
 bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() &&

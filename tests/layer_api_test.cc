@@ -16,20 +16,12 @@
 namespace w4jit {
 namespace {
 
+using testing::kAllFormats;
 using testing::MakeLayer;
 using testing::RandomActivations;
 using testing::RandomWeights;
 using testing::RunAndCheck;
 using testing::RunToF32;
-
-constexpr WeightFormat kAllFormats[] = {
-    WeightFormat::kUnpackedInt8,
-    WeightFormat::kZentorchInt32,
-    WeightFormat::kCompressedTensors,
-    WeightFormat::kGptqV1,
-    WeightFormat::kGptqV2,
-    WeightFormat::kAwqGemm,
-};
 
 LayerDesc SmallDesc(Mode mode, WeightType type) {
   LayerDesc d;

@@ -24,6 +24,16 @@
 
 namespace w4jit::testing {
 
+// Every checkpoint format, for loops over all of them.
+inline constexpr WeightFormat kAllFormats[] = {
+    WeightFormat::kUnpackedInt8,
+    WeightFormat::kZentorchInt32,
+    WeightFormat::kCompressedTensors,
+    WeightFormat::kGptqV1,
+    WeightFormat::kGptqV2,
+    WeightFormat::kAwqGemm,
+};
+
 // Random canonical weights for `desc` (which must be valid): nibbles
 // uniform in [0, 15]; s4 zero points all 8, u4 zero points uniform in
 // [0, 15]; scales of both signs with magnitudes in [2^-8, 2^-4), exactly
