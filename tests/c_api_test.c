@@ -1,0 +1,154 @@
+/* The C API from a C99 program: create a small layer from unpacked int8
+ * data, run it in both modes, compare with a result computed here, and
+ * check error codes and messages. Prints nothing and exits 0 on success;
+ * on failure prints one line and exits 1. */
+#include <stdio.h>
+#include <string.h>
+
+#include "w4jit/w4jit.h"
+
+enum { N = 3, K = 8, GROUP = 4, G = K / GROUP, M = 2 };
+
+/* s4 values [N][K]; scales [G][N] (groups-major); bias [N]. */
+static const int8_t kQ[N * K] = {-8, 7, 1,  0, 2,  -3, 4,  -1, /* n = 0 */
+                                 5,  5, 5,  5, -5, -5, -5, -5, /* n = 1 */
+                                 0,  1, -1, 2, -2, 3,  -3, 7}; /* n = 2 */
+static const float kScales[G * N] = {0.5f, 0.25f, 2.0f, 1.0f, -0.125f, 4.0f};
+static const float kBias[N] = {1.0f, -2.0f, 0.5f};
+/* amax = 127 makes the DA8W4 activation scale exactly 1 and qa == x, so
+ * both modes give the same exact result. */
+static const float kX[M * K] = {127, -3, 5, 0, 1, 2, -127, 64,
+                                -1,  2,  3, 4, 5, 6, 7,    127};
+
+static int Fail(const char* what) {
+  fprintf(stderr, "c_api_test: %s (last error: \"%s\")\n", what,
+          w4jit_last_error());
+  return 1;
+}
+
+static float Expected(int m, int n) {
+  float y = kBias[n];
+  int g, k;
+  for (g = 0; g < G; ++g) {
+    float partial = 0.0f;
+    for (k = g * GROUP; k < (g + 1) * GROUP; ++k) {
+      partial += (float)kQ[n * K + k] * kX[m * K + k];
+    }
+    y += kScales[g * N + n] * partial;
+  }
+  return y;
+}
+
+static void Describe(w4jit_layer_desc* desc, w4jit_weights* weights) {
+  w4jit_layer_desc_init(desc);
+  desc->n = N;
+  desc->k = K;
+  desc->group_size = GROUP;
+  desc->weight_type = W4JIT_S4;
+  desc->scale_dtype = W4JIT_F32;
+  desc->act_dtype = W4JIT_F32;
+  desc->out_dtype = W4JIT_F32;
+  desc->has_bias = 1;
+  desc->bias_dtype = W4JIT_F32;
+  memset(weights, 0, sizeof *weights);
+  weights->format = W4JIT_FORMAT_UNPACKED_INT8;
+  weights->qweight = kQ;
+  weights->scales = kScales;
+  weights->bias = kBias;
+  weights->groups_major = 1;
+}
+
+static int RunMode(w4jit_mode mode) {
+  w4jit_layer_desc desc;
+  w4jit_weights weights;
+  w4jit_layer* layer = NULL;
+  float y[M * (N + 1)];
+  size_t bytes = 0;
+  int m, n;
+  Describe(&desc, &weights);
+  desc.mode = mode;
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_OK) {
+    return Fail("create failed");
+  }
+  if (w4jit_layer_packed_bytes(layer, &bytes) != W4JIT_OK || bytes == 0) {
+    w4jit_layer_destroy(layer);
+    return Fail("packed_bytes failed");
+  }
+  for (m = 0; m < M * (N + 1); ++m) y[m] = -999.0f;
+  if (w4jit_layer_run(layer, M, kX, K, y, N + 1) != W4JIT_OK) {
+    w4jit_layer_destroy(layer);
+    return Fail("run failed");
+  }
+  w4jit_layer_destroy(layer);
+  for (m = 0; m < M; ++m) {
+    for (n = 0; n < N; ++n) {
+      /* Small integers times powers of two: exact in f32 either way. */
+      if (y[m * (N + 1) + n] != Expected(m, n)) return Fail("wrong result");
+    }
+    if (y[m * (N + 1) + N] != -999.0f) return Fail("padding was written");
+  }
+  return 0;
+}
+
+static int Errors(void) {
+  w4jit_layer_desc desc;
+  w4jit_weights weights;
+  w4jit_layer* layer = NULL;
+  float y[M * N];
+
+  Describe(&desc, &weights);
+  desc.group_size = 3;
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_INVALID_ARGUMENT ||
+      layer != NULL) {
+    return Fail("bad group size was accepted");
+  }
+  if (strstr(w4jit_last_error(), "group_size = 3") == NULL) {
+    return Fail("bad group size message");
+  }
+
+  Describe(&desc, &weights);
+  weights.qweight = NULL;
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_INVALID_ARGUMENT ||
+      strstr(w4jit_last_error(), "qweight is null") == NULL) {
+    return Fail("null qweight");
+  }
+  if (w4jit_layer_create(&desc, &weights, NULL) != W4JIT_INVALID_ARGUMENT) {
+    return Fail("null out_layer");
+  }
+
+  Describe(&desc, &weights);
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_OK) {
+    return Fail("create failed");
+  }
+  if (w4jit_last_error()[0] != '\0') return Fail("error not cleared");
+  if (w4jit_layer_run(layer, M, NULL, K, y, N) != W4JIT_INVALID_ARGUMENT ||
+      strstr(w4jit_last_error(), "x is null") == NULL) {
+    w4jit_layer_destroy(layer);
+    return Fail("null x");
+  }
+  if (w4jit_layer_run(layer, M, kX, K, y, N - 1) != W4JIT_INVALID_ARGUMENT ||
+      strstr(w4jit_last_error(), "ldy = 2") == NULL) {
+    w4jit_layer_destroy(layer);
+    return Fail("small ldy");
+  }
+  w4jit_layer_destroy(layer);
+  w4jit_layer_destroy(NULL);
+
+  if (w4jit_layer_run(NULL, M, kX, K, y, N) != W4JIT_INVALID_ARGUMENT) {
+    return Fail("null layer");
+  }
+  if (w4jit_set_num_threads(-1) != W4JIT_INVALID_ARGUMENT) {
+    return Fail("negative thread count");
+  }
+  return 0;
+}
+
+int main(void) {
+  if (w4jit_version() == NULL || w4jit_version()[0] == '\0') {
+    return Fail("no version");
+  }
+  if (RunMode(W4JIT_W4A16) != 0) return 1;
+  if (RunMode(W4JIT_DA8W4) != 0) return 1;
+  if (Errors() != 0) return 1;
+  return 0;
+}
