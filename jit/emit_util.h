@@ -1,0 +1,105 @@
+// Emitter helpers shared by generators that write one piece of logic for
+// both vector widths: 256-bit AVX2 (ymm, 16 registers, VEX forms) and
+// 512-bit AVX-512 (zmm, 32 registers, EVEX forms). A generator writes its
+// loops once over VecEmitter::Vec(i); only the few instructions whose forms
+// differ between the widths (logic ops, compares, broadcasts, packing,
+// partial stores) go through VecEmitter, so the AVX2 tests that run on any
+// machine exercise the code the AVX-512 variant emits.
+//
+// Register conventions: on AVX-512 the helpers use opmask registers k6 and
+// k7; generators must leave those to them.
+#ifndef W4JIT_JIT_EMIT_UTIL_H_
+#define W4JIT_JIT_EMIT_UTIL_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "xbyak/xbyak.h"
+
+namespace w4jit::internal {
+
+// Constants the kernel reads from memory, emitted after the code (the pages
+// are read+execute, which reading needs). Each entry is 64 bytes, so it is
+// a full vector operand of either width, or a broadcast source.
+class ConstPool {
+ public:
+  // A vector whose 32-bit lanes all hold `value`.
+  Xbyak::Address Splat32(uint32_t value);
+  // A vector whose 16-bit lanes all hold `value`.
+  Xbyak::Address Splat16(uint16_t value);
+  // 64 bytes of arbitrary data (e.g. a vpermw table).
+  Xbyak::Address Table(const std::array<uint32_t, 16>& data);
+  // Writes the constants (64-byte aligned) at the current position; call
+  // once, after the function's last instruction.
+  void Emit(Xbyak::CodeGenerator* g);
+
+ private:
+  Xbyak::Address At(size_t index);
+  Xbyak::Label label_;
+  std::vector<std::array<uint32_t, 16>> entries_;
+};
+
+class VecEmitter {
+ public:
+  VecEmitter(Xbyak::CodeGenerator* g, bool avx512) : g_(g), avx512_(avx512) {}
+
+  bool avx512() const { return avx512_; }
+  int bytes() const { return avx512_ ? 64 : 32; }
+  int lanes32() const { return avx512_ ? 16 : 8; }
+  int num_regs() const { return avx512_ ? 32 : 16; }
+  // ymm(idx) or zmm(idx).
+  Xbyak::Xmm Vec(int idx) const;
+  // The register of half the width: xmm(idx) or ymm(idx), e.g. where
+  // 16-bit results of a full vector of 32-bit lanes end up.
+  Xbyak::Xmm Half(int idx) const;
+
+  // d = a & b, d = a | b (vpand/vpor or vpandd/vpord).
+  void And(const Xbyak::Xmm& d, const Xbyak::Xmm& a,
+           const Xbyak::Operand& b) const;
+  void Or(const Xbyak::Xmm& d, const Xbyak::Xmm& a,
+          const Xbyak::Operand& b) const;
+
+  // acc += w * broadcast(f32 at `scalar`). AVX-512 uses an embedded
+  // broadcast; AVX2 broadcasts into `tmp` first.
+  void FmaBroadcast(const Xbyak::Xmm& acc, const Xbyak::Xmm& w,
+                    const Xbyak::RegExp& scalar, const Xbyak::Xmm& tmp) const;
+
+  // Stores lanes [0, count) of f32 vector v to dst (count in [1, lanes]);
+  // never touches memory past them. v and tmp may be clobbered.
+  void StoreF32(const Xbyak::RegExp& dst, const Xbyak::Xmm& v, int count,
+                const Xbyak::Xmm& tmp, const Xbyak::Reg32& gpr_tmp) const;
+
+  // Rounds the f32 lanes of v to bf16, nearest-even, NaN stays a quiet NaN
+  // (bit for bit what F32ToBf16 in runtime/numeric.h does, with integer ops
+  // so that it needs no AVX512_BF16 and keeps denormals), and stores lanes
+  // [0, count) to dst as 2-byte elements. v, t0 and t1 are clobbered.
+  void StoreBf16(const Xbyak::RegExp& dst, const Xbyak::Xmm& v, int count,
+                 const Xbyak::Xmm& t0, const Xbyak::Xmm& t1,
+                 const Xbyak::Reg32& gpr_tmp, ConstPool* pool) const;
+
+ private:
+  // Stores the low `bytes` bytes of xmm x (bytes < 16, power-of-two pieces),
+  // shifting x down as it goes.
+  void StorePartialXmm(const Xbyak::RegExp& dst, const Xbyak::Xmm& x,
+                       int bytes) const;
+  // Loads a mask of the low `count` bits into k7.
+  void LoadTailMask(int count, const Xbyak::Reg32& gpr_tmp) const;
+
+  Xbyak::CodeGenerator* g_;
+  bool avx512_;
+};
+
+// Emits the row loop of a kernel whose register tile holds up to mr_max
+// rows: while rows_left >= mr_max, tile(mr_max) then advance(mr_max); the
+// last rows_left % mr_max rows get one tile of exactly that height
+// (tile(mr) for mr < mr_max, selected at run time). rows_left (a GPR, >= 1
+// on entry) is consumed; tile and advance must preserve it.
+void EmitRowTiles(Xbyak::CodeGenerator* g, const Xbyak::Reg64& rows_left,
+                  int mr_max, const std::function<void(int mr)>& tile,
+                  const std::function<void(int mr)>& advance);
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_JIT_EMIT_UTIL_H_

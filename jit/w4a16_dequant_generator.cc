@@ -1,0 +1,118 @@
+#include "jit/w4a16_dequant_generator.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "absl/strings/str_format.h"
+#include "jit/w4a16_decode.h"
+
+namespace w4jit::internal {
+namespace {
+
+using Xbyak::Xmm;
+using Xbyak::util::ptr;
+
+// Pairs of k per unrolled loop iteration.
+constexpr int kUnroll = 4;
+
+bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
+
+}  // namespace
+
+absl::Status W4a16DequantGenerator::Check(const KernelKey& key) {
+  if (key.family != KernelFamily::kW4a16Dequant ||
+      key.flavor != Flavor::kF32Fma || key.isa < IsaTier::kAvx2) {
+    return absl::InvalidArgumentError("not an f32 W4A16 dequant key");
+  }
+  const int lanes = IsAvx512(key.isa) ? 16 : 8;
+  if (key.nr <= 0 || key.nr % lanes != 0 || key.k <= 0 || key.k % 2 != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "block width %d / segment %d: need a multiple of %d and an even "
+        "segment",
+        key.nr, key.k, lanes));
+  }
+  // Scales, mask, zero and two pairs of temporaries.
+  if (key.nr / lanes + 6 > (IsAvx512(key.isa) ? 32 : 16)) {
+    return absl::InvalidArgumentError("block too wide for the registers");
+  }
+  return absl::OkStatus();
+}
+
+W4a16DequantGenerator::W4a16DequantGenerator(const KernelKey& key)
+    : Generator(key.name()),
+      key_(key),
+      vec_(this, IsAvx512(key.isa)),
+      lanes_(vec_.lanes32()),
+      nv_(static_cast<int>(key.nr / vec_.lanes32())),
+      nb_(key.nr) {}
+
+void W4a16DequantGenerator::Generate() {
+  const Xbyak::Reg64 args(kArg1);
+  const bool u4 = key_.weight_type == WeightType::kU4;
+  Preamble();
+  mov(rax, ptr[args + offsetof(W4a16DequantArgs, w)]);
+  mov(rbx, ptr[args + offsetof(W4a16DequantArgs, meta)]);
+  mov(rdx, ptr[args + offsetof(W4a16DequantArgs, panel)]);
+  mov(r10, ptr[args + offsetof(W4a16DequantArgs, segments)]);
+  vmovups(vec_.Vec(nv_), pool_.Splat32(0xF));
+  if (!u4) vmovups(vec_.Vec(nv_ + 1), pool_.Splat32(8));
+
+  const int pairs = static_cast<int>(key_.k / 2);
+  const int unroll = std::min(pairs, kUnroll);
+  const int iters = pairs / unroll;
+  const int rest = pairs % unroll;
+  Xbyak::Label segment;
+  L(segment);
+  for (int v = 0; v < nv_; ++v) {
+    vmovups(vec_.Vec(v), ptr[rbx + v * lanes_ * 4]);
+  }
+  auto advance = [&](int n) {
+    add(rax, static_cast<uint32_t>(n * nb_));
+    add(rdx, static_cast<uint32_t>(n * 2 * nb_ * 4));
+  };
+  if (iters > 1) {
+    Xbyak::Label loop;
+    mov(rsi, iters);
+    L(loop);
+    EmitPairs(unroll);
+    advance(unroll);
+    dec(rsi);
+    jnz(loop, T_NEAR);
+  } else {
+    EmitPairs(unroll);
+    advance(unroll);
+  }
+  if (rest > 0) {
+    EmitPairs(rest);
+    advance(rest);
+  }
+  add(rbx, static_cast<uint32_t>(nb_ * 4 * (u4 ? 2 : 1)));
+  dec(r10);
+  jnz(segment, T_NEAR);
+  Postamble();
+  pool_.Emit(this);
+}
+
+void W4a16DequantGenerator::EmitPairs(int pairs) {
+  const bool u4 = key_.weight_type == WeightType::kU4;
+  const Xmm mask = vec_.Vec(nv_);
+  const Xmm zero8 = vec_.Vec(nv_ + 1);
+  for (int s = 0; s < pairs; ++s) {
+    for (int v = 0; v < nv_; ++v) {
+      // Alternate two sets of temporaries so that consecutive vectors
+      // overlap.
+      const Xmm even = vec_.Vec(nv_ + 2 + 2 * (v % 2));
+      const Xmm odd = vec_.Vec(nv_ + 3 + 2 * (v % 2));
+      const Xbyak::Address zeros = ptr[rbx + (nb_ + v * lanes_) * 4];
+      EmitDecodeNibblePairsF32(
+          this, vec_, ptr[rax + s * nb_ + v * lanes_], even, odd, mask,
+          u4 ? static_cast<const Xbyak::Operand&>(zeros) : zero8);
+      vmulps(even, even, vec_.Vec(v));
+      vmulps(odd, odd, vec_.Vec(v));
+      vmovups(ptr[rdx + ((2 * s) * nb_ + v * lanes_) * 4], even);
+      vmovups(ptr[rdx + ((2 * s + 1) * nb_ + v * lanes_) * 4], odd);
+    }
+  }
+}
+
+}  // namespace w4jit::internal

@@ -1,0 +1,413 @@
+#include "jit/w4a16_gemv_generator.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+
+#include "absl/strings/str_format.h"
+#include "jit/w4a16_decode.h"
+#include "runtime/numeric.h"
+
+namespace w4jit::internal {
+namespace {
+
+using Xbyak::Xmm;
+using Xbyak::util::ptr;
+using Xbyak::util::ptr_b;
+
+// Register roles. rdi: args (kept); r8: packed weights of the current
+// block; r9: its meta; r11: y of the current block, row 0; r12: block
+// index; r13: packed x of the current row group; r14: rows left; r15: y of
+// the current row group; rax / rbx / rdx: walking weight, meta and x
+// pointers; rsi: step-loop counter, then the mask GPR of the stores; r10:
+// group counter; rcx: bias pointer; rbp: saved rsp.
+constexpr Xbyak::Operand::Code kArgs = Xbyak::Operand::RDI;
+
+// Steps (k pairs for FMA, k quads for the dot flavour) per unrolled loop
+// iteration: 8 k per iteration either way, enough to amortise the loop
+// overhead without bloating the code for each row-tile height.
+constexpr int kUnrollFma = 4;
+constexpr int kUnrollDot = 2;
+
+int OutSize(DType t) { return static_cast<int>(DTypeSize(t)); }
+
+bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
+
+// bf16 bits of small integers, exact.
+uint16_t Bf16OfInt(int v) { return F32ToBf16(static_cast<float>(v)); }
+
+}  // namespace
+
+// Vector register assignment of one row tile.
+struct W4a16GemvGenerator::Plan {
+  int mr = 0;
+  // Accumulator chains per (row, vector): a tile of fewer than 8 of them
+  // cannot hide the 4-cycle FMA latency on 2 FMA pipes, so such tiles keep
+  // the k-even and k-odd products in separate chains.
+  int split = 1;
+  int t0 = -1, t1 = -1;  // decoded weights (k even / odd, or pair 2q / 2q+1)
+  int bcast = -1;        // AVX2: broadcast temporary
+  bool hold_x = false;   // AVX2: x of one step held for all vectors
+  int x0 = -1;
+  int mask = -1;   // FMA: 0xF in a register (else a memory operand)
+  int zero8 = -1;  // FMA s4: 8 in a register (else a memory operand)
+  int table = -1;  // dot: the vpermw table
+  int used = 0;
+  int nv = 0;
+  int spare = -1;  // a third temporary for the stores
+
+  int Acc(int r, int v, int s) const { return (r * nv + v) * split + s; }
+};
+
+absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
+  if (key.family != KernelFamily::kW4a16Gemm) {
+    return absl::InvalidArgumentError("not a kW4a16Gemm key");
+  }
+  if (key.isa < IsaTier::kAvx2) {
+    return absl::InvalidArgumentError("W4A16 kernels need at least AVX2");
+  }
+  const bool dot = key.flavor == Flavor::kBf16Dot;
+  if (key.flavor != Flavor::kF32Fma && !dot) {
+    return absl::InvalidArgumentError("no W4A16 flavour in the key");
+  }
+  if (dot && key.isa < IsaTier::kAvx512Bf16) {
+    return absl::InvalidArgumentError("the bf16-dot flavour needs AVX512_BF16");
+  }
+  if (key.act_dtype != (dot ? DType::kBF16 : DType::kF32)) {
+    return absl::InvalidArgumentError(
+        "act_dtype must be the packed-row format of the flavour");
+  }
+  if (key.out_dtype != DType::kF32 && key.out_dtype != DType::kBF16) {
+    return absl::InvalidArgumentError("output must be f32 or bf16");
+  }
+  const int step_k = dot ? 4 : 2;
+  if (key.group_size <= 0 || key.group_size % step_k != 0 || key.k <= 0 ||
+      key.k % key.group_size != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "group %d / K %d: the group must be a multiple of %d dividing K",
+        key.group_size, key.k, step_k));
+  }
+  const int lanes = IsAvx512(key.isa) ? 16 : 8;
+  if (key.nr <= 0 || key.nr % lanes != 0 || key.n <= 0 || key.mr <= 0) {
+    return absl::InvalidArgumentError("bad N, block width or row tile");
+  }
+  const int regs = IsAvx512(key.isa) ? 32 : 16;
+  const int nv = static_cast<int>(key.nr / lanes);
+  for (int mr = 1; mr <= key.mr; ++mr) {
+    // Accumulators and two decode temporaries at least, plus the table
+    // (dot) or a broadcast temporary (AVX2).
+    const int split = mr * nv < 8 ? 2 : 1;
+    const int need =
+        mr * nv * split + 2 + (dot ? 1 : (IsAvx512(key.isa) ? 0 : 1));
+    if (need > regs) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "row tile %d x %d vectors needs %d vector registers, %d exist", mr,
+          nv, need, regs));
+    }
+  }
+  return absl::OkStatus();
+}
+
+W4a16GemvGenerator::W4a16GemvGenerator(const KernelKey& key)
+    : Generator(key.name()),
+      key_(key),
+      vec_(this, IsAvx512(key.isa)),
+      dot_(key.flavor == Flavor::kBf16Dot),
+      lanes_(vec_.lanes32()),
+      nv_(static_cast<int>(key.nr / vec_.lanes32())),
+      nb_(key.nr),
+      groups_(key.k / key.group_size),
+      steps_per_group_(static_cast<int>(key.group_size / (dot_ ? 4 : 2))),
+      out_size_(OutSize(key.out_dtype)) {}
+
+void W4a16GemvGenerator::Generate() {
+  const Xbyak::Reg64 args(kArgs);
+  Preamble();
+  mov(rbp, rsp);
+  if (groups_ > 1) {
+    sub(rsp, static_cast<uint32_t>(key_.mr * nv_ * vec_.bytes()));
+    and_(rsp, -64);
+  }
+  mov(r8, ptr[args + offsetof(W4a16GemvArgs, w)]);
+  mov(r9, ptr[args + offsetof(W4a16GemvArgs, meta)]);
+  mov(r11, ptr[args + offsetof(W4a16GemvArgs, y)]);
+  mov(r12, ptr[args + offsetof(W4a16GemvArgs, block_begin)]);
+  Xbyak::Label block_loop, next_block, done;
+  cmp(r12, ptr[args + offsetof(W4a16GemvArgs, block_end)]);
+  jge(done, T_NEAR);
+
+  L(block_loop);
+  mov(r13, ptr[args + offsetof(W4a16GemvArgs, x)]);
+  mov(r14, ptr[args + offsetof(W4a16GemvArgs, m)]);
+  mov(r15, r11);
+  const int64_t blocks = (key_.n + nb_ - 1) / nb_;
+  const bool has_tail = key_.n % nb_ != 0;
+  if (has_tail) {
+    Xbyak::Label full;
+    cmp(r12, static_cast<uint32_t>(blocks - 1));
+    jne(full, T_NEAR);
+    EmitRowLoop(/*tail=*/true);
+    jmp(next_block, T_NEAR);
+    L(full);
+  }
+  EmitRowLoop(/*tail=*/false);
+
+  L(next_block);
+  const int64_t meta_per_group =
+      nb_ * (key_.weight_type == WeightType::kU4 ? 2 : 1);
+  add(r8, static_cast<uint32_t>(key_.k / 2 * nb_));
+  add(r9, static_cast<uint32_t>(groups_ * meta_per_group * 4));
+  add(r11, static_cast<uint32_t>(nb_ * out_size_));
+  inc(r12);
+  cmp(r12, ptr[args + offsetof(W4a16GemvArgs, block_end)]);
+  jl(block_loop, T_NEAR);
+
+  L(done);
+  mov(rsp, rbp);
+  Postamble();
+  pool_.Emit(this);
+}
+
+void W4a16GemvGenerator::EmitRowLoop(bool tail) {
+  const Xbyak::Reg64 args(kArgs);
+  const int mr_max = key_.mr;
+  // Bytes of packed x per row: K f32, or K/2 bf16 pairs.
+  const int64_t x_row_bytes = dot_ ? key_.k * 2 : key_.k * 4;
+  EmitRowTiles(
+      this, r14, mr_max, [&](int mr) { EmitTile(mr, tail); },
+      [&](int mr) {
+        add(r13, static_cast<uint32_t>(mr * x_row_bytes));
+        mov(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
+        imul(rax, rax, mr);
+        add(r15, rax);
+      });
+}
+
+void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
+  const bool avx512 = vec_.avx512();
+  Plan p;
+  p.mr = mr;
+  p.nv = nv_;
+  p.split = mr * nv_ < 8 ? 2 : 1;
+  int next = mr * nv_ * p.split;
+  p.t0 = next++;
+  p.t1 = next++;
+  if (dot_) {
+    p.table = next++;
+    p.spare = p.table;
+  } else {
+    if (!avx512 && next + 2 * mr + 1 <= vec_.num_regs()) {
+      p.hold_x = true;
+      p.x0 = next;
+      next += 2 * mr;
+      p.spare = p.x0;
+    } else if (!avx512) {
+      p.bcast = next++;
+      p.spare = p.bcast;
+    }
+    if (next < vec_.num_regs()) p.mask = next++;
+    if (key_.weight_type == WeightType::kS4 && next < vec_.num_regs()) {
+      p.zero8 = next++;
+    }
+    if (p.spare < 0) p.spare = next < vec_.num_regs() ? next++ : p.mask;
+  }
+  p.used = next;
+
+  // Constants, reloaded per tile because the stores clobber them.
+  if (p.mask >= 0) vmovups(vec_.Vec(p.mask), pool_.Splat32(0xF));
+  if (p.zero8 >= 0) vmovups(vec_.Vec(p.zero8), pool_.Splat32(8));
+  if (p.table >= 0) {
+    std::array<uint32_t, 16> t;
+    for (int j = 0; j < 16; ++j) {
+      int lo, hi;
+      if (key_.weight_type == WeightType::kS4) {
+        // Index bits above the nibble are those of the next nibble:
+        // entries 16..31 repeat 0..15, so no mask is needed.
+        lo = ((2 * j) & 15) - 8;
+        hi = ((2 * j + 1) & 15) - 8;
+      } else {
+        // Index u + (15 - z) in [0, 30].
+        lo = 2 * j - 15;
+        hi = std::min(2 * j + 1, 30) - 15;
+      }
+      t[j] = Bf16OfInt(lo) | (static_cast<uint32_t>(Bf16OfInt(hi)) << 16);
+    }
+    vmovups(vec_.Vec(p.table), pool_.Table(t));
+  }
+  if (groups_ > 1) {
+    // The cross-group accumulators live on the stack.
+    const Xmm z = vec_.Vec(p.t0);
+    vxorps(z, z, z);
+    for (int i = 0; i < mr * nv_; ++i) {
+      vmovups(ptr[rsp + i * vec_.bytes()], z);
+    }
+  }
+  mov(rax, r8);
+  mov(rbx, r9);
+  mov(rdx, r13);
+  Xbyak::Label group_loop;
+  if (groups_ > 1) {
+    mov(r10, groups_);
+    L(group_loop);
+  }
+  for (int i = 0; i < mr * nv_ * p.split; ++i) {
+    const Xmm a = vec_.Vec(i);
+    if (avx512) {
+      vpxord(a, a, a);
+    } else {
+      vxorps(a, a, a);
+    }
+  }
+  const int unroll = std::min(steps_per_group_, dot_ ? kUnrollDot : kUnrollFma);
+  const int iters = steps_per_group_ / unroll;
+  const int rest = steps_per_group_ % unroll;
+  const int64_t w_step = dot_ ? 2 * nb_ : nb_;
+  const int64_t x_step = 2 * mr * 4;
+  if (iters > 1) {
+    Xbyak::Label loop;
+    mov(rsi, iters);
+    L(loop);
+    EmitSteps(p, unroll, mr);
+    add(rax, static_cast<uint32_t>(unroll * w_step));
+    add(rdx, static_cast<uint32_t>(unroll * x_step));
+    dec(rsi);
+    jnz(loop, T_NEAR);
+  } else {
+    EmitSteps(p, unroll, mr);
+    add(rax, static_cast<uint32_t>(unroll * w_step));
+    add(rdx, static_cast<uint32_t>(unroll * x_step));
+  }
+  if (rest > 0) {
+    EmitSteps(p, rest, mr);
+    add(rax, static_cast<uint32_t>(rest * w_step));
+    add(rdx, static_cast<uint32_t>(rest * x_step));
+  }
+  EmitGroupEnd(p, mr);
+  if (groups_ > 1) {
+    add(rbx, static_cast<uint32_t>(
+                 nb_ * 4 * (key_.weight_type == WeightType::kU4 ? 2 : 1)));
+    dec(r10);
+    jnz(group_loop, T_NEAR);
+  }
+  EmitStores(p, mr, tail);
+}
+
+void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
+  const bool u4 = key_.weight_type == WeightType::kU4;
+  const Xmm t0 = vec_.Vec(p.t0);
+  const Xmm t1 = vec_.Vec(p.t1);
+  // Operands of the FMA decode: constants in registers where the plan found
+  // room, else in the constant pool.
+  const Xmm mask_reg = vec_.Vec(std::max(p.mask, 0));
+  const Xmm zero8_reg = vec_.Vec(std::max(p.zero8, 0));
+  std::optional<Xbyak::Address> mask_mem, zero8_mem;
+  if (!dot_ && p.mask < 0) mask_mem = pool_.Splat32(0xF);
+  if (!dot_ && !u4 && p.zero8 < 0) zero8_mem = pool_.Splat32(8);
+  const Xbyak::Operand* mask =
+      p.mask >= 0 ? static_cast<const Xbyak::Operand*>(&mask_reg)
+                  : (mask_mem ? &*mask_mem : nullptr);
+  const Xbyak::Operand* zero8 =
+      p.zero8 >= 0 ? static_cast<const Xbyak::Operand*>(&zero8_reg)
+                   : (zero8_mem ? &*zero8_mem : nullptr);
+  for (int s = 0; s < steps; ++s) {
+    // x offsets of this step's two k (FMA) or two k pairs (dot) for row r.
+    auto x_even = [&](int r) { return rdx + ((2 * s) * mr + r) * 4; };
+    auto x_odd = [&](int r) { return rdx + ((2 * s + 1) * mr + r) * 4; };
+    if (p.hold_x) {
+      for (int r = 0; r < mr; ++r) {
+        vbroadcastss(vec_.Vec(p.x0 + 2 * r), ptr[x_even(r)]);
+        vbroadcastss(vec_.Vec(p.x0 + 2 * r + 1), ptr[x_odd(r)]);
+      }
+    }
+    for (int v = 0; v < nv_; ++v) {
+      // Zero points of this vector's columns (u4), after the scales.
+      const Xbyak::Address zeros = ptr[rbx + (nb_ + v * lanes_) * 4];
+      if (dot_) {
+        vpmovzxbw(t0, ptr[rax + s * 2 * nb_ + v * 32]);
+        vpsrlw(t1, t0, 4);
+        if (u4) {
+          vec_.And(t0, t0, pool_.Splat16(0x000F));
+          vpaddw(t0, t0, zeros);
+          vpaddw(t1, t1, zeros);
+        }
+        vpermw(t0, t0, vec_.Vec(p.table));
+        vpermw(t1, t1, vec_.Vec(p.table));
+        for (int r = 0; r < mr; ++r) {
+          vdpbf16ps(vec_.Vec(p.Acc(r, v, 0)), t0, ptr_b[x_even(r)]);
+          vdpbf16ps(vec_.Vec(p.Acc(r, v, p.split - 1)), t1, ptr_b[x_odd(r)]);
+        }
+        continue;
+      }
+      const Xbyak::Operand& zero =
+          u4 ? static_cast<const Xbyak::Operand&>(zeros) : *zero8;
+      EmitDecodeNibblePairsF32(this, vec_, ptr[rax + s * nb_ + v * lanes_], t0,
+                               t1, *mask, zero);
+      for (int r = 0; r < mr; ++r) {
+        const Xmm a0 = vec_.Vec(p.Acc(r, v, 0));
+        const Xmm a1 = vec_.Vec(p.Acc(r, v, p.split - 1));
+        if (p.hold_x) {
+          vfmadd231ps(a0, t0, vec_.Vec(p.x0 + 2 * r));
+          vfmadd231ps(a1, t1, vec_.Vec(p.x0 + 2 * r + 1));
+        } else {
+          const Xmm tmp = vec_.Vec(p.bcast >= 0 ? p.bcast : 0);
+          vec_.FmaBroadcast(a0, t0, x_even(r), tmp);
+          vec_.FmaBroadcast(a1, t1, x_odd(r), tmp);
+        }
+      }
+    }
+  }
+}
+
+void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
+  for (int r = 0; r < mr; ++r) {
+    for (int v = 0; v < nv_; ++v) {
+      const Xmm a = vec_.Vec(p.Acc(r, v, 0));
+      if (p.split == 2) vaddps(a, a, vec_.Vec(p.Acc(r, v, 1)));
+      if (groups_ == 1) continue;  // scaled in EmitStores
+      // acc[r][v] += s * group_acc
+      const Xmm t = vec_.Vec(p.t0);
+      const int off = (r * nv_ + v) * vec_.bytes();
+      vmovups(t, ptr[rsp + off]);
+      vfmadd231ps(t, a, ptr[rbx + v * lanes_ * 4]);
+      vmovups(ptr[rsp + off], t);
+    }
+  }
+}
+
+void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
+  const Xbyak::Reg64 args(kArgs);
+  const Xmm val = vec_.Vec(p.t0);
+  const Xmm s1 = vec_.Vec(p.t1);
+  const Xmm s2 = vec_.Vec(p.spare);
+  const int64_t last_cols = key_.n - ((key_.n - 1) / nb_) * nb_;
+  mov(rax, r15);
+  if (key_.bias) {
+    mov(rcx, r12);
+    imul(rcx, rcx, static_cast<int>(nb_ * 4));
+    add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
+  }
+  for (int r = 0; r < mr; ++r) {
+    for (int v = 0; v < nv_; ++v) {
+      int count = lanes_;
+      if (tail) {
+        count = static_cast<int>(
+            std::clamp<int64_t>(last_cols - int64_t{v} * lanes_, 0, lanes_));
+      }
+      if (count == 0) continue;
+      if (groups_ == 1) {
+        vmulps(val, vec_.Vec(p.Acc(r, v, 0)), ptr[rbx + v * lanes_ * 4]);
+      } else {
+        vmovups(val, ptr[rsp + (r * nv_ + v) * vec_.bytes()]);
+      }
+      if (key_.bias) vaddps(val, val, ptr[rcx + v * lanes_ * 4]);
+      if (key_.out_dtype == DType::kF32) {
+        vec_.StoreF32(rax + v * lanes_ * 4, val, count, s1, esi);
+      } else {
+        vec_.StoreBf16(rax + v * lanes_ * 2, val, count, s1, s2, esi, &pool_);
+      }
+    }
+    if (r + 1 < mr) add(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
+  }
+}
+
+}  // namespace w4jit::internal

@@ -1,0 +1,77 @@
+// W4A16 kernel that computes straight from the packed int4 weights
+// (family kW4a16Gemm): for each column block, for each group of rows, it
+// streams the block's nibbles once, turns them into integer values
+// (u - z), multiplies them with x inside a group (f32 FMA, or bf16 pairs
+// with vdpbf16ps) and applies the group scale once per group:
+//   acc += s[g] * sum_{k in g} (u - z) * x[k].
+// The right kernel for small M, where every weight is decoded once per call
+// and the weight stream is the cost; with a large row tile (zmm) it is also
+// the bf16 flavour's kernel for large M.
+//
+// Key: family kW4a16Gemm; isa kAvx2 (ymm) or kAvx512Vnni / kAvx512Bf16
+// (zmm; the bf16 flavour needs kAvx512Bf16); act_dtype f32 for the FMA
+// flavour, bf16 for the dot flavour (the packed-row formats of
+// runtime/w4a16_pack.h); out_dtype; weight_type (u4 reads zero points);
+// flavor; group_size / per_channel; n = N and k = K (tails and loop counts
+// are compiled in); mr = rows per register tile; nr = NB, the packed block
+// width; bias.
+#ifndef W4JIT_JIT_W4A16_GEMV_GENERATOR_H_
+#define W4JIT_JIT_W4A16_GEMV_GENERATOR_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "dispatch/kernel_key.h"
+#include "jit/emit_util.h"
+#include "jit/generator.h"
+
+namespace w4jit::internal {
+
+struct W4a16GemvArgs {
+  const uint8_t* w;      // packed weights of block `block_begin`
+  const uint32_t* meta;  // scales (+ zero points) of block `block_begin`
+  const float* bias;     // padded bias of block 0, or null
+  const void* x;         // packed rows (PackRowsF32 / PackRowsBf16Pairs)
+  void* y;               // y[0][block_begin * NB]
+  int64_t ldy_bytes;
+  int64_t m;  // rows, >= 1
+  int64_t block_begin;
+  int64_t block_end;  // exclusive
+};
+
+class W4a16GemvGenerator final : public Generator {
+ public:
+  using Fn = void (*)(const W4a16GemvArgs*);
+
+  // Checks that the key describes a kernel this generator can emit
+  // (register budget, group and K divisibility, flavour vs ISA).
+  static absl::Status Check(const KernelKey& key);
+
+  explicit W4a16GemvGenerator(const KernelKey& key);
+
+ protected:
+  void Generate() override;
+
+ private:
+  struct Plan;
+  void EmitRowLoop(bool tail);
+  void EmitTile(int mr, bool tail);
+  void EmitSteps(const Plan& plan, int steps, int mr);
+  void EmitGroupEnd(const Plan& plan, int mr);
+  void EmitStores(const Plan& plan, int mr, bool tail);
+
+  KernelKey key_;
+  VecEmitter vec_;
+  ConstPool pool_;
+  bool dot_;  // bf16-dot flavour
+  int lanes_;
+  int nv_;
+  int64_t nb_;
+  int64_t groups_;
+  int steps_per_group_;  // k pairs (FMA) or k quads (dot) per group
+  int out_size_;
+};
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_JIT_W4A16_GEMV_GENERATOR_H_

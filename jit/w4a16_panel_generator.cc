@@ -1,0 +1,168 @@
+#include "jit/w4a16_panel_generator.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "absl/strings/str_format.h"
+
+namespace w4jit::internal {
+namespace {
+
+using Xbyak::Xmm;
+using Xbyak::util::ptr;
+
+bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
+
+// Register roles. rdi: args; r8: flags; r9: bytes per packed row; r12:
+// scratch tile of the current row group; r13: packed rows of the current
+// row group (k = 0); r14: rows left; r15: y of the current row group; rbx:
+// panel walker; rdx: packed-row walker; rsi: k-loop counter, then the mask
+// GPR of the stores; rax: y row walker; rcx: bias.
+
+}  // namespace
+
+absl::Status W4a16PanelGenerator::Check(const KernelKey& key) {
+  if (key.family != KernelFamily::kW4a16Panel ||
+      key.flavor != Flavor::kF32Fma || key.isa < IsaTier::kAvx2 ||
+      key.act_dtype != DType::kF32) {
+    return absl::InvalidArgumentError("not an f32 W4A16 panel key");
+  }
+  if (key.out_dtype != DType::kF32 && key.out_dtype != DType::kBF16) {
+    return absl::InvalidArgumentError("output must be f32 or bf16");
+  }
+  const int lanes = IsAvx512(key.isa) ? 16 : 8;
+  if (key.nr <= 0 || key.nr % lanes != 0 || key.k < key.nr || key.n <= 0 ||
+      key.n > key.nr || key.mr <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bad panel tile: nr %d, stride %d, columns %d, mr %d",
+                        key.nr, key.k, key.n, key.mr));
+  }
+  const int nv = static_cast<int>(key.nr / lanes);
+  // Accumulators, one panel row, one broadcast; the bf16 stores need two
+  // temporaries besides the value.
+  const int need = key.mr * nv + std::max(nv + 1, 2);
+  if (need > (IsAvx512(key.isa) ? 32 : 16)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tile %d x %d vectors needs %d vector registers", key.mr, nv, need));
+  }
+  return absl::OkStatus();
+}
+
+W4a16PanelGenerator::W4a16PanelGenerator(const KernelKey& key)
+    : Generator(key.name()),
+      key_(key),
+      vec_(this, IsAvx512(key.isa)),
+      lanes_(vec_.lanes32()),
+      nv_(static_cast<int>(key.nr / vec_.lanes32())),
+      stride_(key.k) {}
+
+void W4a16PanelGenerator::Generate() {
+  const Xbyak::Reg64 args(kArg1);
+  Preamble();
+  mov(r8, ptr[args + offsetof(W4a16PanelArgs, flags)]);
+  mov(r9, ptr[args + offsetof(W4a16PanelArgs, a_row_bytes)]);
+  mov(r12, ptr[args + offsetof(W4a16PanelArgs, acc)]);
+  mov(r13, ptr[args + offsetof(W4a16PanelArgs, a)]);
+  mov(r14, ptr[args + offsetof(W4a16PanelArgs, m)]);
+  mov(r15, ptr[args + offsetof(W4a16PanelArgs, y)]);
+
+  EmitRowTiles(
+      this, r14, key_.mr, [&](int mr) { EmitTile(mr); },
+      [&](int mr) {
+        imul(rax, r9, mr);
+        add(r13, rax);
+        add(r12, static_cast<uint32_t>(mr * stride_ * 4));
+        mov(rax, ptr[args + offsetof(W4a16PanelArgs, ldy_bytes)]);
+        imul(rax, rax, mr);
+        add(r15, rax);
+      });
+  Postamble();
+  pool_.Emit(this);
+}
+
+void W4a16PanelGenerator::EmitTile(int mr) {
+  const Xbyak::Reg64 args(kArg1);
+  const bool avx512 = vec_.avx512();
+  auto acc = [&](int r, int v) { return vec_.Vec(r * nv_ + v); };
+  auto scratch = [&](int r, int v) {
+    return ptr[r12 + (r * stride_ + v * lanes_) * 4];
+  };
+  Xbyak::Label zero_init, init_done, final_store, stored, kloop;
+  test(r8, W4a16PanelArgs::kLoadAcc);
+  jz(zero_init, T_NEAR);
+  for (int r = 0; r < mr; ++r) {
+    for (int v = 0; v < nv_; ++v) vmovups(acc(r, v), scratch(r, v));
+  }
+  jmp(init_done, T_NEAR);
+  L(zero_init);
+  for (int r = 0; r < mr; ++r) {
+    for (int v = 0; v < nv_; ++v) {
+      if (avx512) {
+        vpxord(acc(r, v), acc(r, v), acc(r, v));
+      } else {
+        vxorps(acc(r, v), acc(r, v), acc(r, v));
+      }
+    }
+  }
+  L(init_done);
+
+  mov(rdx, ptr[args + offsetof(W4a16PanelArgs, k0)]);
+  imul(rdx, rdx, mr * 4);
+  add(rdx, r13);
+  mov(rbx, ptr[args + offsetof(W4a16PanelArgs, panel)]);
+  mov(rsi, ptr[args + offsetof(W4a16PanelArgs, kc)]);
+  shr(rsi, 1);
+  L(kloop);
+  EmitK(mr, 0);
+  EmitK(mr, 1);
+  add(rbx, static_cast<uint32_t>(2 * stride_ * 4));
+  add(rdx, 2 * mr * 4);
+  dec(rsi);
+  jnz(kloop, T_NEAR);
+
+  test(r8, W4a16PanelArgs::kFinal);
+  jnz(final_store, T_NEAR);
+  for (int r = 0; r < mr; ++r) {
+    for (int v = 0; v < nv_; ++v) vmovups(scratch(r, v), acc(r, v));
+  }
+  jmp(stored, T_NEAR);
+
+  L(final_store);
+  const int first_free = mr * nv_;
+  const Xmm t0 = vec_.Vec(first_free);
+  const Xmm t1 = vec_.Vec(first_free + 1);
+  mov(rax, r15);
+  if (key_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
+  for (int r = 0; r < mr; ++r) {
+    for (int v = 0; v < nv_; ++v) {
+      const int count = static_cast<int>(
+          std::clamp<int64_t>(key_.n - int64_t{v} * lanes_, 0, lanes_));
+      if (count == 0) continue;
+      const Xmm val = acc(r, v);
+      if (key_.bias) vaddps(val, val, ptr[rcx + v * lanes_ * 4]);
+      if (key_.out_dtype == DType::kF32) {
+        vec_.StoreF32(rax + v * lanes_ * 4, val, count, t0, esi);
+      } else {
+        vec_.StoreBf16(rax + v * lanes_ * 2, val, count, t0, t1, esi, &pool_);
+      }
+    }
+    if (r + 1 < mr) add(rax, ptr[args + offsetof(W4a16PanelArgs, ldy_bytes)]);
+  }
+  L(stored);
+}
+
+void W4a16PanelGenerator::EmitK(int mr, int k) {
+  const int b0 = mr * nv_;
+  const Xmm bcast = vec_.Vec(b0 + nv_);
+  for (int v = 0; v < nv_; ++v) {
+    vmovups(vec_.Vec(b0 + v), ptr[rbx + (k * stride_ + v * lanes_) * 4]);
+  }
+  for (int r = 0; r < mr; ++r) {
+    vbroadcastss(bcast, ptr[rdx + (k * mr + r) * 4]);
+    for (int v = 0; v < nv_; ++v) {
+      vfmadd231ps(vec_.Vec(r * nv_ + v), vec_.Vec(b0 + v), bcast);
+    }
+  }
+}
+
+}  // namespace w4jit::internal

@@ -1,0 +1,67 @@
+// W4A16 panel microkernel (family kW4a16Panel): an MR x NR f32 FMA tile
+// over a dequantized panel (W4a16DequantGenerator) for all rows of an M
+// block, accumulating over one K block. Partial sums of earlier K blocks
+// come from, and go back to, an f32 scratch tile; the last K block adds the
+// bias and writes y in its dtype.
+//
+// Key: family kW4a16Panel; isa (ymm for kAvx2, zmm above); flavor kF32Fma;
+// act_dtype f32 (PackRowsF32 rows); out_dtype; bias; mr = rows per
+// register tile (the last M % mr rows get a tile of their own height);
+// nr = tile width in columns (a multiple of the vector width); k = NB, the
+// row stride in columns of the panel and of the scratch tile; n = columns
+// of the tile that exist in y (nr, or fewer for the layer's last columns):
+// nothing past them is written.
+#ifndef W4JIT_JIT_W4A16_PANEL_GENERATOR_H_
+#define W4JIT_JIT_W4A16_PANEL_GENERATOR_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "dispatch/kernel_key.h"
+#include "jit/emit_util.h"
+#include "jit/generator.h"
+
+namespace w4jit::internal {
+
+struct W4a16PanelArgs {
+  enum Flags : int64_t {
+    kLoadAcc = 1,  // start from the scratch tile (not from zero)
+    kFinal = 2,    // last K block: add bias, write y (not the scratch)
+  };
+  const float* a;       // PackRowsF32 rows of the M block, at k = 0
+  int64_t a_row_bytes;  // K * 4: a group of r packed rows spans r * this
+  int64_t k0;           // first k of this K block
+  int64_t kc;           // k in this K block: even, >= 2
+  const float* panel;   // [kc][NB] f32 at the tile's first column
+  int64_t m;            // rows of the M block, >= 1
+  float* acc;           // scratch [m][NB] f32 at the tile's first column
+  void* y;              // y at (first row, tile's first column)
+  int64_t ldy_bytes;
+  const float* bias;  // padded bias at the tile's first column, or null
+  int64_t flags;
+};
+
+class W4a16PanelGenerator final : public Generator {
+ public:
+  using Fn = void (*)(const W4a16PanelArgs*);
+  static absl::Status Check(const KernelKey& key);
+  explicit W4a16PanelGenerator(const KernelKey& key);
+
+ protected:
+  void Generate() override;
+
+ private:
+  void EmitTile(int mr);
+  void EmitK(int mr, int k);
+
+  KernelKey key_;
+  VecEmitter vec_;
+  ConstPool pool_;
+  int lanes_;
+  int nv_;
+  int64_t stride_;  // NB
+};
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_JIT_W4A16_PANEL_GENERATOR_H_

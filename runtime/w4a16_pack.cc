@@ -1,0 +1,134 @@
+#include "runtime/w4a16_pack.h"
+
+#include <cstring>
+
+#include "runtime/numeric.h"
+
+namespace w4jit::internal {
+namespace {
+
+// Nibble of column n (global), k; padded columns hold the zero point, so
+// they contribute exactly zero.
+uint8_t NibbleAt(const CanonicalWeights& w, int64_t n, int64_t k) {
+  if (n >= w.n) return w.asymmetric ? 0 : 8;
+  return w.U(n, k);
+}
+
+void PackBlockF32Fma(const CanonicalWeights& w, const W4a16Layout& l,
+                     int64_t n0, uint8_t* out) {
+  const int64_t nb = l.block_n();
+  for (int64_t p = 0; p < l.k / 2; ++p) {
+    for (int64_t j = 0; j < nb; ++j) {
+      out[p * nb + j] = static_cast<uint8_t>(
+          NibbleAt(w, n0 + j, 2 * p) | (NibbleAt(w, n0 + j, 2 * p + 1) << 4));
+    }
+  }
+}
+
+void PackBlockBf16Dot(const CanonicalWeights& w, const W4a16Layout& l,
+                      int64_t n0, uint8_t* out) {
+  const int64_t nb = l.block_n();
+  for (int64_t q = 0; q < l.k / 4; ++q) {
+    uint8_t* quad = out + q * 2 * nb;
+    for (int v = 0; v < l.nv; ++v) {
+      for (int c = 0; c < l.lanes; ++c) {
+        const int64_t n = n0 + int64_t{v} * l.lanes + c;
+        for (int e = 0; e < 2; ++e) {
+          quad[v * 2 * l.lanes + 2 * c + e] = static_cast<uint8_t>(
+              NibbleAt(w, n, 4 * q + e) | (NibbleAt(w, n, 4 * q + 2 + e) << 4));
+        }
+      }
+    }
+  }
+}
+
+uint32_t FloatBits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+}  // namespace
+
+W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
+                             const W4a16Layout& layout) {
+  W4a16Packed p;
+  p.layout = layout;
+  const int64_t nb = layout.block_n();
+  const int64_t blocks = layout.blocks();
+  const int64_t groups = layout.groups();
+  p.weights.resize(static_cast<size_t>(blocks * layout.block_weight_bytes()));
+  p.meta.resize(static_cast<size_t>(blocks * layout.block_meta_elems()));
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint8_t* wb = p.weights.data() + b * layout.block_weight_bytes();
+    if (layout.flavor == Flavor::kBf16Dot) {
+      PackBlockBf16Dot(w, layout, b * nb, wb);
+    } else {
+      PackBlockF32Fma(w, layout, b * nb, wb);
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      uint32_t* meta = p.meta.data() + b * layout.block_meta_elems() +
+                       g * layout.group_meta_elems();
+      for (int64_t j = 0; j < nb; ++j) {
+        const int64_t n = b * nb + j;
+        meta[j] = FloatBits(n < w.n ? w.S(n, g) : 0.0f);
+        if (!layout.asymmetric) continue;
+        const uint32_t z = n < w.n ? w.Z(n, g) : 0;
+        meta[nb + j] =
+            layout.flavor == Flavor::kBf16Dot ? (15 - z) * 0x10001u : z;
+      }
+    }
+  }
+  if (!w.bias.empty()) {
+    p.bias.assign(static_cast<size_t>(blocks * nb), 0.0f);
+    std::memcpy(p.bias.data(), w.bias.data(), w.bias.size() * sizeof(float));
+  }
+  return p;
+}
+
+void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
+                 int64_t k, int mr, float* out) {
+  for (int64_t g0 = 0; g0 < m; g0 += mr) {
+    const int64_t rows = m - g0 < mr ? m - g0 : mr;
+    float* group = out + g0 * k;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t row = (g0 + r) * ldx;
+      if (act_dtype == DType::kF32) {
+        const float* src = static_cast<const float*>(x) + row;
+        for (int64_t i = 0; i < k; ++i) group[i * rows + r] = src[i];
+      } else {
+        const uint16_t* src = static_cast<const uint16_t*>(x) + row;
+        for (int64_t i = 0; i < k; ++i) {
+          group[i * rows + r] = Bf16ToF32(src[i]);
+        }
+      }
+    }
+  }
+}
+
+void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
+                       int64_t k, int mr, uint32_t* out) {
+  const int64_t pairs = k / 2;
+  for (int64_t g0 = 0; g0 < m; g0 += mr) {
+    const int64_t rows = m - g0 < mr ? m - g0 : mr;
+    uint32_t* group = out + g0 * pairs;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t row = (g0 + r) * ldx;
+      for (int64_t p = 0; p < pairs; ++p) {
+        uint16_t lo, hi;
+        if (act_dtype == DType::kF32) {
+          const float* src = static_cast<const float*>(x) + row;
+          lo = F32ToBf16(src[2 * p]);
+          hi = F32ToBf16(src[2 * p + 1]);
+        } else {
+          const uint16_t* src = static_cast<const uint16_t*>(x) + row;
+          lo = src[2 * p];
+          hi = src[2 * p + 1];
+        }
+        group[p * rows + r] = lo | (static_cast<uint32_t>(hi) << 16);
+      }
+    }
+  }
+}
+
+}  // namespace w4jit::internal
