@@ -1,0 +1,313 @@
+#include "jit/act_quantizer_generator.h"
+
+#include <array>
+#include <cstddef>
+
+#include "absl/strings/str_cat.h"
+#include "dispatch/kernel_cache.h"
+
+namespace w4jit::internal {
+namespace {
+
+using Xbyak::Address;
+using Xbyak::Opmask;
+using Xbyak::Xmm;
+
+int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+constexpr uint32_t kF32Bits1e10 = 0x2EDBE6FF;  // 1e-10f
+constexpr uint32_t kF32Bits127 = 0x42FE0000;   // 127.0f
+constexpr uint32_t kF32QuietNan = 0x7FC00000;
+constexpr uint32_t kF32ExpAllOnes = 0x7F800000;  // Inf; NaN is above
+
+}  // namespace
+
+int64_t QaRowStride(int64_t k) { return RoundUp(k, 64) + 64; }
+int64_t SumsRowStride(int64_t groups) { return RoundUp(groups * 4, 64); }
+
+KernelKey ActQuantKey(const ActQuantConfig& c) {
+  KernelKey key;
+  key.family = KernelFamily::kQuantizer;
+  key.isa =
+      c.isa >= IsaTier::kAvx512Vnni ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  key.act_dtype = c.act_dtype;
+  key.out_dtype = c.act_dtype;  // unused by the quantizer: kept canonical
+  key.group_size = c.group_size;
+  key.per_channel = c.group_size == c.k;
+  key.k = c.k;
+  return key;
+}
+
+ActQuantizerGenerator::ActQuantizerGenerator(const ActQuantConfig& config)
+    : Generator(ActQuantKey(config).name(), 64 * 1024),
+      cfg_(config),
+      vec_(this, config.isa >= IsaTier::kAvx512Vnni),
+      elem_bytes_(config.act_dtype == DType::kF32 ? 4 : 2),
+      groups_(config.k / config.group_size) {}
+
+// Register plan (System V; Preamble saves the callee-saved ones):
+//   rsi x row, rdx ldx, rcx rows left, r8 qa row, r9 sa, r10 sums row,
+//   r11 x cursor, r12 qa cursor, r13 sums cursor, r14 group counter,
+//   rbx chunk counter, rax scratch.
+//   v4 abs mask, v5 sa, v6 group sum, v7 +127, v8 -127,
+//   v13 / v14 AVX2 lane masks for the row tail / group tail (f32 only),
+//   k1 / k2 the same for AVX-512; v0-v3, v9-v12 temporaries.
+void ActQuantizerGenerator::Generate() {
+  const Xmm v_abs = vec_.Vec(4), v_sa = vec_.Vec(5), v_pos = vec_.Vec(7),
+            v_neg = vec_.Vec(8);
+  Preamble();
+  mov(rsi, ptr[rdi + offsetof(ActQuantArgs, x)]);
+  mov(rdx, ptr[rdi + offsetof(ActQuantArgs, ldx_bytes)]);
+  mov(rcx, ptr[rdi + offsetof(ActQuantArgs, rows)]);
+  mov(r8, ptr[rdi + offsetof(ActQuantArgs, qa)]);
+  mov(r9, ptr[rdi + offsetof(ActQuantArgs, sa)]);
+  mov(r10, ptr[rdi + offsetof(ActQuantArgs, sums)]);
+  vmovups(v_abs, pool_.Splat32(0x7FFFFFFF));
+  vmovups(v_pos, pool_.Splat32(127));
+  vmovups(v_neg, pool_.Splat32(static_cast<uint32_t>(-127)));
+
+  const int lanes = vec_.lanes32();
+  const int row_tail = static_cast<int>(cfg_.k % lanes);
+  const int group_tail = static_cast<int>(cfg_.group_size % lanes);
+  if (vec_.avx512()) {
+    mov(eax, (1u << row_tail) - 1);
+    kmovw(k1, eax);
+    mov(eax, (1u << group_tail) - 1);
+    kmovw(k2, eax);
+  } else {
+    vmovups(vec_.Vec(13), LaneMask(row_tail));
+    vmovups(vec_.Vec(14), LaneMask(group_tail));
+  }
+
+  Xbyak::Label row_loop, non_finite, next_row;
+  L(row_loop);
+  EmitAbsMax();
+  cmp(eax, kF32ExpAllOnes);
+  jae(non_finite, T_NEAR);
+  // sa = max(amax, 1e-10f) / 127.0f, in f32 exactly as the reference.
+  vmovd(xmm9, eax);
+  vmaxss(xmm9, xmm9, pool_.Splat32(kF32Bits1e10));
+  vdivss(xmm9, xmm9, pool_.Splat32(kF32Bits127));
+  vmovss(ptr[r9], xmm9);
+  vbroadcastss(v_sa, xmm9);
+  EmitQuantizeGroups();
+  // r12 is now qa + K: zero the bytes up to RoundUp(K, 4) that the last
+  // chunk store may not have reached (group tails shorter than K's tail).
+  if (cfg_.k % 4 != 0) mov(dword[r12], 0);
+  jmp(next_row, T_NEAR);
+
+  L(non_finite);
+  EmitNonFiniteRow();
+
+  L(next_row);
+  add(rsi, rdx);
+  add(r8, QaRowStride(cfg_.k));
+  add(r9, 4);
+  add(r10, SumsRowStride(groups_));
+  dec(rcx);
+  jnz(row_loop, T_NEAR);
+  Postamble();
+  pool_.Emit(this);
+}
+
+Xbyak::Address ActQuantizerGenerator::LaneMask(int count) {
+  std::array<uint32_t, 16> data{};
+  for (int i = 0; i < count; ++i) data[i] = 0xFFFFFFFF;
+  return pool_.Table(data);
+}
+
+void ActQuantizerGenerator::LoadF32(const Xmm& v, const Xbyak::RegExp& at,
+                                    int count, const Opmask& kmask,
+                                    const Xmm& vmask) {
+  const Address addr = ptr[at];
+  const int lanes = vec_.lanes32();
+  const bool partial = count < lanes;
+  if (cfg_.act_dtype == DType::kF32) {
+    if (!partial) {
+      vmovups(v, addr);
+    } else if (vec_.avx512()) {
+      vmovups(v | kmask | T_z, addr);  // masked lanes are not read
+    } else {
+      vmaskmovps(v, vmask, addr);  // likewise
+    }
+    return;
+  }
+  // bf16: widen the 16-bit patterns to the high half of each dword.
+  if (!partial) {
+    vpmovzxwd(v, addr);
+  } else if (vec_.avx512()) {
+    const Xbyak::Ymm half(v.getIdx());
+    vmovdqu16(half | kmask | T_z, addr);
+    vpmovzxwd(v, half);
+  } else {
+    // No 16-bit masked load in AVX2: insert the few tail words one by one.
+    const Xmm x(v.getIdx());
+    vpxor(x, x, x);
+    for (int i = 0; i < count; ++i) vpinsrw(x, x, ptr[at + 2 * i], i);
+    vpmovzxwd(v, x);
+  }
+  vpslld(v, v, 16);
+}
+
+void ActQuantizerGenerator::EmitAbsMax() {
+  const int lanes = vec_.lanes32();
+  const int64_t full = cfg_.k / lanes;
+  const int64_t unrolled = full / 4;
+  const int rest = static_cast<int>(full % 4);
+  const int tail = static_cast<int>(cfg_.k % lanes);
+  const int step = lanes * elem_bytes_;
+  const Xmm v_abs = vec_.Vec(4);
+  // (VEX xor of the xmm clears the whole register at either width.)
+  for (int u = 0; u < 4; ++u) vpxor(Xmm(u), Xmm(u), Xmm(u));
+  mov(r11, rsi);
+  auto one = [&](int u, int offset, int count) {
+    const Xmm t = vec_.Vec(9 + u);
+    LoadF32(t, r11 + offset, count, k1, vec_.Vec(13));
+    vec_.And(t, t, v_abs);
+    vpmaxsd(vec_.Vec(u), vec_.Vec(u),
+            t);  // patterns are >= 0: a signed max works
+  };
+  if (unrolled > 0) {
+    Xbyak::Label loop;
+    mov(rbx, unrolled);
+    L(loop);
+    for (int u = 0; u < 4; ++u) one(u, u * step, lanes);
+    add(r11, 4 * step);
+    dec(rbx);
+    jnz(loop, T_NEAR);
+  }
+  for (int u = 0; u < rest; ++u) one(u, u * step, lanes);
+  if (tail > 0) one(3, rest * step, tail);
+  vpmaxsd(vec_.Vec(0), vec_.Vec(0), vec_.Vec(1));
+  vpmaxsd(vec_.Vec(2), vec_.Vec(2), vec_.Vec(3));
+  vpmaxsd(vec_.Vec(0), vec_.Vec(0), vec_.Vec(2));
+  ReduceLanes(0, 1, /*max=*/true);
+  vmovd(eax, xmm0);
+}
+
+void ActQuantizerGenerator::ReduceLanes(int v, int t, bool max) {
+  auto op = [&](const Xmm& d, const Xmm& a, const Xmm& b) {
+    if (max) {
+      vpmaxsd(d, a, b);
+    } else {
+      vpaddd(d, a, b);
+    }
+  };
+  const Xbyak::Ymm yv(v), yt(t);
+  const Xmm xv(v), xt(t);
+  if (vec_.avx512()) {
+    vextracti64x4(yt, Xbyak::Zmm(v), 1);
+    op(yv, yv, yt);
+  }
+  vextracti128(xt, yv, 1);
+  op(xv, xv, xt);
+  vpshufd(xt, xv, 0x4E);
+  op(xv, xv, xt);
+  vpshufd(xt, xv, 0xB1);
+  op(xv, xv, xt);
+}
+
+// One chunk of up to `lanes` values at r11 -> int8 at r12, summed into v6.
+// `slot` picks independent temporaries so unrolled chunks overlap.
+void ActQuantizerGenerator::EmitChunk(int slot, int count, const Opmask& kmask,
+                                      const Xmm& vmask) {
+  const int lanes = vec_.lanes32();
+  const Xmm a = vec_.Vec(slot), b = vec_.Vec(9 + slot);
+  const int x_off = slot * lanes * elem_bytes_;
+  const int q_off = slot * lanes;
+  LoadF32(a, r11 + x_off, count, kmask, vmask);
+  vdivps(a, a, vec_.Vec(5));
+  vcvtps2dq(a, a);  // default MXCSR: round half to even
+  vpminsd(a, a, vec_.Vec(7));
+  vpmaxsd(a, a, vec_.Vec(8));
+  vpaddd(vec_.Vec(6), vec_.Vec(6), a);
+  if (vec_.avx512()) {
+    vpmovsdb(ptr[r12 + q_off], a);  // 16 bytes; masked lanes are 0
+  } else {
+    const Xmm xa(a.getIdx()), xb(b.getIdx());
+    vextracti128(xb, Xbyak::Ymm(a.getIdx()), 1);
+    vpackssdw(xa, xa, xb);
+    vpacksswb(xa, xa, xa);
+    vmovq(ptr[r12 + q_off], xa);  // 8 bytes; masked lanes are 0
+  }
+}
+
+void ActQuantizerGenerator::EmitQuantizeGroups() {
+  const int lanes = vec_.lanes32();
+  const int64_t full = cfg_.group_size / lanes;
+  const int64_t unrolled = full / 4;
+  const int rest = static_cast<int>(full % 4);
+  const int tail = static_cast<int>(cfg_.group_size % lanes);
+  mov(r11, rsi);
+  mov(r12, r8);
+  mov(r13, r10);
+  mov(r14, groups_);
+  Xbyak::Label group_loop;
+  L(group_loop);
+  vpxor(xmm6, xmm6, xmm6);
+  if (unrolled > 0) {
+    Xbyak::Label loop;
+    mov(rbx, unrolled);
+    L(loop);
+    for (int u = 0; u < 4; ++u) EmitChunk(u, lanes, k2, vec_.Vec(14));
+    add(r11, 4 * lanes * elem_bytes_);
+    add(r12, 4 * lanes);
+    dec(rbx);
+    jnz(loop, T_NEAR);
+  }
+  for (int u = 0; u < rest; ++u) EmitChunk(u, lanes, k2, vec_.Vec(14));
+  if (rest > 0) {
+    add(r11, rest * lanes * elem_bytes_);
+    add(r12, rest * lanes);
+  }
+  if (tail > 0) {
+    // The store writes a full chunk: bytes past the group are zeros that
+    // the next group overwrites, or the row padding the kernels rely on.
+    EmitChunk(0, tail, k2, vec_.Vec(14));
+    add(r11, tail * elem_bytes_);
+    add(r12, tail);
+  }
+  ReduceLanes(6, 9, /*max=*/false);  // -> sums[g]
+  vmovd(ptr[r13], xmm6);
+  add(r13, 4);
+  dec(r14);
+  jnz(group_loop, T_NEAR);
+}
+
+// NaN or Inf in the row: sa = NaN, qa and sums all 0 (so the GEMM yields
+// 0 * NaN = NaN for the whole row, and nothing else is disturbed).
+void ActQuantizerGenerator::EmitNonFiniteRow() {
+  mov(dword[r9], kF32QuietNan);
+  const Xmm zero = vec_.Vec(9);
+  vpxor(xmm9, xmm9, xmm9);
+  Xbyak::Label qa_loop, sum_loop;
+  mov(rax, r8);
+  mov(rbx, (cfg_.k + vec_.bytes() - 1) / vec_.bytes());
+  L(qa_loop);
+  vmovups(ptr[rax], zero);
+  add(rax, vec_.bytes());
+  dec(rbx);
+  jnz(qa_loop, T_NEAR);
+  mov(rax, r10);
+  mov(rbx, groups_);
+  L(sum_loop);
+  mov(dword[rax], 0);
+  add(rax, 4);
+  dec(rbx);
+  jnz(sum_loop, T_NEAR);
+}
+
+absl::StatusOr<const Generator*> GetActQuantizer(const ActQuantConfig& c) {
+  if (c.k <= 0 || c.group_size <= 0 || c.k % c.group_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "quantizer: group ", c.group_size, " does not divide K = ", c.k));
+  }
+  if (c.act_dtype != DType::kF32 && c.act_dtype != DType::kBF16) {
+    return absl::InvalidArgumentError("quantizer: x must be bf16 or f32");
+  }
+  return GetOrCreateKernel(ActQuantKey(c), [c] {
+    return std::make_unique<ActQuantizerGenerator>(c);
+  });
+}
+
+}  // namespace w4jit::internal

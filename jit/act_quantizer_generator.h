@@ -1,0 +1,87 @@
+// The DA8W4 activation quantizer, JIT-emitted per (ISA, activation dtype,
+// K, group size). For each row of x it computes, exactly as
+// shared/design/numerics.md and internal::QuantizeRowRef define:
+//   sa    = max(amax, 1e-10) / 127            (f32; NaN for a row with NaN/Inf)
+//   qa[k] = clamp(rne(x[k] / sa), -127, 127)  (int8; all 0 for such a row)
+//   sums[g] = sum of qa over group g           (int32; all 0 for such a row)
+// Pass 1 takes the maximum of the integer patterns bits & 0x7FFFFFFF, which
+// is amax for a finite row and >= 0x7F800000 if the row holds NaN or Inf.
+// Pass 2 (over the row again, now L1-resident) divides (vdivps, a true
+// division), rounds with vcvtps2dq under the default MXCSR (round half to
+// even), clamps, packs to int8 and sums per group.
+#ifndef W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
+#define W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "dispatch/cpu_profile.h"
+#include "dispatch/kernel_key.h"
+#include "jit/emit_util.h"
+#include "jit/generator.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::internal {
+
+// Layout of the quantized activations, shared with the GEMM kernels (which
+// bake these strides in). A qa row holds K int8 values followed by zeros up
+// to at least RoundUp(K, 4), and has room for one full vector store past K.
+int64_t QaRowStride(int64_t k);         // bytes, multiple of 64
+int64_t SumsRowStride(int64_t groups);  // bytes, multiple of 64
+
+struct ActQuantArgs {
+  const void* x;      // row 0 of x (act dtype)
+  int64_t ldx_bytes;  // distance between rows of x
+  int64_t rows;       // >= 1
+  int8_t* qa;         // [rows][QaRowStride(k)]
+  float* sa;          // [rows]
+  int32_t* sums;      // [rows][SumsRowStride(groups) / 4]
+};
+using ActQuantFn = void (*)(const ActQuantArgs*);
+
+struct ActQuantConfig {
+  IsaTier isa = IsaTier::kAvx2;  // >= kAvx512Vnni: zmm code
+  DType act_dtype = DType::kBF16;
+  int64_t k = 0;
+  int64_t group_size = 0;  // resolved: K for per-channel; any value >= 1
+                           // dividing K
+};
+
+KernelKey ActQuantKey(const ActQuantConfig& config);
+
+class ActQuantizerGenerator : public Generator {
+ public:
+  explicit ActQuantizerGenerator(const ActQuantConfig& config);
+
+ protected:
+  void Generate() override;
+
+ private:
+  // Loads chunk `lanes` values of x at `addr` as f32 into `v`; lanes past
+  // `count` (< lanes) read as 0 and their memory is never touched.
+  void LoadF32(const Xbyak::Xmm& v, const Xbyak::RegExp& at, int count,
+               const Xbyak::Opmask& kmask, const Xbyak::Xmm& vmask);
+  void EmitAbsMax();          // pass 1 -> eax
+  void EmitQuantizeGroups();  // pass 2
+  void EmitChunk(int slot, int count, const Xbyak::Opmask& kmask,
+                 const Xbyak::Xmm& vmask);
+  void EmitNonFiniteRow();
+  // Lane 0 of vector register v <- max (or sum) of its 32-bit lanes; t is
+  // clobbered.
+  void ReduceLanes(int v, int t, bool max);
+  // All-ones in 32-bit lanes [0, count), zeros above (AVX2 masked loads).
+  Xbyak::Address LaneMask(int count);
+
+  const ActQuantConfig cfg_;
+  VecEmitter vec_;
+  const int elem_bytes_;
+  const int64_t groups_;
+  ConstPool pool_;
+};
+
+// The quantizer for `config` from the process-wide kernel cache.
+absl::StatusOr<const Generator*> GetActQuantizer(const ActQuantConfig& config);
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_

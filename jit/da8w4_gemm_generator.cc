@@ -1,0 +1,379 @@
+#include "jit/da8w4_gemm_generator.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "dispatch/kernel_cache.h"
+#include "jit/act_quantizer_generator.h"
+
+namespace w4jit::internal {
+namespace {
+
+using Xbyak::Xmm;
+
+bool IsAvx512(IsaTier isa) { return isa >= IsaTier::kAvx512Vnni; }
+
+// Register plan (vector registers; GPRs are described at Generate()):
+//   AVX2:    acc[0, nacc) int16 accumulators, then wl, wh, b (broadcast
+//            qa), t; 0x0F mask and int16 ones come from memory operands.
+//   AVX-512: acc[0, nacc) int32 accumulators, then wl, wh, t; the 0x0F
+//            mask lives in zmm31.
+// So nacc = 2 * mr * nblk <= 12 (AVX2) or <= 28 (AVX-512).
+constexpr int kAvx512MaskReg = 31;
+
+}  // namespace
+
+int Da8w4MaxTileBlocks(IsaTier isa) { return IsAvx512(isa) ? 14 : 6; }
+
+absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
+  const Da8w4Layout& lay = c.layout;
+  const bool avx512 = IsAvx512(c.isa);
+  if (c.isa < IsaTier::kAvx2) {
+    return absl::InvalidArgumentError("DA8W4 kernels need AVX2 or AVX-512");
+  }
+  if (lay.lanes != (avx512 ? 16 : 8)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "layout lanes ", lay.lanes, " do not match ", ToString(c.isa)));
+  }
+  if (lay.n <= 0 || lay.k <= 0 || lay.group_size <= 0 ||
+      lay.k % lay.group_size != 0) {
+    return absl::InvalidArgumentError("bad DA8W4 layout shape");
+  }
+  if (lay.groups() > 1 && lay.group_size % 4 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group ", lay.group_size, " is not a multiple of 4"));
+  }
+  if (c.mr < 1 || c.nblk < 1 || c.mr * c.nblk > Da8w4MaxTileBlocks(c.isa)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tile ", c.mr, "x", c.nblk, " blocks does not fit the registers of ",
+        ToString(c.isa)));
+  }
+  const int max_chunk = avx512 ? 32 : 8;  // AVX2: the int16 bound
+  if (c.chunk_quads < 1 || c.chunk_quads > max_chunk) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "chunk of ", c.chunk_quads, " quads not in [1, ", max_chunk, "]"));
+  }
+  if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
+    return absl::InvalidArgumentError("output must be f32 or bf16");
+  }
+  // Every address is base + a displacement that must fit 32 bits.
+  const int64_t limit = std::numeric_limits<int32_t>::max();
+  const int64_t max_disp =
+      std::max({(c.nblk - 1) * lay.block_weight_bytes() +
+                    int64_t{c.chunk_quads} * lay.quad_bytes(),
+                c.nblk * lay.block_param_bytes(),
+                c.mr * (QaRowStride(lay.k) + SumsRowStride(lay.groups()))});
+  if (max_disp >= limit) {
+    return absl::InvalidArgumentError(
+        "tile spans more than 2 GiB of packed data");
+  }
+  return absl::OkStatus();
+}
+
+KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
+  KernelKey key;
+  key.family = KernelFamily::kDa8w4Gemm;
+  key.isa = IsAvx512(c.isa) ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  key.act_dtype = c.act_dtype;
+  key.out_dtype = c.out_dtype;
+  key.weight_type = c.weight_type;
+  key.group_size = c.layout.group_size;
+  key.per_channel = c.layout.groups() == 1;
+  key.n = c.layout.n;
+  key.k = c.layout.k;
+  key.mr = c.mr;
+  key.nr = c.nblk * c.layout.block_cols();
+  key.bias = c.bias;
+  key.flags =
+      (c.n_tail ? 1u : 0u) |
+      (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
+  return key;
+}
+
+Da8w4GemmGenerator::Da8w4GemmGenerator(const Da8w4GemmConfig& config)
+    : Generator(Da8w4GemmKey(config).name(), 256 * 1024),
+      cfg_(config),
+      vec_(this, IsAvx512(config.isa)),
+      qa_stride_(QaRowStride(config.layout.k)),
+      sums_stride_(SumsRowStride(config.layout.groups())),
+      out_bytes_(config.out_dtype == DType::kF32 ? 4 : 2) {}
+
+// GPRs: rdi args; r8 qa cursor, r9 weight cursor, r10 scale cursor,
+// r11 zero-point cursor, r12 group-sum cursor (these move along K);
+// r13 group counter, r14 chunk counter, r15 step counter; rbp the entry
+// rsp; rax, rbx, rcx, rdx, rsi scratch in the epilogue. The stack holds
+// the int32 tile (AVX2), the f32 tile and the per-step pointers (locals).
+void Da8w4GemmGenerator::Generate() {
+  Preamble();
+  mov(rbp, rsp);
+  sub(rsp, Local(8));
+  and_(rsp, -64);
+  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, w)]);
+  mov(ptr[rsp + Local(0)], rax);
+  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, scales)]);
+  mov(ptr[rsp + Local(1)], rax);
+  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, zeros)]);
+  mov(ptr[rsp + Local(2)], rax);
+  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, bias)]);
+  mov(ptr[rsp + Local(3)], rax);
+  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, y)]);
+  mov(ptr[rsp + Local(4)], rax);
+  if (vec_.avx512()) {
+    vmovups(vec_.Vec(kAvx512MaskReg), pool_.Splat32(0x0F0F0F0F));
+  }
+  mov(r15, ptr[rdi + offsetof(Da8w4GemmArgs, steps)]);
+  Xbyak::Label step_loop;
+  L(step_loop);
+  EmitStep();
+  dec(r15);
+  jnz(step_loop, T_NEAR);
+  mov(rsp, rbp);
+  Postamble();
+  pool_.Emit(this);
+}
+
+void Da8w4GemmGenerator::EmitStep() {
+  const Da8w4Layout& lay = cfg_.layout;
+  mov(r8, ptr[rdi + offsetof(Da8w4GemmArgs, qa)]);
+  mov(r9, ptr[rsp + Local(0)]);
+  mov(r10, ptr[rsp + Local(1)]);
+  mov(r11, ptr[rsp + Local(2)]);
+  mov(r12, ptr[rdi + offsetof(Da8w4GemmArgs, sums)]);
+  const Xmm zero = vec_.Vec(NumAcc());
+  if (vec_.avx512()) {
+    vpxord(zero, zero, zero);
+  } else {
+    vpxor(zero, zero, zero);
+  }
+  for (int i = 0; i < NumAcc(); ++i) vmovaps(ptr[rsp + F32Tile(i)], zero);
+  if (vec_.avx512()) {
+    for (int i = 0; i < NumAcc(); ++i) vmovaps(vec_.Vec(i), zero);
+  }
+  const int64_t groups = lay.groups();
+  if (groups == 1) {
+    EmitGroup();
+  } else {
+    Xbyak::Label group_loop;
+    mov(r13, groups);
+    L(group_loop);
+    EmitGroup();
+    add(r10, lay.block_cols() * 4);
+    add(r11, lay.block_cols() * 4);
+    add(r12, 4);
+    dec(r13);
+    jnz(group_loop, T_NEAR);
+  }
+  EmitEpilogue();
+  // Next nblk blocks.
+  const int64_t nblk = cfg_.nblk;
+  mov(rax, nblk * lay.block_weight_bytes());
+  add(ptr[rsp + Local(0)], rax);
+  mov(rax, nblk * lay.block_param_bytes());
+  add(ptr[rsp + Local(1)], rax);
+  add(ptr[rsp + Local(2)], rax);
+  mov(rax, nblk * lay.block_cols() * 4);
+  add(ptr[rsp + Local(3)], rax);
+  mov(rax, nblk * lay.block_cols() * out_bytes_);
+  add(ptr[rsp + Local(4)], rax);
+}
+
+void Da8w4GemmGenerator::EmitGroup() {
+  const int64_t gq = cfg_.layout.group_quads();
+  const int chunk = cfg_.chunk_quads;
+  auto chunk_loop = [&](int64_t count, const auto& body) {
+    if (count == 1) {
+      body();
+    } else if (count > 1) {
+      Xbyak::Label loop;
+      mov(r14, count);
+      L(loop);
+      body();
+      dec(r14);
+      jnz(loop, T_NEAR);
+    }
+  };
+  if (vec_.avx512()) {
+    // int32 accumulators hold the whole group: no flushes.
+    chunk_loop(gq / chunk, [&] { EmitChunk(chunk); });
+    if (gq % chunk != 0) EmitChunk(static_cast<int>(gq % chunk));
+    EmitGroupEndVnni();
+    return;
+  }
+  // AVX2: int16 partial sums of at most 8 quads, flushed into int32.
+  const int64_t chunks = (gq + chunk - 1) / chunk;
+  const int last = static_cast<int>(gq - (chunks - 1) * chunk);
+  if (chunks == 1) {
+    EmitChunk(last);
+    EmitFlush(Flush::kOnly);
+    return;
+  }
+  EmitChunk(chunk);
+  EmitFlush(Flush::kStore);
+  chunk_loop(chunks - 2, [&] {
+    EmitChunk(chunk);
+    EmitFlush(Flush::kAdd);
+  });
+  EmitChunk(last);
+  EmitFlush(Flush::kFinal);
+}
+
+void Da8w4GemmGenerator::EmitChunk(int quads) {
+  for (int q = 0; q < quads; ++q) EmitQuad(q, q == 0);
+  add(r8, quads * 4);
+  add(r9, quads * cfg_.layout.quad_bytes());
+}
+
+void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
+  const Da8w4Layout& lay = cfg_.layout;
+  const int nacc = NumAcc();
+  const Xmm wl = vec_.Vec(nacc), wh = vec_.Vec(nacc + 1);
+  const Xmm b = vec_.Vec(nacc + 2);  // AVX2 broadcast; AVX-512 t
+  const Xmm t = vec_.Vec(nacc + 3);  // AVX2 product
+  // One row: broadcast its 4 activation bytes once for all blocks.
+  const bool shared_broadcast = cfg_.mr == 1;
+  if (shared_broadcast) vpbroadcastd(b, ptr[r8 + q * 4]);
+  for (int blk = 0; blk < cfg_.nblk; ++blk) {
+    vmovups(wh,
+            ptr[r9 + blk * lay.block_weight_bytes() + q * lay.quad_bytes()]);
+    if (vec_.avx512()) {
+      const Xmm mask = vec_.Vec(kAvx512MaskReg);
+      vpandd(wl, wh, mask);
+      vpsrlw(wh, wh, 4);
+      vpandd(wh, wh, mask);
+    } else {
+      vpand(wl, wh, pool_.Splat32(0x0F0F0F0F));
+      vpsrlw(wh, wh, 4);
+      vpand(wh, wh, pool_.Splat32(0x0F0F0F0F));
+    }
+    for (int r = 0; r < cfg_.mr; ++r) {
+      const Xbyak::RegExp qa = r8 + r * qa_stride_ + q * 4;
+      if (vec_.avx512()) {
+        for (int half = 0; half < 2; ++half) {
+          const Xmm acc = vec_.Vec(AccIndex(r, blk, half));
+          if (shared_broadcast) {
+            vpdpbusd(acc, half ? wh : wl, b);
+          } else {
+            vpdpbusd(acc, half ? wh : wl, ptr_b[qa]);
+          }
+        }
+        continue;
+      }
+      if (!shared_broadcast) vpbroadcastd(b, ptr[qa]);
+      for (int half = 0; half < 2; ++half) {
+        const Xmm acc = vec_.Vec(AccIndex(r, blk, half));
+        if (first_in_chunk) {
+          vpmaddubsw(acc, half ? wh : wl, b);
+        } else {
+          vpmaddubsw(t, half ? wh : wl, b);
+          vpaddw(acc, acc, t);
+        }
+      }
+    }
+  }
+}
+
+void Da8w4GemmGenerator::LoadRowSum(int row, const Xmm& dst) {
+  vpbroadcastd(dst, ptr[r12 + row * sums_stride_]);
+  // s4: z = 8 for every column, so z * sum is a shift.
+  if (cfg_.weight_type == WeightType::kS4) vpslld(dst, dst, 3);
+}
+
+void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
+                                         const Xmm& acc, const Xmm& row_sum,
+                                         const Xmm& tmp) {
+  const int64_t param =
+      blk * cfg_.layout.block_param_bytes() + half * vec_.bytes();
+  if (cfg_.weight_type == WeightType::kU4) {
+    vpmulld(tmp, row_sum, ptr[r11 + param]);
+    vpsubd(acc, acc, tmp);
+  } else {
+    vpsubd(acc, acc, row_sum);
+  }
+  vcvtdq2ps(acc, acc);
+  const int tile = F32Tile(AccIndex(row, blk, half));
+  vmovaps(tmp, ptr[rsp + tile]);
+  vfmadd231ps(tmp, acc, ptr[r10 + param]);
+  vmovaps(ptr[rsp + tile], tmp);
+}
+
+void Da8w4GemmGenerator::EmitFlush(Flush mode) {
+  const int nacc = NumAcc();
+  const Xmm wl = vec_.Vec(nacc), b = vec_.Vec(nacc + 2), t = vec_.Vec(nacc + 3);
+  const bool group_end = mode == Flush::kFinal || mode == Flush::kOnly;
+  for (int r = 0; r < cfg_.mr; ++r) {
+    if (group_end) LoadRowSum(r, b);
+    for (int blk = 0; blk < cfg_.nblk; ++blk) {
+      for (int half = 0; half < 2; ++half) {
+        const int i = AccIndex(r, blk, half);
+        vpmaddwd(t, vec_.Vec(i), pool_.Splat16(1));
+        if (mode != Flush::kStore && mode != Flush::kOnly) {
+          vpaddd(t, t, ptr[rsp + I32Tile(i)]);
+        }
+        if (group_end) {
+          EmitGroupEndOne(r, blk, half, t, b, wl);
+        } else {
+          vmovaps(ptr[rsp + I32Tile(i)], t);
+        }
+      }
+    }
+  }
+}
+
+void Da8w4GemmGenerator::EmitGroupEndVnni() {
+  const int nacc = NumAcc();
+  const Xmm row_sum = vec_.Vec(nacc), tmp = vec_.Vec(nacc + 1);
+  for (int r = 0; r < cfg_.mr; ++r) {
+    LoadRowSum(r, row_sum);
+    for (int blk = 0; blk < cfg_.nblk; ++blk) {
+      for (int half = 0; half < 2; ++half) {
+        const Xmm acc = vec_.Vec(AccIndex(r, blk, half));
+        EmitGroupEndOne(r, blk, half, acc, row_sum, tmp);
+        vpxord(acc, acc, acc);
+      }
+    }
+  }
+}
+
+// y = tile * sa (+ bias), stored as f32 or bf16; only real columns.
+void Da8w4GemmGenerator::EmitEpilogue() {
+  const Da8w4Layout& lay = cfg_.layout;
+  const Xmm sa = vec_.Vec(0), v = vec_.Vec(1), t0 = vec_.Vec(2),
+            t1 = vec_.Vec(3);
+  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, sa)]);
+  mov(rcx, ptr[rsp + Local(4)]);
+  mov(rdx, ptr[rdi + offsetof(Da8w4GemmArgs, ldy_bytes)]);
+  mov(rsi, ptr[rsp + Local(3)]);
+  for (int r = 0; r < cfg_.mr; ++r) {
+    vbroadcastss(sa, ptr[rax + 4 * r]);
+    for (int blk = 0; blk < cfg_.nblk; ++blk) {
+      const int cols = (cfg_.n_tail && blk == cfg_.nblk - 1)
+                           ? lay.last_block_cols()
+                           : lay.block_cols();
+      for (int half = 0; half < 2; ++half) {
+        const int count = std::min(lay.lanes, cols - half * lay.lanes);
+        if (count <= 0) continue;
+        vmulps(v, sa, ptr[rsp + F32Tile(AccIndex(r, blk, half))]);
+        const int col = blk * lay.block_cols() + half * lay.lanes;
+        if (cfg_.bias) vaddps(v, v, ptr[rsi + col * 4]);
+        if (cfg_.out_dtype == DType::kF32) {
+          vec_.StoreF32(rcx + col * 4, v, count, t0, ebx);
+        } else {
+          vec_.StoreBf16(rcx + col * 2, v, count, t0, t1, ebx, &pool_);
+        }
+      }
+    }
+    if (r + 1 < cfg_.mr) add(rcx, rdx);
+  }
+}
+
+absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
+    const Da8w4GemmConfig& config) {
+  if (absl::Status s = CheckDa8w4GemmConfig(config); !s.ok()) return s;
+  return GetOrCreateKernel(Da8w4GemmKey(config), [config] {
+    return std::make_unique<Da8w4GemmGenerator>(config);
+  });
+}
+
+}  // namespace w4jit::internal

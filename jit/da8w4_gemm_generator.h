@@ -1,0 +1,122 @@
+// The DA8W4 microkernel, JIT-emitted per shape: an mr x (nblk * NB) tile of
+// y from mr quantized activation rows and nblk column blocks of packed
+// 4-bit weights (runtime/da8w4_pack.h), over all of K. mr = 1 with several
+// blocks is the GEMV of decode; mr = MR with one or two blocks the GEMM.
+//
+// Arithmetic, identical for every tile shape and both ISAs (so any split of
+// the work, and either ISA, gives bit-identical outputs):
+//   per group g, exactly in int32:  acc = sum_k qa[m,k] * u[n,k]
+//                                         - z[g,n] * sum_k qa[m,k]
+//   tile[m,n] = fma(float(acc), s[g,n], tile[m,n])   (g in order, from 0)
+//   y[m,n]    = tile[m,n] * sa[m] (+ bias[n])         (bf16: nearest even)
+// The unsigned nibbles u are the unsigned operand and qa the signed one.
+//   AVX-512 VNNI: vpdpbusd acc, u, {1to16}[qa + 4q] into int32 registers.
+//   AVX2 (no VNNI on Zen 3): vpmaddubsw pairs u*qa into int16 (exact:
+//   2 * 15 * 127 = 3810) and adds up to 8 quads in int16 (8 * 3810 < 32767)
+//   before one vpmaddwd with ones widens them to int32. That is 2 vector ops
+//   per 32 MACs instead of 3; measured ~1.4x faster on Zen 3.
+// The zero-point term needs the per-row group sums of qa from the
+// quantizer: for s4 (z = 8) it is the broadcast sum shifted left by 3, for
+// u4 a vpmulld with the packed zero points.
+#ifndef W4JIT_JIT_DA8W4_GEMM_GENERATOR_H_
+#define W4JIT_JIT_DA8W4_GEMM_GENERATOR_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dispatch/cpu_profile.h"
+#include "dispatch/kernel_key.h"
+#include "jit/emit_util.h"
+#include "jit/generator.h"
+#include "runtime/da8w4_pack.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::internal {
+
+// What one call computes: `steps` times, a tile of rows [0, mr) and the
+// next nblk column blocks; then every pointer but the activation ones moves
+// on by nblk blocks. Activations use the quantizer's layout
+// (QaRowStride / SumsRowStride), which the kernel bakes in.
+struct Da8w4GemmArgs {
+  const int8_t* qa;      // row 0 of the tile
+  const int32_t* sums;   // row 0 of the tile
+  const float* sa;       // row 0 of the tile
+  const uint8_t* w;      // first block
+  const float* scales;   // first block
+  const int32_t* zeros;  // first block (u4 only)
+  const float* bias;     // first column of the first block (bias only)
+  void* y;               // y[row 0, first column of the first block]
+  int64_t ldy_bytes;
+  int64_t steps;  // >= 1
+};
+using Da8w4GemmFn = void (*)(const Da8w4GemmArgs*);
+
+struct Da8w4GemmConfig {
+  IsaTier isa = IsaTier::kAvx2;    // >= kAvx512Vnni: zmm + VNNI
+  DType act_dtype = DType::kBF16;  // only named; the code does not depend on it
+  DType out_dtype = DType::kF32;
+  WeightType weight_type = WeightType::kS4;
+  Da8w4Layout layout;  // lanes must match the ISA (8 / 16)
+  bool bias = false;
+  int mr = 1;    // rows of the register tile
+  int nblk = 1;  // column blocks of the register tile
+  // The last block of every step holds only layout.last_block_cols()
+  // columns: stores stop there (used for the final call of a row).
+  bool n_tail = false;
+  // Quads per unrolled chunk; on AVX2 also the int16 flush period (<= 8).
+  int chunk_quads = 8;
+};
+
+// Why this config cannot be generated (register budget, displacement
+// range, lanes vs ISA), or OK.
+absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& config);
+KernelKey Da8w4GemmKey(const Da8w4GemmConfig& config);
+// Accumulator registers the ISA has for mr * nblk: 2 * mr * nblk must fit.
+int Da8w4MaxTileBlocks(IsaTier isa);  // max mr * nblk
+
+class Da8w4GemmGenerator : public Generator {
+ public:
+  explicit Da8w4GemmGenerator(const Da8w4GemmConfig& config);
+
+ protected:
+  void Generate() override;
+
+ private:
+  enum class Flush { kStore, kAdd, kFinal, kOnly };
+  int NumAcc() const { return 2 * cfg_.mr * cfg_.nblk; }
+  int AccIndex(int row, int blk, int half) const {
+    return (row * cfg_.nblk + blk) * 2 + half;
+  }
+  // Stack tiles (rsp-relative offsets).
+  int I32Tile(int acc) const { return acc * vec_.bytes(); }
+  int F32Tile(int acc) const { return (NumAcc() + acc) * vec_.bytes(); }
+  int Local(int i) const { return 2 * NumAcc() * vec_.bytes() + 8 * i; }
+
+  void EmitStep();
+  void EmitGroup();
+  void EmitChunk(int quads);
+  void EmitQuad(int q, bool first_in_chunk);
+  void EmitFlush(Flush mode);  // AVX2: int16 -> int32
+  // acc (int32, one group) -> tile += float(acc - z * sum) * s.
+  void EmitGroupEndOne(int row, int blk, int half, const Xbyak::Xmm& acc,
+                       const Xbyak::Xmm& row_sum, const Xbyak::Xmm& tmp);
+  void LoadRowSum(int row, const Xbyak::Xmm& dst);
+  void EmitGroupEndVnni();
+  void EmitEpilogue();
+
+  const Da8w4GemmConfig cfg_;
+  VecEmitter vec_;
+  ConstPool pool_;
+  const int64_t qa_stride_;
+  const int64_t sums_stride_;
+  const int out_bytes_;
+};
+
+// The kernel for `config` from the process-wide kernel cache.
+absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
+    const Da8w4GemmConfig& config);
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_JIT_DA8W4_GEMM_GENERATOR_H_

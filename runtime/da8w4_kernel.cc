@@ -1,0 +1,311 @@
+// The DA8W4 JIT LinearKernel: owns the packed weights and the JIT kernels
+// of one layer; Run() quantizes x into per-call scratch, then sweeps the
+// output in tiles on the library's threads.
+//
+// Work split (identical results for any thread count: every output element
+// is computed by the same instruction sequence whichever tile holds it):
+//   M <= handover_m: column ranges only, each thread taking whole ranges of
+//     column blocks for all rows, so the weights stream from memory once.
+//   M >  handover_m: panels of columns (sized to stay in L2) x ranges of
+//     row tiles.
+// Within a work item, all row tiles sweep one L2-sized column panel before
+// the next, so weights are re-read from L2, not memory.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "jit/act_quantizer_generator.h"
+#include "jit/da8w4_gemm_generator.h"
+#include "runtime/da8w4_pack.h"
+#include "runtime/da8w4_params.h"
+#include "runtime/jit_kernels.h"
+#include "runtime/log.h"
+#include "runtime/numeric.h"
+#include "runtime/parallel.h"
+
+namespace w4jit::internal {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Kernels of the tiles with a given number of rows.
+struct TileKernels {
+  int nblk = 1;
+  Da8w4GemmFn main = nullptr;  // nblk blocks per step
+  Da8w4GemmFn one = nullptr;   // one block per step: remainders
+  Da8w4GemmFn tail = nullptr;  // the partial last block (if N % NB != 0)
+};
+
+// Per-call buffers of the quantized activations (one per calling thread, so
+// concurrent Run() calls from different threads never share one).
+struct Scratch {
+  int8_t* qa;
+  float* sa;
+  int32_t* sums;
+};
+
+Scratch GetScratch(int64_t m, int64_t qa_stride, int64_t sums_stride) {
+  thread_local AlignedVector<uint8_t> buffer;
+  const int64_t qa_bytes = m * qa_stride;
+  const int64_t sa_bytes = CeilDiv(m * 4, 64) * 64;
+  const int64_t total = qa_bytes + sa_bytes + m * sums_stride;
+  if (static_cast<int64_t>(buffer.size()) < total) {
+    buffer.clear();
+    buffer.shrink_to_fit();
+    buffer.resize(static_cast<size_t>(total));
+  }
+  uint8_t* base = buffer.data();
+  return Scratch{reinterpret_cast<int8_t*>(base),
+                 reinterpret_cast<float*>(base + qa_bytes),
+                 reinterpret_cast<int32_t*>(base + qa_bytes + sa_bytes)};
+}
+
+class Da8w4JitKernel final : public LinearKernel {
+ public:
+  Da8w4JitKernel(const LayerDesc& desc, const Da8w4Params& params, IsaTier isa,
+                 Da8w4Packed packed)
+      : desc_(desc), params_(params), isa_(isa), packed_(std::move(packed)) {}
+
+  // JITs the quantizer and the kernels of every tile height 1..mr.
+  absl::Status Build() {
+    const Da8w4Layout& lay = packed_.layout;
+    ActQuantConfig qc{isa_, desc_.act_dtype, lay.k, lay.group_size};
+    absl::StatusOr<const Generator*> q = GetActQuantizer(qc);
+    if (!q.ok()) return q.status();
+    quantize_ = (*q)->entry<ActQuantFn>();
+    names_.push_back((*q)->name());
+
+    tiles_.resize(static_cast<size_t>(params_.mr) + 1);
+    for (int rows = params_.mr; rows >= 1; --rows) {
+      TileKernels& tk = tiles_[rows];
+      tk.nblk = NblkForRows(rows);
+      Da8w4GemmConfig c = BaseConfig(rows);
+      c.nblk = tk.nblk;
+      if (absl::Status s = Get(c, &tk.main); !s.ok()) return s;
+      c.nblk = 1;
+      if (absl::Status s = Get(c, &tk.one); !s.ok()) return s;
+      if (lay.last_block_cols() < lay.block_cols()) {
+        c.n_tail = true;
+        if (absl::Status s = Get(c, &tk.tail); !s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Checks every config Build() will generate, without generating.
+  absl::Status CheckConfigs() const {
+    for (int rows = params_.mr; rows >= 1; --rows) {
+      Da8w4GemmConfig c = BaseConfig(rows);
+      c.nblk = NblkForRows(rows);
+      if (absl::Status s = CheckDa8w4GemmConfig(c); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  void Run(const RunArgs& args) const override {
+    const Da8w4Layout& lay = packed_.layout;
+    const int64_t m = args.m;
+    const int64_t qa_stride = QaRowStride(lay.k);
+    const int64_t sums_stride = SumsRowStride(lay.groups());
+    const Scratch s = GetScratch(m, qa_stride, sums_stride);
+    const int threads = Concurrency();
+
+    const int64_t x_row_bytes =
+        args.ldx * static_cast<int64_t>(DTypeSize(desc_.act_dtype));
+    const int qchunks = static_cast<int>(std::min<int64_t>(m, threads));
+    ParallelRun(qchunks, [&](int c) {
+      const Range r = SplitRange(m, qchunks, c);
+      if (r.end <= r.begin) return;
+      ActQuantArgs qa{static_cast<const char*>(args.x) + r.begin * x_row_bytes,
+                      x_row_bytes,
+                      r.end - r.begin,
+                      s.qa + r.begin * qa_stride,
+                      s.sa + r.begin,
+                      s.sums + r.begin * (sums_stride / 4)};
+      quantize_(&qa);
+    });
+
+    // Row tiles: ceil(m / mr) tiles whose heights differ by at most one.
+    const int64_t tiles = CeilDiv(m, params_.mr);
+    const int64_t base_rows = m / tiles, extra = m % tiles;
+    auto tile_row0 = [&](int64_t t) {
+      return t * base_rows + std::min(t, extra);
+    };
+    const int64_t blocks = lay.blocks();
+    const int64_t align = tiles_[base_rows + (extra > 0 ? 1 : 0)].nblk;
+    const int64_t panel = std::max<int64_t>(
+        align, params_.panel_bytes / lay.block_weight_bytes() / align * align);
+
+    // Sweeps columns [b0, b1) panel by panel, row tiles [t0, t1) inside.
+    auto sweep = [&](int64_t b0, int64_t b1, int64_t t0, int64_t t1) {
+      for (int64_t p0 = b0; p0 < b1; p0 += panel) {
+        const int64_t p1 = std::min(b1, p0 + panel);
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t row0 = tile_row0(t);
+          RunTile(s, args, row0, static_cast<int>(tile_row0(t + 1) - row0), p0,
+                  p1);
+        }
+      }
+    };
+    const int64_t units = CeilDiv(blocks, align);
+    if (m <= params_.handover_m) {
+      const int parts =
+          static_cast<int>(std::min<int64_t>(units, int64_t{4} * threads));
+      ParallelRun(parts, [&](int c) {
+        const Range r = SplitRange(blocks, parts, c, align);
+        sweep(r.begin, r.end, 0, tiles);
+      });
+      return;
+    }
+    const int64_t panels = CeilDiv(blocks, panel);
+    const int64_t mparts = std::min<int64_t>(
+        tiles, std::max<int64_t>(1, CeilDiv(int64_t{4} * threads, panels)));
+    const int items = static_cast<int>(panels * mparts);
+    ParallelRun(items, [&](int i) {
+      const int64_t p = i / mparts;
+      const Range tr = SplitRange(tiles, static_cast<int>(mparts),
+                                  static_cast<int>(i % mparts));
+      sweep(p * panel, std::min(blocks, (p + 1) * panel), tr.begin, tr.end);
+    });
+  }
+
+  size_t packed_bytes() const override { return packed_.bytes(); }
+  std::vector<std::string> kernel_names() const override { return names_; }
+
+ private:
+  // Column blocks of a tile with `rows` rows (never more than N has).
+  int NblkForRows(int rows) const {
+    const int nblk =
+        rows == params_.mr
+            ? params_.nblk
+            : std::min(params_.small_m_nblk, Da8w4MaxTileBlocks(isa_) / rows);
+    return static_cast<int>(
+        std::clamp<int64_t>(nblk, 1, packed_.layout.blocks()));
+  }
+
+  Da8w4GemmConfig BaseConfig(int rows) const {
+    Da8w4GemmConfig c;
+    c.isa = isa_;
+    c.act_dtype = desc_.act_dtype;
+    c.out_dtype = desc_.out_dtype;
+    c.weight_type = desc_.weight_type;
+    c.layout = packed_.layout;
+    c.bias = desc_.has_bias;
+    c.mr = rows;
+    c.chunk_quads = params_.chunk_quads;
+    return c;
+  }
+
+  absl::Status Get(const Da8w4GemmConfig& c, Da8w4GemmFn* fn) {
+    absl::StatusOr<const Generator*> g = GetDa8w4GemmKernel(c);
+    if (!g.ok()) return g.status();
+    *fn = (*g)->entry<Da8w4GemmFn>();
+    if (std::find(names_.begin(), names_.end(), (*g)->name()) == names_.end()) {
+      names_.push_back((*g)->name());
+    }
+    return absl::OkStatus();
+  }
+
+  // Rows [row0, row0 + rows) x column blocks [b0, b1).
+  void RunTile(const Scratch& s, const RunArgs& args, int64_t row0, int rows,
+               int64_t b0, int64_t b1) const {
+    const Da8w4Layout& lay = packed_.layout;
+    const TileKernels& tk = tiles_[rows];
+    const bool has_tail =
+        b1 == lay.blocks() && lay.last_block_cols() < lay.block_cols();
+    const int64_t full = b1 - b0 - (has_tail ? 1 : 0);
+    const int64_t steps = full / tk.nblk;
+    const int64_t rest = full % tk.nblk;
+    const int64_t out_bytes = DTypeSize(desc_.out_dtype);
+    const int64_t ldy_bytes = args.ldy * out_bytes;
+    const int64_t param_elems = lay.groups() * lay.block_cols();
+    auto call = [&](Da8w4GemmFn fn, int64_t b, int64_t count) {
+      if (count <= 0) return;
+      Da8w4GemmArgs a;
+      a.qa = s.qa + row0 * QaRowStride(lay.k);
+      a.sums = s.sums + row0 * (SumsRowStride(lay.groups()) / 4);
+      a.sa = s.sa + row0;
+      a.w = packed_.weights.data() + b * lay.block_weight_bytes();
+      a.scales = packed_.scales.data() + b * param_elems;
+      a.zeros = packed_.zeros.empty() ? nullptr
+                                      : packed_.zeros.data() + b * param_elems;
+      a.bias = packed_.bias.empty()
+                   ? nullptr
+                   : packed_.bias.data() + b * lay.block_cols();
+      a.y = static_cast<char*>(args.y) + row0 * ldy_bytes +
+            b * lay.block_cols() * out_bytes;
+      a.ldy_bytes = ldy_bytes;
+      a.steps = count;
+      fn(&a);
+    };
+    call(tk.main, b0, steps);
+    call(tk.one, b0 + steps * tk.nblk, rest);
+    if (has_tail) call(tk.tail, b1 - 1, 1);
+  }
+
+  const LayerDesc desc_;
+  const Da8w4Params params_;
+  const IsaTier isa_;
+  const Da8w4Packed packed_;
+  ActQuantFn quantize_ = nullptr;
+  std::vector<TileKernels> tiles_;  // [rows], 1 .. mr
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
+    const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
+    IsaTier isa, const Da8w4Params& params, std::string* why_not) {
+  if (isa < IsaTier::kAvx2) {
+    *why_not = "DA8W4 JIT kernels need AVX2";
+    return std::unique_ptr<LinearKernel>();
+  }
+  if (desc.mode != Mode::kDA8W4) {
+    return absl::InvalidArgumentError("MakeDa8w4JitKernel: not a DA8W4 layer");
+  }
+  if (w.groups > 1 && w.group_size % 4 != 0) {
+    *why_not = absl::StrCat("group ", w.group_size, " is not a multiple of 4");
+    return std::unique_ptr<LinearKernel>();
+  }
+  if (absl::Status s = CheckDa8w4Params(params, isa); !s.ok()) return s;
+  (void)cpu;
+  const Da8w4Layout layout =
+      MakeDa8w4Layout(w, isa >= IsaTier::kAvx512Vnni ? 16 : 8);
+  {
+    // Shapes the generator cannot address (tiles over 2 GiB) run on the
+    // reference; check before the (costly) packing.
+    Da8w4JitKernel probe(desc, params, isa,
+                         Da8w4Packed{layout, {}, {}, {}, {}});
+    if (absl::Status s = probe.CheckConfigs(); !s.ok()) {
+      *why_not = std::string(s.message());
+      return std::unique_ptr<LinearKernel>();
+    }
+  }
+  auto kernel =
+      std::make_unique<Da8w4JitKernel>(desc, params, isa, PackDa8w4(w, layout));
+  if (absl::Status s = kernel->Build(); !s.ok()) return s;
+  return std::unique_ptr<LinearKernel>(std::move(kernel));
+}
+
+absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
+    const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
+    IsaTier isa, std::string* why_not) {
+  Da8w4Params params = DefaultDa8w4Params(cpu, isa);
+  if (auto tuned = LookupTuning(cpu, isa, desc); tuned.has_value()) {
+    // A tuning entry that does not fit these kernels keeps the defaults.
+    absl::StatusOr<Da8w4Params> applied = ApplyDa8w4Tuning(*tuned, params, isa);
+    if (applied.ok()) {
+      params = *applied;
+    } else {
+      Log(LogLevel::kWarning, absl::StrCat("DA8W4 tuning entry ignored: ",
+                                           applied.status().message()));
+    }
+  }
+  return MakeDa8w4JitKernel(desc, w, cpu, isa, params, why_not);
+}
+
+}  // namespace w4jit::internal

@@ -1,0 +1,61 @@
+// Tunable parameters of the DA8W4 JIT path (register tile, blocking, the
+// GEMV -> GEMM handover) with per-ISA defaults, and the entry point that
+// takes explicit parameters (for tuning sweeps and tests).
+#ifndef W4JIT_RUNTIME_DA8W4_PARAMS_H_
+#define W4JIT_RUNTIME_DA8W4_PARAMS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dispatch/cpu_profile.h"
+#include "dispatch/tuning.h"
+#include "runtime/canonical_weights.h"
+#include "runtime/linear_kernel.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::internal {
+
+struct Da8w4Params {
+  // GEMM register tile: mr rows x nblk column blocks (NB = 2 * lanes
+  // columns each). mr * nblk <= Da8w4MaxTileBlocks(isa).
+  int mr = 6;
+  int nblk = 1;
+  // Column blocks of a tile with fewer rows than mr (decode, and the last
+  // rows of M): as many as the registers allow, at most this.
+  int small_m_nblk = 4;
+  // M <= handover_m: the work is split over column blocks only, so the
+  // weights stream from memory exactly once (GEMV-style). Above it, over
+  // M x N tiles.
+  int handover_m = 16;
+  // Quads unrolled per chunk (AVX2: also the int16 flush period, <= 8).
+  int chunk_quads = 8;
+  // Packed weight bytes of the column panel that all row tiles of a work
+  // item sweep before moving on: sized to stay in L2.
+  int64_t panel_bytes = 256 * 1024;
+};
+
+// The defaults for `isa` on `cpu` (each commented with where it came from).
+Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa);
+
+// OK if the kernels can be built with `params` on `isa`.
+absl::Status CheckDa8w4Params(const Da8w4Params& params, IsaTier isa);
+
+// Overrides fields of `base` from a tuning entry ("mr", "nblk",
+// "small_m_nblk", "handover_m", "chunk_quads",
+// "panel_bytes"); unknown names or unusable values are an error and
+// leave nothing applied.
+absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
+                                             const Da8w4Params& base,
+                                             IsaTier isa);
+
+// MakeDa8w4JitKernel (runtime/jit_kernels.h) with explicit parameters.
+absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
+    const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
+    IsaTier isa, const Da8w4Params& params, std::string* why_not);
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_RUNTIME_DA8W4_PARAMS_H_

@@ -1,0 +1,368 @@
+// The DA8W4 JIT path through the public API: every M / N / K tail, group
+// size, weight type, dtype, bias and stride against the reference (the
+// tolerances of numerics.md), the integer part exactly, bit-identical
+// results for any thread count and tile shape, and the reference (with its
+// reason) for shapes the JIT path refuses. Every case runs per ISA (capped
+// with ScopedIsaCap); AVX-512 execution skips on CPUs without it, but its
+// kernels are generated (and so checked) everywhere.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "dispatch/cpu_profile.h"
+#include "gtest/gtest.h"
+#include "runtime/da8w4_params.h"
+#include "runtime/jit_kernels.h"
+#include "runtime/numeric.h"
+#include "runtime/reference.h"
+#include "tests/util/test_layer.h"
+#include "w4jit/parallel.hpp"
+
+namespace w4jit {
+namespace {
+
+using internal::CanonicalWeights;
+using internal::IsaTier;
+using testing::Describe;
+using testing::MakeLayer;
+using testing::RandomActivations;
+using testing::RandomWeights;
+using testing::RunAndCheck;
+using testing::RunToF32;
+
+LayerDesc Desc(int64_t n, int64_t k, int64_t group, WeightType type, DType act,
+               DType out, bool bias) {
+  LayerDesc d;
+  d.n = n;
+  d.k = k;
+  d.group_size = group;
+  d.weight_type = type;
+  d.mode = Mode::kDA8W4;
+  d.scale_dtype = DType::kBF16;
+  d.act_dtype = act;
+  d.out_dtype = out;
+  d.has_bias = bias;
+  d.bias_dtype = DType::kF32;
+  return d;
+}
+
+bool HasJitKernel(const Layer& layer) {
+  const std::vector<std::string> names = layer.kernel_names();
+  if (names.size() < 2 || names[0].rfind("quant_", 0) != 0) return false;
+  for (const std::string& n : names) {
+    if (n.rfind("da8w4_", 0) == 0) return true;
+  }
+  return false;
+}
+
+std::string NamesOf(const Layer& layer) {
+  std::string s;
+  for (const std::string& n : layer.kernel_names()) s += n + " ";
+  return s;
+}
+
+// Restores the default thread count when a test changed it.
+class ThreadsGuard {
+ public:
+  ~ThreadsGuard() { SetNumThreads(0); }
+};
+
+class Da8w4Test : public ::testing::TestWithParam<IsaTier> {
+ protected:
+  void SetUp() override {
+    if (internal::HostCpu().isa < GetParam()) {
+      GTEST_SKIP() << "this CPU lacks " << internal::ToString(GetParam())
+                   << ": its DA8W4 kernels are generated (see "
+                      "Da8w4Generation) but cannot run here";
+    }
+    cap_ = std::make_unique<internal::ScopedIsaCap>(GetParam());
+  }
+
+  // Builds the layer (asserting it got the JIT path) and checks m rows.
+  void Check(const LayerDesc& desc, int64_t m, int64_t ldx, int64_t ldy,
+             uint32_t seed) {
+    SCOPED_TRACE(Describe(desc) + absl::StrCat(" m=", m));
+    const CanonicalWeights w = RandomWeights(desc, seed);
+    auto layer = MakeLayer(desc, w);
+    ASSERT_TRUE(layer.ok()) << layer.status();
+    ASSERT_TRUE(HasJitKernel(**layer)) << NamesOf(**layer);
+    const auto x = RandomActivations(desc, m, ldx, seed + 1);
+    EXPECT_TRUE(RunAndCheck(**layer, w, m, x, ldx, ldy));
+  }
+
+ private:
+  std::unique_ptr<internal::ScopedIsaCap> cap_;
+};
+
+TEST_P(Da8w4Test, EveryMTail) {
+  // N = 40 leaves a partial column block at both widths.
+  const LayerDesc desc =
+      Desc(40, 256, 64, WeightType::kS4, DType::kBF16, DType::kBF16, true);
+  const CanonicalWeights w = RandomWeights(desc, 3);
+  auto layer = MakeLayer(desc, w);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  ASSERT_TRUE(HasJitKernel(**layer)) << NamesOf(**layer);
+  for (int64_t m :
+       {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 64, 255}) {
+    const auto x = RandomActivations(desc, m, desc.k, 100 + m);
+    EXPECT_TRUE(RunAndCheck(**layer, w, m, x, desc.k, desc.n)) << "m=" << m;
+  }
+}
+
+TEST_P(Da8w4Test, GroupsTailsTypesAndStrides) {
+  struct Case {
+    int64_t n, k, group;
+  };
+  const std::vector<Case> cases = {
+      {1, 32, 32},    {7, 64, 32},    {16, 128, 64}, {17, 128, 128},
+      {33, 256, 256}, {100, 96, -1},  {50, 36, -1},  {31, 7, -1},
+      {48, 96, 12},   {24, 100, 20},  {64, 24, 4},   {32, 3, -1},
+      {20, 384, 128}, {96, 512, 256}, {40, 520, 8},  {5, 60, 60}};
+  uint32_t seed = 10;
+  for (const Case& c : cases) {
+    for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
+      for (DType act : {DType::kBF16, DType::kF32}) {
+        const DType out = seed % 2 ? DType::kF32 : DType::kBF16;
+        const bool bias = seed % 3 != 0;
+        const LayerDesc desc = Desc(c.n, c.k, c.group, type, act, out, bias);
+        for (int64_t m : {1, 5, 13}) {
+          Check(desc, m, c.k + (seed % 4) * 3, c.n + (seed % 5), seed);
+          ++seed;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Da8w4Test, LargeK) {
+  Check(Desc(48, 4096, 128, WeightType::kS4, DType::kBF16, DType::kBF16, true),
+        3, 4096, 48, 1);
+  Check(Desc(36, 4096, -1, WeightType::kU4, DType::kF32, DType::kF32, false), 7,
+        4100, 40, 2);
+}
+
+TEST_P(Da8w4Test, NonFiniteAndZeroRows) {
+  for (DType act : {DType::kBF16, DType::kF32}) {
+    const LayerDesc desc =
+        Desc(40, 128, 32, WeightType::kU4, act, DType::kBF16, true);
+    const CanonicalWeights w = RandomWeights(desc, 5);
+    auto layer = MakeLayer(desc, w);
+    ASSERT_TRUE(layer.ok()) << layer.status();
+    const int64_t m = 7;
+    auto x = RandomActivations(desc, m, desc.k, 6);
+    testing::SetActivation(desc, &x, desc.k, 1, 100, std::nanf(""));
+    testing::SetActivation(desc, &x, desc.k, 3, 0, INFINITY);
+    testing::SetActivation(desc, &x, desc.k, 4, 127, -INFINITY);
+    for (int64_t j = 0; j < desc.k; ++j) {
+      testing::SetActivation(desc, &x, desc.k, 5, j, 0.0f);
+    }
+    testing::SetActivation(desc, &x, desc.k, 6, 64, 3.0e38f);
+    EXPECT_TRUE(RunAndCheck(**layer, w, m, x, desc.k, desc.n));
+    // The zero row is exactly the bias.
+    auto y = RunToF32(**layer, m, x, desc.k);
+    ASSERT_TRUE(y.ok());
+    for (int64_t j = 0; j < desc.n; ++j) {
+      EXPECT_EQ((*y)[5 * desc.n + j],
+                internal::Bf16ToF32(internal::F32ToBf16(w.bias[j])));
+      EXPECT_TRUE(std::isnan((*y)[1 * desc.n + j]));
+      EXPECT_TRUE(std::isnan((*y)[3 * desc.n + j]));
+    }
+  }
+}
+
+// With power-of-two scales the f32 combination of the groups is exact, so
+// the JIT result must equal the reference bit for bit: this checks the
+// integer part (including the zero-point term) exactly.
+TEST_P(Da8w4Test, IntegerPartIsExact) {
+  for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
+    for (int64_t group : {int64_t{32}, int64_t{128}, int64_t{-1}}) {
+      LayerDesc desc =
+          Desc(72, 512, group, type, DType::kF32, DType::kF32, false);
+      desc.scale_dtype = DType::kF32;
+      CanonicalWeights w = RandomWeights(desc, 9);
+      std::mt19937 rng(4);
+      for (float& s : w.scales) {
+        s = std::ldexp(rng() % 2 ? 1.0f : -1.0f,
+                       -4 - static_cast<int>(rng() % 3));
+      }
+      auto layer = MakeLayer(desc, w);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      ASSERT_TRUE(HasJitKernel(**layer));
+      const int64_t m = 9;
+      auto x = RandomActivations(desc, m, desc.k, 8);
+      for (int64_t j = 0; j < desc.k; ++j) {
+        testing::SetActivation(desc, &x, desc.k, 2, j, 0.0f);
+      }
+      auto y = RunToF32(**layer, m, x, desc.k);
+      ASSERT_TRUE(y.ok());
+      for (int64_t i = 0; i < m; ++i) {
+        const internal::QuantizedRow q = internal::QuantizeRowRef(
+            x.data() + i * desc.k * 4, desc.act_dtype, desc.k, desc.group_size);
+        for (int64_t j = 0; j < desc.n; ++j) {
+          const float want = internal::Da8w4OutputRef(w, q, j);
+          const float got = (*y)[i * desc.n + j];
+          ASSERT_EQ(std::memcmp(&want, &got, 4), 0)
+              << "y[" << i << ", " << j << "] got " << got << " want " << want
+              << " " << Describe(desc);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Da8w4Test, AnyThreadCountGivesIdenticalResults) {
+  ThreadsGuard restore;
+  for (int64_t m : {1, 3, 40}) {
+    const LayerDesc desc =
+        Desc(200, 384, 128, WeightType::kU4, DType::kBF16, DType::kF32, true);
+    const CanonicalWeights w = RandomWeights(desc, 21);
+    auto layer = MakeLayer(desc, w);
+    ASSERT_TRUE(layer.ok());
+    const auto x = RandomActivations(desc, m, desc.k, 22);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      SetNumThreads(threads);
+      auto y = RunToF32(**layer, m, x, desc.k);
+      ASSERT_TRUE(y.ok());
+      if (threads == 1) {
+        first = *y;
+      } else {
+        ASSERT_EQ(std::memcmp(first.data(), y->data(), first.size() * 4), 0)
+            << "m=" << m << " threads=" << threads;
+      }
+    }
+  }
+}
+
+// Every register tile, chunk length and work split computes each output
+// with the same arithmetic: the outputs are bit-identical to the defaults'.
+TEST_P(Da8w4Test, EveryTileShapeGivesIdenticalResults) {
+  const IsaTier isa = GetParam();
+  const LayerDesc desc =
+      Desc(150, 320, 64, WeightType::kS4, DType::kBF16, DType::kBF16, true);
+  const CanonicalWeights w = RandomWeights(desc, 31);
+  const int64_t m = 23;
+  const auto x = RandomActivations(desc, m, desc.k, 32);
+  auto run = [&](const internal::Da8w4Params& p) {
+    std::string why;
+    auto kernel = internal::MakeDa8w4JitKernel(desc, w, internal::HostCpu(),
+                                               isa, p, &why);
+    EXPECT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_NE(kernel->get(), nullptr) << why;
+    std::vector<uint16_t> y(static_cast<size_t>(m * desc.n));
+    (*kernel)->Run({m, x.data(), desc.k, y.data(), desc.n});
+    return y;
+  };
+  const internal::Da8w4Params defaults =
+      internal::DefaultDa8w4Params(internal::HostCpu(), isa);
+  const std::vector<uint16_t> want = run(defaults);
+  const int max_blocks = isa >= IsaTier::kAvx512Vnni ? 14 : 6;
+  for (int mr = 1; mr <= 6; ++mr) {
+    for (int chunk : {1, 3, 8}) {
+      internal::Da8w4Params p = defaults;
+      p.mr = mr;
+      p.nblk = std::max(1, max_blocks / mr / 2);
+      p.small_m_nblk = 1 + mr % 3;
+      p.chunk_quads = chunk;
+      p.handover_m = mr % 2 ? 0 : 64;
+      p.panel_bytes = mr * 3000;
+      SCOPED_TRACE(absl::StrCat("mr=", mr, " nblk=", p.nblk, " chunk=", chunk));
+      EXPECT_EQ(run(p), want);
+    }
+  }
+}
+
+TEST_P(Da8w4Test, KernelNamesSayWhatRuns) {
+  const LayerDesc desc =
+      Desc(4096, 256, 128, WeightType::kS4, DType::kBF16, DType::kF32, false);
+  auto layer = MakeLayer(desc, RandomWeights(desc, 1));
+  ASSERT_TRUE(layer.ok());
+  const std::vector<std::string> names = (*layer)->kernel_names();
+  ASSERT_GE(names.size(), 2u);
+  const std::string isa =
+      GetParam() >= IsaTier::kAvx512Vnni ? "__avx512vnni" : "__avx2";
+  EXPECT_EQ(names[0].rfind("quant_", 0), 0u) << names[0];
+  for (const std::string& n : names) {
+    EXPECT_NE(n.find(isa), std::string::npos) << n;
+  }
+  EXPECT_NE(names[1].find("da8w4_s4_g128_n4096_k256_m6x"), std::string::npos)
+      << names[1];
+}
+
+TEST_P(Da8w4Test, GroupNotMultipleOf4RunsOnReference) {
+  const LayerDesc desc =
+      Desc(24, 48, 6, WeightType::kS4, DType::kBF16, DType::kF32, true);
+  const CanonicalWeights w = RandomWeights(desc, 2);
+  auto layer = MakeLayer(desc, w);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  ASSERT_EQ((*layer)->kernel_names(),
+            std::vector<std::string>{
+                "reference_da8w4 (group 6 is not a multiple of 4)"});
+  const auto x = RandomActivations(desc, 3, desc.k, 3);
+  EXPECT_TRUE(RunAndCheck(**layer, w, 3, x, desc.k, desc.n));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Isa, Da8w4Test, ::testing::Values(IsaTier::kAvx2, IsaTier::kAvx512Vnni),
+    [](const ::testing::TestParamInfo<IsaTier>& info) {
+      return std::string(info.param == IsaTier::kAvx2 ? "Avx2" : "Avx512Vnni");
+    });
+
+// The AVX-512 kernels are JIT-compiled on every machine (encodings, register
+// budget, displacements), whether or not they can run here.
+TEST(Da8w4Generation, Avx512KernelsGenerateForManyShapes) {
+  struct Case {
+    int64_t n, k, group;
+    WeightType type;
+    DType out;
+  };
+  for (const Case& c :
+       std::vector<Case>{{4096, 512, 128, WeightType::kS4, DType::kBF16},
+                         {256, 4096, 128, WeightType::kU4, DType::kF32},
+                         {40, 14336, -1, WeightType::kS4, DType::kF32},
+                         {33, 96, 12, WeightType::kU4, DType::kBF16},
+                         {1, 4, -1, WeightType::kS4, DType::kBF16},
+                         {100, 7, -1, WeightType::kU4, DType::kF32}}) {
+    const LayerDesc desc =
+        Desc(c.n, c.k, c.group, c.type, DType::kBF16, c.out, c.n % 2 == 0);
+    const CanonicalWeights w = RandomWeights(desc, 1);
+    std::string why;
+    auto kernel = internal::MakeDa8w4JitKernel(desc, w, internal::HostCpu(),
+                                               IsaTier::kAvx512Vnni, &why);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    ASSERT_NE(kernel->get(), nullptr) << why;
+    for (const std::string& n : (*kernel)->kernel_names()) {
+      EXPECT_NE(n.find("__avx512vnni"), std::string::npos) << n;
+    }
+  }
+}
+
+TEST(Da8w4Generation, RefusesWithReason) {
+  const LayerDesc desc =
+      Desc(16, 60, 6, WeightType::kU4, DType::kF32, DType::kF32, false);
+  std::string why;
+  auto kernel = internal::MakeDa8w4JitKernel(
+      desc, RandomWeights(desc, 1), internal::HostCpu(), IsaTier::kAvx2, &why);
+  ASSERT_TRUE(kernel.ok());
+  EXPECT_EQ(kernel->get(), nullptr);
+  EXPECT_EQ(why, "group 6 is not a multiple of 4");
+}
+
+TEST(Da8w4Generation, BadExplicitParamsAreAnError) {
+  const LayerDesc desc =
+      Desc(16, 64, 32, WeightType::kS4, DType::kF32, DType::kF32, false);
+  internal::Da8w4Params p;
+  p.mr = 7;  // 7 x 1 blocks need 14 + 4 ymm
+  std::string why;
+  auto kernel = internal::MakeDa8w4JitKernel(desc, RandomWeights(desc, 1),
+                                             internal::HostCpu(),
+                                             IsaTier::kAvx2, p, &why);
+  EXPECT_FALSE(kernel.ok());
+}
+
+}  // namespace
+}  // namespace w4jit
