@@ -24,10 +24,9 @@
 namespace w4jit::internal {
 
 struct W4a16PanelArgs {
-  enum Flags : int64_t {
-    kLoadAcc = 1,  // start from the scratch tile (not from zero)
-    kFinal = 2,    // last K block: add bias, write y (not the scratch)
-  };
+  // Bits of `flags`.
+  static constexpr int64_t kLoadAcc = 1;  // start from the scratch tile
+  static constexpr int64_t kFinal = 2;    // add bias, write y (not scratch)
   const float* a;       // PackRowsF32 rows of the M block, at k = 0
   int64_t a_row_bytes;  // K * 4: a group of r packed rows spans r * this
   int64_t k0;           // first k of this K block

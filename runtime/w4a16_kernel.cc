@@ -1,0 +1,406 @@
+// The W4A16 JIT LinearKernel: owns the packed weights and the kernels of
+// one layer, and runs them over threads.
+//
+// Small M (and every M of the bf16-dot flavour): the int4 kernel
+// (W4a16GemvGenerator) over column blocks split between threads, each
+// weight streamed once per call per row tile.
+// Large M, f32-FMA flavour: per (M block, column block) task, each K block
+// of the column block is dequantized once into an f32 panel
+// (W4a16DequantGenerator) and multiplied with all rows of the M block
+// (W4a16PanelGenerator).
+// Either way every output is computed by the same instructions whatever
+// the thread count, so results are bit-identical across thread counts.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "dispatch/kernel_cache.h"
+#include "jit/w4a16_dequant_generator.h"
+#include "jit/w4a16_gemv_generator.h"
+#include "jit/w4a16_panel_generator.h"
+#include "runtime/jit_kernels.h"
+#include "runtime/log.h"
+#include "runtime/numeric.h"
+#include "runtime/parallel.h"
+#include "runtime/w4a16_pack.h"
+#include "runtime/w4a16_params.h"
+
+namespace w4jit::internal {
+namespace {
+
+// What the layer runs with, resolved from the parameters and the layer.
+struct Plan {
+  W4a16Params p;
+  Flavor flavor = Flavor::kF32Fma;
+  IsaTier key_isa = IsaTier::kAvx2;  // the least tier the code needs
+  int lanes = 8;
+  int64_t group = 0;  // resolved group size
+  // f32 panel path: K block and the run of k sharing one scale.
+  int64_t kc = 0;
+  int64_t segment = 0;
+};
+
+// Why the parameters cannot work, or "" if they can.
+std::string CheckParams(const W4a16Params& p) {
+  if (p.vector_bits != 256 && p.vector_bits != 512) {
+    return absl::StrFormat("vector_bits = %d is not 256 or 512", p.vector_bits);
+  }
+  if (p.block_vectors < 1 || p.gemv_mr < 1 || p.gemm_mr < 1 ||
+      p.dot_mr_large < 1 || p.gemm_nr_vectors < 1 || p.kc < 2 || p.mc < 1 ||
+      p.gemm_min_m < 1) {
+    return "W4A16 parameters must be positive (kc >= 2)";
+  }
+  if (p.block_vectors % p.gemm_nr_vectors != 0) {
+    return absl::StrFormat(
+        "gemm_nr_vectors = %d does not divide "
+        "block_vectors = %d",
+        p.gemm_nr_vectors, p.block_vectors);
+  }
+  return "";
+}
+
+// The largest even divisor of `g` that is <= limit (g even; at least 2).
+int64_t EvenDivisorAtMost(int64_t g, int64_t limit) {
+  for (int64_t d = std::min(g, limit) & ~int64_t{1}; d > 2; d -= 2) {
+    if (g % d == 0) return d;
+  }
+  return 2;
+}
+
+template <class G>
+absl::StatusOr<typename G::Fn> GetKernel(const KernelKey& key,
+                                         std::vector<std::string>* names) {
+  auto gen = GetOrCreateKernel(key, [key] { return std::make_unique<G>(key); });
+  if (!gen.ok()) return gen.status();
+  names->push_back(key.name());
+  return (*gen)->template entry<typename G::Fn>();
+}
+
+class W4a16Kernel final : public LinearKernel {
+ public:
+  W4a16Kernel(const LayerDesc& desc, const Plan& plan, W4a16Packed packed)
+      : desc_(desc), plan_(plan), packed_(std::move(packed)) {}
+
+  // Builds (or finds in the cache) every kernel the layer may run.
+  absl::Status BuildKernels(std::string* why_not);
+
+  void Run(const RunArgs& args) const override {
+    if (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m) {
+      RunPanels(args);
+    } else {
+      RunInt4(args, args.m >= plan_.p.gemm_min_m ? int4_large_ : int4_small_);
+    }
+  }
+  size_t packed_bytes() const override { return packed_.bytes(); }
+  std::vector<std::string> kernel_names() const override { return names_; }
+
+ private:
+  KernelKey BaseKey(KernelFamily family) const;
+  void RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn) const;
+  void RunPanels(const RunArgs& args) const;
+  void RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
+                    int64_t rows, int64_t block, float* panel,
+                    float* acc) const;
+
+  LayerDesc desc_;
+  Plan plan_;
+  W4a16Packed packed_;
+  W4a16GemvGenerator::Fn int4_small_ = nullptr;
+  W4a16GemvGenerator::Fn int4_large_ = nullptr;
+  W4a16DequantGenerator::Fn dequant_ = nullptr;
+  W4a16PanelGenerator::Fn panel_full_ = nullptr;
+  W4a16PanelGenerator::Fn panel_tail_ = nullptr;
+  std::vector<std::string> names_;
+};
+
+KernelKey W4a16Kernel::BaseKey(KernelFamily family) const {
+  KernelKey key;
+  key.family = family;
+  key.isa = plan_.key_isa;
+  key.flavor = plan_.flavor;
+  key.act_dtype = plan_.flavor == Flavor::kBf16Dot ? DType::kBF16 : DType::kF32;
+  key.out_dtype = DType::kF32;
+  return key;
+}
+
+absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
+  const W4a16Layout& l = packed_.layout;
+  const W4a16Params& p = plan_.p;
+  // The int4 kernel(s).
+  KernelKey gemv = BaseKey(KernelFamily::kW4a16Gemm);
+  gemv.out_dtype = desc_.out_dtype;
+  gemv.weight_type = desc_.weight_type;
+  gemv.group_size = plan_.group;
+  gemv.per_channel = desc_.group_size == -1;
+  gemv.n = desc_.n;
+  gemv.k = desc_.k;
+  gemv.nr = static_cast<int>(l.block_n());
+  gemv.bias = desc_.has_bias;
+  std::vector<KernelKey> int4_keys;
+  gemv.mr = p.gemv_mr;
+  int4_keys.push_back(gemv);
+  if (plan_.flavor == Flavor::kBf16Dot && p.dot_mr_large != p.gemv_mr) {
+    gemv.mr = p.dot_mr_large;
+    int4_keys.push_back(gemv);
+  }
+  for (const KernelKey& key : int4_keys) {
+    if (absl::Status s = W4a16GemvGenerator::Check(key); !s.ok()) {
+      *why_not = std::string(s.message());
+      return absl::OkStatus();
+    }
+  }
+  auto small = GetKernel<W4a16GemvGenerator>(int4_keys[0], &names_);
+  if (!small.ok()) return small.status();
+  int4_small_ = int4_large_ = *small;
+  if (int4_keys.size() > 1) {
+    auto large = GetKernel<W4a16GemvGenerator>(int4_keys[1], &names_);
+    if (!large.ok()) return large.status();
+    int4_large_ = *large;
+  }
+  if (plan_.flavor != Flavor::kF32Fma) return absl::OkStatus();
+
+  // The dequantize + panel path.
+  KernelKey dq = BaseKey(KernelFamily::kW4a16Dequant);
+  dq.weight_type = desc_.weight_type;
+  dq.group_size = plan_.group;
+  dq.per_channel = desc_.group_size == -1;
+  dq.n = l.block_n();
+  dq.nr = static_cast<int>(l.block_n());
+  dq.k = plan_.segment;
+  KernelKey panel = BaseKey(KernelFamily::kW4a16Panel);
+  panel.out_dtype = desc_.out_dtype;
+  panel.bias = desc_.has_bias;
+  panel.mr = p.gemm_mr;
+  panel.nr = p.gemm_nr_vectors * plan_.lanes;
+  panel.k = l.block_n();
+  panel.n = panel.nr;
+  KernelKey tail = panel;
+  tail.n = desc_.n % panel.nr;
+  for (const absl::Status& s :
+       {W4a16DequantGenerator::Check(dq), W4a16PanelGenerator::Check(panel)}) {
+    if (!s.ok()) {
+      *why_not = std::string(s.message());
+      return absl::OkStatus();
+    }
+  }
+  auto d = GetKernel<W4a16DequantGenerator>(dq, &names_);
+  if (!d.ok()) return d.status();
+  dequant_ = *d;
+  auto full = GetKernel<W4a16PanelGenerator>(panel, &names_);
+  if (!full.ok()) return full.status();
+  panel_full_ = panel_tail_ = *full;
+  if (tail.n != 0) {
+    auto t = GetKernel<W4a16PanelGenerator>(tail, &names_);
+    if (!t.ok()) return t.status();
+    panel_tail_ = *t;
+  }
+  return absl::OkStatus();
+}
+
+void W4a16Kernel::RunInt4(const RunArgs& args,
+                          W4a16GemvGenerator::Fn fn) const {
+  const W4a16Layout& l = packed_.layout;
+  const int64_t m = args.m;
+  const int64_t k = desc_.k;
+  const int mr = fn == int4_small_ ? plan_.p.gemv_mr : plan_.p.dot_mr_large;
+  // A single row already is in the packed-row format of its own dtype.
+  const void* xs = args.x;
+  AlignedVector<float> xf;
+  AlignedVector<uint32_t> xb;
+  if (plan_.flavor == Flavor::kBf16Dot) {
+    if (m > 1 || desc_.act_dtype != DType::kBF16) {
+      xb.resize(static_cast<size_t>(m * k / 2));
+      PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, mr, xb.data());
+      xs = xb.data();
+    }
+  } else if (m > 1 || desc_.act_dtype != DType::kF32) {
+    xf.resize(static_cast<size_t>(m * k));
+    PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf.data());
+    xs = xf.data();
+  }
+  const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
+  const int64_t blocks = l.blocks();
+  const int chunks = static_cast<int>(std::min<int64_t>(Concurrency(), blocks));
+  ParallelRun(chunks, [&](int c) {
+    const Range r = SplitRange(blocks, chunks, c);
+    if (r.begin >= r.end) return;
+    W4a16GemvArgs g;
+    g.w = packed_.weights.data() + r.begin * l.block_weight_bytes();
+    g.meta = packed_.meta.data() + r.begin * l.block_meta_elems();
+    g.bias = packed_.bias.empty() ? nullptr : packed_.bias.data();
+    g.x = xs;
+    g.y = static_cast<char*>(args.y) + r.begin * l.block_n() * out_size;
+    g.ldy_bytes = args.ldy * out_size;
+    g.m = m;
+    g.block_begin = r.begin;
+    g.block_end = r.end;
+    fn(&g);
+  });
+}
+
+void W4a16Kernel::RunPanels(const RunArgs& args) const {
+  const W4a16Layout& l = packed_.layout;
+  const int64_t m = args.m;
+  const int64_t k = desc_.k;
+  const int mr = plan_.p.gemm_mr;
+  AlignedVector<float> xs(static_cast<size_t>(m * k));
+  PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs.data());
+  // M blocks start on row tiles so that they start on packed row groups.
+  const int64_t mc = std::max<int64_t>(mr, plan_.p.mc / mr * mr);
+  const int64_t m_blocks = (m + mc - 1) / mc;
+  const int64_t blocks = l.blocks();
+  const int64_t tasks = m_blocks * blocks;
+  const int chunks = static_cast<int>(std::min<int64_t>(Concurrency(), tasks));
+  ParallelRun(chunks, [&](int c) {
+    // Per-thread scratch, reused across calls (a thread runs one chunk at
+    // a time).
+    static thread_local AlignedVector<float> panel, acc;
+    const size_t panel_size = static_cast<size_t>(plan_.kc * l.block_n());
+    const size_t acc_size = static_cast<size_t>(mc * l.block_n());
+    if (panel.size() < panel_size) panel.resize(panel_size);
+    if (acc.size() < acc_size) acc.resize(acc_size);
+    const Range r = SplitRange(tasks, chunks, c);
+    // Consecutive tasks share the M block: its rows stay in cache.
+    for (int64_t t = r.begin; t < r.end; ++t) {
+      const int64_t m0 = (t / blocks) * mc;
+      RunPanelTask(args, xs.data(), m0, std::min(mc, m - m0), t % blocks,
+                   panel.data(), acc.data());
+    }
+  });
+}
+
+void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
+                               int64_t rows, int64_t block, float* panel,
+                               float* acc) const {
+  const W4a16Layout& l = packed_.layout;
+  const int64_t k = desc_.k;
+  const int64_t nb = l.block_n();
+  const int64_t nr = int64_t{plan_.p.gemm_nr_vectors} * plan_.lanes;
+  const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
+  for (int64_t k0 = 0; k0 < k; k0 += plan_.kc) {
+    const int64_t kc = std::min(plan_.kc, k - k0);
+    W4a16DequantArgs d;
+    d.w = packed_.weights.data() + block * l.block_weight_bytes() + k0 / 2 * nb;
+    d.meta = packed_.meta.data() + block * l.block_meta_elems() +
+             k0 / plan_.group * l.group_meta_elems();
+    d.panel = panel;
+    d.segments = kc / plan_.segment;
+    dequant_(&d);
+    const bool last = k0 + kc == k;
+    for (int64_t h = 0; h < nb / nr; ++h) {
+      const int64_t col0 = block * nb + h * nr;
+      if (col0 >= desc_.n) break;
+      W4a16PanelArgs a;
+      a.a = xs + m0 * k;
+      a.a_row_bytes = k * 4;
+      a.k0 = k0;
+      a.kc = kc;
+      a.panel = panel + h * nr;
+      a.m = rows;
+      a.acc = acc + h * nr;
+      a.y = static_cast<char*>(args.y) + (m0 * args.ldy + col0) * out_size;
+      a.ldy_bytes = args.ldy * out_size;
+      a.bias = packed_.bias.empty() ? nullptr : packed_.bias.data() + col0;
+      a.flags = (k0 > 0 ? W4a16PanelArgs::kLoadAcc : int64_t{0}) |
+                (last ? W4a16PanelArgs::kFinal : int64_t{0});
+      (desc_.n - col0 >= nr ? panel_full_ : panel_tail_)(&a);
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
+    const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
+    IsaTier isa, const W4a16Params& params, std::string* why_not) {
+  std::unique_ptr<LinearKernel> none;
+  why_not->clear();
+  if (std::string bad = CheckParams(params); !bad.empty()) {
+    *why_not = bad;
+    return none;
+  }
+  (void)cpu;  // the parameters already carry what the profile decides
+  Plan plan;
+  plan.p = params;
+  plan.group = w.group_size;
+  if (plan.group % 2 != 0) {
+    *why_not = desc.group_size == -1
+                   ? absl::StrFormat(
+                         "K = %d is odd (W4A16 kernels read k in "
+                         "pairs)",
+                         desc.k)
+                   : absl::StrFormat(
+                         "group size %d is odd (W4A16 kernels "
+                         "read k in pairs)",
+                         desc.group_size);
+    return none;
+  }
+  const bool zmm = params.vector_bits == 512;
+  if (zmm && isa < IsaTier::kAvx512Vnni) {
+    *why_not = "512-bit W4A16 kernels need AVX-512";
+    return none;
+  }
+  plan.lanes = zmm ? 16 : 8;
+  plan.key_isa = zmm ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  plan.flavor = Flavor::kF32Fma;
+  if (params.flavor == Flavor::kBf16Dot) {
+    // bf16 compute only where the numerics allow it (numerics.md): x is
+    // bf16 already, or the caller allowed rounding f32 x to bf16.
+    const bool allowed =
+        desc.act_dtype == DType::kBF16 || desc.allow_bf16_compute;
+    if (allowed && plan.group % 4 == 0) {
+      if (!zmm || isa < IsaTier::kAvx512Bf16) {
+        *why_not = "the bf16-dot W4A16 flavour needs 512-bit AVX512_BF16";
+        return none;
+      }
+      plan.flavor = Flavor::kBf16Dot;
+      plan.key_isa = IsaTier::kAvx512Bf16;
+    }
+  }
+  if (plan.group <= params.kc) {
+    plan.segment = plan.group;
+    plan.kc = plan.group * std::max<int64_t>(1, params.kc / plan.group);
+  } else {
+    plan.segment = EvenDivisorAtMost(plan.group, params.kc);
+    plan.kc = plan.segment;
+  }
+
+  W4a16Layout layout;
+  layout.flavor = plan.flavor;
+  layout.lanes = plan.lanes;
+  layout.nv = params.block_vectors;
+  layout.n = desc.n;
+  layout.k = desc.k;
+  layout.group_size = plan.group;
+  layout.asymmetric = w.asymmetric;
+  auto kernel =
+      std::make_unique<W4a16Kernel>(desc, plan, PackW4a16Weights(w, layout));
+  if (absl::Status s = kernel->BuildKernels(why_not); !s.ok()) return s;
+  if (!why_not->empty()) return none;
+  return std::unique_ptr<LinearKernel>(std::move(kernel));
+}
+
+absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
+    const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
+    IsaTier isa, std::string* why_not) {
+  W4a16Params params = DefaultW4a16Params(cpu, isa);
+  if (std::optional<ParamMap> tuned = LookupTuning(cpu, isa, desc)) {
+    W4a16Params edited = params;
+    if (absl::Status s = ApplyW4a16ParamMap(*tuned, &edited); s.ok()) {
+      params = edited;
+    } else {
+      Log(LogLevel::kWarning,
+          absl::StrCat("ignoring the W4A16 tuning entry: ", s.message()));
+    }
+  }
+  ApplyW4a16ParamsOverride(&params);
+  return MakeW4a16JitKernel(desc, w, cpu, isa, params, why_not);
+}
+
+}  // namespace w4jit::internal

@@ -1,0 +1,116 @@
+#include "runtime/w4a16_params.h"
+
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace w4jit::internal {
+namespace {
+
+struct OverrideState {
+  std::mutex mu;
+  std::function<void(W4a16Params*)> edit;
+};
+
+OverrideState& GetOverride() {
+  static OverrideState* state = new OverrideState;  // never destroyed
+  return *state;
+}
+
+}  // namespace
+
+W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
+  W4a16Params p;
+  const bool avx512 = isa >= IsaTier::kAvx512Vnni;
+  // Widest vectors the tier has: half the instructions per weight.
+  p.vector_bits = avx512 ? 512 : 256;
+  // bf16 dot products on Zen 4/5, where vdpbf16ps does twice the MACs of
+  // an FMA per instruction; on Intel it is slower than f32 FMA
+  // (design/performance.md, measured on the Intel development machine).
+  p.flavor = (cpu.zen_generation >= 4 && isa >= IsaTier::kAvx512Bf16)
+                 ? Flavor::kBf16Dot
+                 : Flavor::kF32Fma;
+  // 4 vectors per block: 4 accumulator chains per row (x2 k-even/odd for a
+  // one-row tile) hide the FMA latency, and the panel of a K block stays
+  // small (measured here on Zen 3: w4a16_tune, see the report).
+  p.block_vectors = 4;
+  // Int4 kernel row tile: 2 rows is the tallest AVX2 tile that keeps x in
+  // registers (16 ymm); on zmm, embedded broadcasts leave room for 4
+  // (AVX2 measured here; AVX-512: a guess from the register count).
+  p.gemv_mr = avx512 ? 4 : 2;
+  // Panel microkernel: the classic 6 x 16 AVX2 tile (12 accumulators, 2
+  // panel vectors, 1 broadcast) and 6 x 64 on zmm (24 + 4 + 1 of 32).
+  // A published register budget, not a measurement.
+  p.gemm_mr = 6;
+  p.gemm_nr_vectors = avx512 ? 4 : 2;
+  // K block: 256 x 32 f32 = 32 KB (ymm) / 64 KB (zmm) of panel, an L1/L2
+  // resident size on every target; rows per panel: the dequantization
+  // (about 0.7 instructions per weight) is then under 10% of the FMAs.
+  // Measured here on Zen 3 for kc; mc a guess refined by measurement.
+  p.kc = 256;
+  p.mc = 96;
+  // bf16 flavour for large M: 6 rows x 4 zmm accumulators (a guess; no
+  // AVX512_BF16 machine was available to measure).
+  p.dot_mr_large = 6;
+  // Where the panel path beats the int4 kernel (measured here on Zen 3 at
+  // 4096 x 4096; a guess for AVX-512).
+  p.gemm_min_m = avx512 ? 16 : 8;
+  return p;
+}
+
+absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* p) {
+  for (const auto& [name, value] : map) {
+    if (name == "flavor") {
+      if (value != 1 && value != 2) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "w4a16 flavor = ", value, " is not 1 (f32 FMA) or 2 (bf16 dot)"));
+      }
+      p->flavor = value == 1 ? Flavor::kF32Fma : Flavor::kBf16Dot;
+    } else if (name == "vector_bits") {
+      p->vector_bits = static_cast<int>(value);
+    } else if (name == "block_vectors") {
+      p->block_vectors = static_cast<int>(value);
+    } else if (name == "gemv_mr") {
+      p->gemv_mr = static_cast<int>(value);
+    } else if (name == "gemm_mr") {
+      p->gemm_mr = static_cast<int>(value);
+    } else if (name == "gemm_nr_vectors") {
+      p->gemm_nr_vectors = static_cast<int>(value);
+    } else if (name == "kc") {
+      p->kc = value;
+    } else if (name == "mc") {
+      p->mc = value;
+    } else if (name == "dot_mr_large") {
+      p->dot_mr_large = static_cast<int>(value);
+    } else if (name == "gemm_min_m") {
+      p->gemm_min_m = value;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown w4a16 parameter \"", name, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+ScopedW4a16ParamsOverride::ScopedW4a16ParamsOverride(
+    std::function<void(W4a16Params*)> edit) {
+  OverrideState& s = GetOverride();
+  std::lock_guard<std::mutex> lock(s.mu);
+  previous_ = std::move(s.edit);
+  s.edit = std::move(edit);
+}
+
+ScopedW4a16ParamsOverride::~ScopedW4a16ParamsOverride() {
+  OverrideState& s = GetOverride();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.edit = std::move(previous_);
+}
+
+void ApplyW4a16ParamsOverride(W4a16Params* params) {
+  OverrideState& s = GetOverride();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.edit) s.edit(params);
+}
+
+}  // namespace w4jit::internal

@@ -1,0 +1,83 @@
+// Parameters of the W4A16 JIT path: compute flavour, vector width, packed
+// block width, register tiles, K/M blocking and the M at which the
+// dequantize-then-GEMM path takes over from the int4 kernel. Defaults come
+// per CPU profile from DefaultW4a16Params; tuning files (dispatch/tuning.h)
+// and tests override them.
+#ifndef W4JIT_RUNTIME_W4A16_PARAMS_H_
+#define W4JIT_RUNTIME_W4A16_PARAMS_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dispatch/cpu_profile.h"
+#include "dispatch/kernel_key.h"
+#include "dispatch/tuning.h"
+#include "runtime/canonical_weights.h"
+#include "runtime/linear_kernel.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::internal {
+
+struct W4a16Params {
+  // kF32Fma or kBf16Dot. The dot flavour is used only where the layer
+  // allows it (bf16 x, or f32 x with LayerDesc::allow_bf16_compute, and a
+  // group and K that are multiples of 4); elsewhere the FMA flavour runs.
+  Flavor flavor = Flavor::kF32Fma;
+  int vector_bits = 256;  // 256 (ymm, AVX2) or 512 (zmm, AVX-512)
+  int block_vectors = 4;  // NB = block_vectors * lanes columns per block
+  // Rows per register tile of the int4 kernel below gemm_min_m.
+  int gemv_mr = 2;
+  // FMA flavour from gemm_min_m rows on: the dequantize + panel path.
+  int gemm_mr = 6;          // panel microkernel rows
+  int gemm_nr_vectors = 2;  // panel microkernel width (divides block_vectors)
+  int64_t kc = 256;         // K block of a dequantized panel (target)
+  int64_t mc = 96;          // rows sharing one dequantized panel
+  // bf16-dot flavour from gemm_min_m rows on: the int4 kernel with this
+  // (taller) row tile; it decodes once per this many rows.
+  int dot_mr_large = 6;
+  int64_t gemm_min_m = 8;
+};
+
+// The defaults for a CPU and the ISA tier kernels may use; see the comment
+// at each value in w4a16_params.cc for where it comes from.
+W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa);
+
+// Applies tuning-file parameters: "flavor" (1 FMA, 2 bf16 dot),
+// "vector_bits", "block_vectors", "gemv_mr", "gemm_mr", "gemm_nr_vectors",
+// "kc", "mc", "dot_mr_large", "gemm_min_m". Unknown names are errors;
+// values are range-checked when the kernels are built.
+absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params);
+
+// The W4A16 JIT kernel with explicit parameters (the tuning sweep and the
+// tests use this; MakeW4a16JitKernel in runtime/jit_kernels.h uses the
+// defaults, a matching tuning entry, and the test override below).
+// Returns nullptr and sets *why_not when the layer or the parameters
+// cannot run on `isa`; an error only for a JIT failure.
+absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
+    const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
+    IsaTier isa, const W4a16Params& params, std::string* why_not);
+
+// Test hook: while it lives, layers created through the public API get
+// their W4A16 parameters edited by `edit` after defaults and tuning.
+class ScopedW4a16ParamsOverride {
+ public:
+  explicit ScopedW4a16ParamsOverride(std::function<void(W4a16Params*)> edit);
+  ~ScopedW4a16ParamsOverride();
+  ScopedW4a16ParamsOverride(const ScopedW4a16ParamsOverride&) = delete;
+  ScopedW4a16ParamsOverride& operator=(const ScopedW4a16ParamsOverride&) =
+      delete;
+
+ private:
+  std::function<void(W4a16Params*)> previous_;
+};
+
+// The override's edit, if one is active (used by MakeW4a16JitKernel).
+void ApplyW4a16ParamsOverride(W4a16Params* params);
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_RUNTIME_W4A16_PARAMS_H_

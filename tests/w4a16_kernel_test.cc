@@ -1,0 +1,368 @@
+// The W4A16 JIT path through the public Layer API, against the reference:
+// both kernel paths (int4 kernel for small M, dequantize + panel for large
+// M), every group kind, s4/u4, bf16/f32 in and out, bias, strides, tails,
+// thread counts, forced parameters; AVX-512 code generated (and run where
+// the CPU has it).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dispatch/cpu_profile.h"
+#include "dispatch/kernel_key.h"
+#include "gtest/gtest.h"
+#include "jit/w4a16_dequant_generator.h"
+#include "jit/w4a16_gemv_generator.h"
+#include "jit/w4a16_panel_generator.h"
+#include "runtime/w4a16_params.h"
+#include "tests/util/test_layer.h"
+#include "w4jit/w4jit.hpp"
+
+namespace w4jit {
+namespace {
+
+using internal::Flavor;
+using internal::IsaTier;
+using internal::KernelFamily;
+using internal::KernelKey;
+using internal::ScopedIsaCap;
+using internal::ScopedW4a16ParamsOverride;
+using internal::W4a16Params;
+using testing::Describe;
+using testing::MakeLayer;
+using testing::RandomActivations;
+using testing::RandomWeights;
+using testing::RunAndCheck;
+using testing::RunToF32;
+
+LayerDesc Desc(int64_t n, int64_t k, int64_t g, WeightType wt, DType act,
+               DType out, bool bias) {
+  LayerDesc d;
+  d.n = n;
+  d.k = k;
+  d.group_size = g;
+  d.weight_type = wt;
+  d.act_dtype = act;
+  d.out_dtype = out;
+  d.has_bias = bias;
+  d.scale_dtype = DType::kBF16;
+  d.bias_dtype = DType::kF32;
+  return d;
+}
+
+bool HostHas(IsaTier t) { return internal::HostCpu().isa >= t; }
+
+// Restores the thread count at scope exit.
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int n) { SetNumThreads(n); }
+  ~ScopedThreads() { SetNumThreads(0); }
+};
+
+// Creates the layer, checks it runs on a JIT kernel whose name contains
+// `name_part`, and checks each M against the reference.
+void CheckLayer(const LayerDesc& desc, const std::vector<int64_t>& ms,
+                int64_t ldx_pad = 0, int64_t ldy_pad = 0,
+                const std::string& name_part = "__avx2") {
+  SCOPED_TRACE(Describe(desc));
+  const auto w =
+      RandomWeights(desc, static_cast<uint32_t>(desc.n * 7 + desc.k));
+  auto layer = MakeLayer(desc, w);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  const std::vector<std::string> names = (*layer)->kernel_names();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names[0].rfind("w4a16_", 0), 0u) << names[0];
+  EXPECT_NE(names[0].find(name_part), std::string::npos) << names[0];
+  const int64_t ldx = desc.k + ldx_pad, ldy = desc.n + ldy_pad;
+  for (int64_t m : ms) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    const auto x = RandomActivations(desc, m, ldx, static_cast<uint32_t>(m));
+    EXPECT_TRUE(RunAndCheck(**layer, w, m, x, ldx, ldy));
+  }
+}
+
+class W4a16Avx2 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HostHas(IsaTier::kAvx2)) GTEST_SKIP() << "CPU lacks AVX2 + FMA";
+  }
+  // Runs every test on the AVX2 path, even on AVX-512 machines.
+  ScopedIsaCap cap_{IsaTier::kAvx2};
+};
+
+TEST_F(W4a16Avx2, EveryMBothPaths) {
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= 17; ++m) ms.push_back(m);
+  ms.push_back(64);
+  ms.push_back(255);
+  CheckLayer(
+      Desc(72, 256, 32, WeightType::kS4, DType::kBF16, DType::kBF16, true), ms,
+      3, 5);
+  CheckLayer(
+      Desc(40, 128, 64, WeightType::kU4, DType::kF32, DType::kF32, false), ms);
+}
+
+TEST_F(W4a16Avx2, GroupsAndWeightTypes) {
+  for (int64_t g : {int64_t{-1}, int64_t{32}, int64_t{64}, int64_t{128},
+                    int64_t{256}, int64_t{6}, int64_t{34}}) {
+    const int64_t k = g == -1 ? 512 : (g == 6 ? 132 : (g == 34 ? 340 : 512));
+    for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
+      CheckLayer(Desc(48, k, g, wt, DType::kBF16, DType::kF32, g == 64),
+                 {1, 2, 3, 9, 20});
+    }
+  }
+}
+
+TEST_F(W4a16Avx2, DtypesBiasAndStrides) {
+  for (DType act : {DType::kBF16, DType::kF32}) {
+    for (DType out : {DType::kBF16, DType::kF32}) {
+      for (bool bias : {false, true}) {
+        CheckLayer(Desc(37, 192, 64, WeightType::kU4, act, out, bias),
+                   {1, 4, 13}, bias ? 7 : 0, bias ? 0 : 9);
+      }
+    }
+  }
+}
+
+TEST_F(W4a16Avx2, NTailsAndShortK) {
+  // N below, at and across the 32-column block and the 16-column panel
+  // tile; K equal to one group and shorter than a K block.
+  for (int64_t n : {1, 5, 8, 13, 16, 31, 33, 100}) {
+    CheckLayer(
+        Desc(n, 64, 64, WeightType::kS4, DType::kBF16, DType::kBF16, true),
+        {1, 3, 11}, 0, 2);
+  }
+  CheckLayer(
+      Desc(24, 32, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
+      {1, 10});
+}
+
+TEST_F(W4a16Avx2, LargeK) {
+  CheckLayer(
+      Desc(40, 4096, 128, WeightType::kS4, DType::kBF16, DType::kF32, true),
+      {1, 9});
+  CheckLayer(
+      Desc(17, 4096, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
+      {2, 12});
+}
+
+TEST_F(W4a16Avx2, ForcedParameters) {
+  struct Case {
+    const char* what;
+    void (*edit)(W4a16Params*);
+  };
+  const Case cases[] = {
+      {"int4 kernel for every M", [](W4a16Params* p) { p->gemm_min_m = 1000; }},
+      {"panels for every M", [](W4a16Params* p) { p->gemm_min_m = 1; }},
+      {"one-row int4 tiles", [](W4a16Params* p) { p->gemv_mr = 1; }},
+      {"three-row int4 tiles",
+       [](W4a16Params* p) {
+         p->gemv_mr = 3;
+         p->gemm_min_m = 1000;
+       }},
+      {"K blocks shorter than the group, small M blocks",
+       [](W4a16Params* p) {
+         p->kc = 48;
+         p->mc = 6;
+         p->gemm_min_m = 1;
+       }},
+      {"narrow panel tiles and blocks",
+       [](W4a16Params* p) {
+         p->block_vectors = 2;
+         p->gemm_nr_vectors = 1;
+         p->gemm_mr = 4;
+         p->kc = 64;
+         p->gemm_min_m = 2;
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    ScopedW4a16ParamsOverride o(c.edit);
+    CheckLayer(
+        Desc(45, 384, 96, WeightType::kU4, DType::kBF16, DType::kBF16, true),
+        {1, 2, 5, 14, 31});
+    CheckLayer(
+        Desc(19, 256, 32, WeightType::kS4, DType::kF32, DType::kF32, false),
+        {1, 7, 19});
+  }
+}
+
+TEST_F(W4a16Avx2, BitIdenticalAcrossThreadCounts) {
+  const LayerDesc desc =
+      Desc(200, 512, 128, WeightType::kU4, DType::kBF16, DType::kBF16, true);
+  const auto w = RandomWeights(desc, 3);
+  auto layer = MakeLayer(desc, w);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  for (int64_t m : {1, 5, 40}) {
+    const auto x = RandomActivations(desc, m, desc.k, 4);
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2, 3}) {
+      ScopedThreads t(threads);
+      auto y = RunToF32(**layer, m, x, desc.k);
+      ASSERT_TRUE(y.ok()) << y.status();
+      results.push_back(*y);
+    }
+    EXPECT_EQ(results[0], results[1]) << "M = " << m;
+    EXPECT_EQ(results[0], results[2]) << "M = " << m;
+  }
+}
+
+TEST_F(W4a16Avx2, AllowBf16ComputeStaysF32OnAvx2) {
+  LayerDesc desc =
+      Desc(33, 128, 32, WeightType::kS4, DType::kF32, DType::kF32, false);
+  desc.allow_bf16_compute = true;
+  CheckLayer(desc, {1, 12}, 0, 0, "_fma__avx2");
+}
+
+TEST_F(W4a16Avx2, KernelNames) {
+  const LayerDesc desc =
+      Desc(64, 256, 128, WeightType::kS4, DType::kBF16, DType::kBF16, true);
+  auto layer = MakeLayer(desc, RandomWeights(desc, 1));
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  const std::vector<std::string> names = (*layer)->kernel_names();
+  ASSERT_EQ(names.size(), 3u);  // int4 kernel, dequantizer, panel tile
+  EXPECT_EQ(names[0], "w4a16_s4_g128_n64_k256_m2x32_f32tobf16_fma_bias__avx2");
+  EXPECT_EQ(names[1].rfind("w4a16dq_s4_g128", 0), 0u) << names[1];
+  EXPECT_EQ(names[2].rfind("w4a16panel_", 0), 0u) << names[2];
+}
+
+TEST_F(W4a16Avx2, OddGroupRunsTheReferenceAndSaysWhy) {
+  for (const LayerDesc& desc :
+       {Desc(16, 40, 5, WeightType::kS4, DType::kBF16, DType::kF32, false),
+        Desc(16, 33, -1, WeightType::kU4, DType::kF32, DType::kF32, true)}) {
+    SCOPED_TRACE(Describe(desc));
+    const auto w = RandomWeights(desc, 2);
+    auto layer = MakeLayer(desc, w);
+    ASSERT_TRUE(layer.ok()) << layer.status();
+    const std::vector<std::string> names = (*layer)->kernel_names();
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_EQ(names[0].rfind("reference_w4a16", 0), 0u) << names[0];
+    EXPECT_NE(names[0].find("odd"), std::string::npos) << names[0];
+    const auto x = RandomActivations(desc, 3, desc.k, 5);
+    EXPECT_TRUE(RunAndCheck(**layer, w, 3, x, desc.k, desc.n));
+  }
+}
+
+// zmm FMA kernels: executed only where the CPU has AVX-512.
+TEST(W4a16Avx512, F32FmaRuns) {
+  if (!HostHas(IsaTier::kAvx512Vnni)) {
+    GTEST_SKIP() << "CPU lacks AVX-512: zmm kernels are only generated "
+                    "(W4a16Avx512Generation)";
+  }
+  ScopedIsaCap cap(IsaTier::kAvx512Vnni);
+  ScopedW4a16ParamsOverride o([](W4a16Params* p) {
+    p->flavor = Flavor::kF32Fma;
+    p->vector_bits = 512;
+  });
+  CheckLayer(
+      Desc(150, 384, 128, WeightType::kU4, DType::kBF16, DType::kBF16, true),
+      {1, 2, 5, 17, 40}, 3, 2, "__avx512vnni");
+  CheckLayer(Desc(9, 96, 6, WeightType::kS4, DType::kF32, DType::kF32, false),
+             {1, 3, 20}, 0, 0, "__avx512vnni");
+}
+
+TEST(W4a16Avx512, Bf16DotRuns) {
+  if (!HostHas(IsaTier::kAvx512Bf16)) {
+    GTEST_SKIP() << "CPU lacks AVX512_BF16: the bf16-dot flavour is only "
+                    "generated (W4a16Avx512Generation)";
+  }
+  ScopedW4a16ParamsOverride o([](W4a16Params* p) {
+    p->flavor = Flavor::kBf16Dot;
+    p->vector_bits = 512;
+  });
+  for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
+    CheckLayer(Desc(150, 384, 128, wt, DType::kBF16, DType::kBF16, true),
+               {1, 2, 5, 17, 40}, 3, 2, "_bf16dot__avx512bf16");
+    LayerDesc f32 = Desc(70, 256, -1, wt, DType::kF32, DType::kF32, false);
+    f32.allow_bf16_compute = true;
+    CheckLayer(f32, {1, 9}, 0, 0, "_bf16dot__avx512bf16");
+  }
+}
+
+// Generation of the AVX-512 variants on any machine: the code must
+// assemble (no Xbyak error, no unresolved label) for several shapes.
+TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
+  for (Flavor flavor : {Flavor::kF32Fma, Flavor::kBf16Dot}) {
+    for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
+      for (DType out : {DType::kF32, DType::kBF16}) {
+        for (int mr : {1, 2, 4, 6}) {
+          KernelKey key;
+          key.family = KernelFamily::kW4a16Gemm;
+          key.isa = flavor == Flavor::kBf16Dot ? IsaTier::kAvx512Bf16
+                                               : IsaTier::kAvx512Vnni;
+          key.flavor = flavor;
+          key.act_dtype =
+              flavor == Flavor::kBf16Dot ? DType::kBF16 : DType::kF32;
+          key.out_dtype = out;
+          key.weight_type = wt;
+          key.group_size = mr == 4 ? 4096 : 128;
+          key.per_channel = mr == 4;
+          key.n = 100 + mr;  // a tail block
+          key.k = 4096;
+          key.mr = mr;
+          key.nr = 64;
+          key.bias = mr % 2 == 0;
+          SCOPED_TRACE(key.name());
+          ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
+          internal::W4a16GemvGenerator gen(key);
+          EXPECT_TRUE(gen.Create().ok());
+        }
+      }
+      if (flavor != Flavor::kF32Fma) continue;
+      KernelKey dq;
+      dq.family = KernelFamily::kW4a16Dequant;
+      dq.isa = IsaTier::kAvx512Vnni;
+      dq.flavor = flavor;
+      dq.weight_type = wt;
+      dq.group_size = 6;
+      dq.n = dq.nr = 64;
+      dq.k = 6;
+      ASSERT_TRUE(internal::W4a16DequantGenerator::Check(dq).ok());
+      internal::W4a16DequantGenerator dgen(dq);
+      EXPECT_TRUE(dgen.Create().ok()) << dq.name();
+    }
+  }
+  for (DType out : {DType::kF32, DType::kBF16}) {
+    for (int64_t n : {64, 37}) {
+      KernelKey p;
+      p.family = KernelFamily::kW4a16Panel;
+      p.isa = IsaTier::kAvx512Vnni;
+      p.flavor = Flavor::kF32Fma;
+      p.act_dtype = DType::kF32;
+      p.out_dtype = out;
+      p.mr = 6;
+      p.nr = 64;
+      p.k = 64;
+      p.n = n;
+      p.bias = true;
+      ASSERT_TRUE(internal::W4a16PanelGenerator::Check(p).ok());
+      internal::W4a16PanelGenerator gen(p);
+      EXPECT_TRUE(gen.Create().ok()) << p.name();
+    }
+  }
+}
+
+TEST(W4a16Avx512Generation, RegisterBudgetIsChecked) {
+  KernelKey key;
+  key.family = KernelFamily::kW4a16Gemm;
+  key.isa = IsaTier::kAvx2;
+  key.flavor = Flavor::kF32Fma;
+  key.act_dtype = DType::kF32;
+  key.out_dtype = DType::kF32;
+  key.group_size = 128;
+  key.n = 64;
+  key.k = 256;
+  key.nr = 32;
+  key.mr = 3;
+  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.mr = 4;  // 16 accumulators + temporaries > 16 ymm
+  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.isa = IsaTier::kAvx512Vnni;
+  key.nr = 64;
+  key.mr = 7;
+  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.flavor = Flavor::kBf16Dot;  // needs AVX512_BF16 and bf16 rows
+  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+}
+
+}  // namespace
+}  // namespace w4jit
