@@ -288,7 +288,8 @@ TEST(FormatsHandPacked, AwqGemmInterleavesColumns) {
 
 bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+         (a.empty() ||  // memcmp must not see the null data() of empty
+          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 void ExpectSameWeights(const CanonicalWeights& a, const CanonicalWeights& b) {
