@@ -8,6 +8,7 @@ namespace w4jit::tools {
 // process exit code.
 int RunInfo(int argc, char** argv);
 int RunBench(int argc, char** argv);
+int RunSweep(int argc, char** argv);
 
 }  // namespace w4jit::tools
 

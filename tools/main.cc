@@ -17,6 +17,8 @@ constexpr Subcommand kSubcommands[] = {
      w4jit::tools::RunInfo},
     {"bench", "check and time kernels against the roofline and peers",
      w4jit::tools::RunBench},
+    {"sweep", "tune kernel parameters for this CPU, write a tuning file",
+     w4jit::tools::RunSweep},
 };
 
 void Usage() {
