@@ -17,13 +17,16 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
     // M = 1 (16 accumulators of 28).
     p.small_m_nblk = 8;
   } else {
-    // Measured on Zen 3 (EPYC 7xx3, 2 threads, 2025-12): tile loops with
-    // 1..6 rows x 1 block; 6 rows reached ~47 MAC/cycle without flushes
-    // and ~38 with them, 4 rows ~37 / ~32. 6 x 1 uses all 16 ymm.
+    // Measured on Zen 3 (EPYC, family 19h model 01h, KVM, 2026-12; A/B of
+    // whole layers interleaved in one process, min thread-CPU time, 1
+    // thread): 4096x4096 g128 at M = 64: 6x1 106, 5x1 110, 4x1 105, 3x2 100,
+    // 2x3 95 GMAC/s per core (int16-pair peak 142, 3-op emulation 90).
+    // 6 x 1 uses all 16 ymm and has the least unpack work per MAC.
     p.mr = 6;
     p.nblk = 1;
-    // Measured (see above): at M = 1 the column loop is bound by the
-    // unpack and int16 adds, not by latency; 4 blocks give 8 chains.
+    // Measured (same method), 1024x4096 M = 1 from L3: 1, 2, 3, 4, 6 blocks
+    // 44, 51, 54, 54, 51 GMAC/s per core; DRAM-streaming 4096x4096:
+    // 21, 27, 28, 28, 27.
     p.small_m_nblk = 4;
   }
   // Guess: at M <= 16 the weight stream dominates, so one pass over the
@@ -33,7 +36,8 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   // that keeps the loop overhead under 3% (guess).
   p.chunk_quads = 8;
   // Half the per-core L2 (the other half holds activations and the y
-  // tile); 256 KiB when the cache size is unknown.
+  // tile); 256 KiB when the cache size is unknown. Measured flat on Zen 3
+  // (64 KiB .. 512 KiB within 5% at M = 64), so a guess elsewhere.
   p.panel_bytes = cpu.l2_bytes > 0 ? cpu.l2_bytes / 2 : 256 * 1024;
   return p;
 }

@@ -364,5 +364,27 @@ TEST(Da8w4Generation, BadExplicitParamsAreAnError) {
   EXPECT_FALSE(kernel.ok());
 }
 
+TEST(Da8w4Params, TuningOverridesAndRejects) {
+  const internal::Da8w4Params base =
+      internal::DefaultDa8w4Params(internal::HostCpu(), IsaTier::kAvx2);
+  auto tuned = internal::ApplyDa8w4Tuning(
+      {{"mr", 4}, {"nblk", 1}, {"handover_m", 8}, {"panel_bytes", 65536}}, base,
+      IsaTier::kAvx2);
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  EXPECT_EQ(tuned->mr, 4);
+  EXPECT_EQ(tuned->handover_m, 8);
+  EXPECT_EQ(tuned->panel_bytes, 65536);
+  EXPECT_EQ(tuned->chunk_quads, base.chunk_quads);
+  EXPECT_FALSE(
+      internal::ApplyDa8w4Tuning({{"mr", 7}}, base, IsaTier::kAvx2).ok());
+  EXPECT_TRUE(
+      internal::ApplyDa8w4Tuning({{"mr", 7}}, base, IsaTier::kAvx512Vnni).ok());
+  EXPECT_FALSE(
+      internal::ApplyDa8w4Tuning({{"chunk_quads", 9}}, base, IsaTier::kAvx2)
+          .ok());
+  EXPECT_FALSE(
+      internal::ApplyDa8w4Tuning({{"bogus", 1}}, base, IsaTier::kAvx2).ok());
+}
+
 }  // namespace
 }  // namespace w4jit
