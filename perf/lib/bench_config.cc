@@ -1,0 +1,189 @@
+#include "perf/lib/bench_config.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "perf/lib/cli_args.h"
+
+namespace w4jit::perf {
+namespace {
+
+absl::Status ParseNumber(const std::string& name, const std::string& value,
+                         double* out) {
+  if (!absl::SimpleAtod(value, out) || *out < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": '", value, "' is not a non-negative number"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseCount(const std::string& name, const std::string& value,
+                        int64_t* out) {
+  if (!absl::SimpleAtoi(value, out) || *out < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": '", value, "' is not a non-negative integer"));
+  }
+  return absl::OkStatus();
+}
+
+// Applies one --name=value option.
+absl::Status Apply(const std::string& name, const std::string& value,
+                   BenchConfig* c) {
+  double d = 0.0;
+  int64_t i = 0;
+  absl::Status s;
+  if (name == "--preset") {
+    const ModelPreset* p = FindPreset(value);
+    if (p == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--preset: unknown '", value, "' (have ", PresetNames(), ")"));
+    }
+    c->preset = p->name;
+    c->layers = p->layers;
+  } else if (name == "--shape") {
+    absl::StatusOr<LayerShape> shape = ParseShape(name, value);
+    if (!shape.ok()) return shape.status();
+    // The first --shape replaces the preset, later ones add layers.
+    if (c->preset != "custom") c->layers.clear();
+    c->preset = "custom";
+    c->layers.push_back(*shape);
+  } else if (name == "--m") {
+    absl::StatusOr<std::vector<int64_t>> ms = ParsePositiveList(name, value);
+    if (!ms.ok()) return ms.status();
+    c->ms = *ms;
+  } else if (name == "--modes") {
+    absl::StatusOr<std::vector<Mode>> modes = ParseModes(name, value);
+    if (!modes.ok()) return modes.status();
+    c->modes = *modes;
+  } else if (name == "--peers") {
+    if (value != "onednn" && value != "none") {
+      return absl::InvalidArgumentError("--peers: want onednn or none");
+    }
+    c->peers = value == "onednn";
+  } else if (name == "--weights") {
+    if (value != "s4" && value != "u4") {
+      return absl::InvalidArgumentError("--weights: want s4 or u4");
+    }
+    c->weight_type = value == "s4" ? WeightType::kS4 : WeightType::kU4;
+  } else if (name == "--threads") {
+    if (!(s = ParseCount(name, value, &i)).ok()) return s;
+    c->threads = static_cast<int>(i);
+  } else if (name == "--reps") {
+    if (!(s = ParseCount(name, value, &i)).ok()) return s;
+    c->timing.min_reps = static_cast<int>(std::max<int64_t>(1, i));
+  } else if (name == "--min-time") {
+    if (!(s = ParseNumber(name, value, &d)).ok()) return s;
+    c->timing.min_time_s = d;
+  } else if (name == "--budget") {
+    if (!(s = ParseNumber(name, value, &d)).ok()) return s;
+    c->timing.budget_s = d;
+  } else if (name == "--settle") {
+    if (!(s = ParseNumber(name, value, &d)).ok()) return s;
+    c->timing.settle_s = d;
+  } else if (name == "--cold-max-m") {
+    if (!(s = ParseCount(name, value, &i)).ok()) return s;
+    c->cold_max_m = i;
+  } else if (name == "--reference-max-macs") {
+    if (!(s = ParseNumber(name, value, &d)).ok()) return s;
+    c->reference_max_macs = d;
+  } else if (name == "--out") {
+    if (value.empty()) return absl::InvalidArgumentError("--out: empty");
+    c->out_dir = value;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown option '", name, "' (see --help)"));
+  }
+  return absl::OkStatus();
+}
+
+void ApplyQuick(BenchConfig* c) {
+  c->quick = true;
+  c->ms = {1, 16};
+  c->timing.min_reps = 5;
+  c->timing.min_time_s = 0.02;
+  c->timing.budget_s = 0.5;
+  c->cold_max_m = 1;
+  c->roofline.samples = 3;
+  c->roofline.seconds_per_sample = 0.02;
+}
+
+}  // namespace
+
+absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
+  BenchConfig c;
+  c.layers = FindPreset(c.preset)->layers;
+  std::vector<std::pair<std::string, std::string>> options;
+  for (int a = 0; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--help" || arg == "-h") {
+      c.help = true;
+      return c;
+    }
+    if (arg == "--quick") {
+      ApplyQuick(&c);
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected argument '", arg, "' (see --help)"));
+    }
+    const size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      options.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+    } else if (a + 1 < argc) {
+      options.emplace_back(arg, argv[++a]);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '", arg, "' needs a value"));
+    }
+  }
+  // Presets first, so that a --shape or --preset order does not matter
+  // and --quick's defaults never override an explicit value.
+  std::stable_partition(options.begin(), options.end(),
+                        [](const auto& o) { return o.first == "--preset"; });
+  for (const auto& [name, value] : options) {
+    if (absl::Status s = Apply(name, value, &c); !s.ok()) return s;
+  }
+  return c;
+}
+
+std::string BenchUsage() {
+  return absl::StrCat(
+      "usage: w4jit bench [options]\n"
+      "\n"
+      "Measures this machine's roofline (compute peaks of the instructions\n"
+      "the kernels use, read bandwidth at each footprint), checks every\n"
+      "w4jit kernel against the reference, then times W4A16 and DA8W4\n"
+      "layers and oneDNN's dense bf16 and u8s8 matmuls on the same shapes,\n"
+      "interleaved. Writes bench.csv, bench.json, roofline.svg and\n"
+      "speedup.svg. Exit code 1 if a kernel is wrong.\n"
+      "\n"
+      "options:\n"
+      "  --preset=NAME        model layers: ",
+      PresetNames(),
+      "\n"
+      "                       (default llama3-8b)\n"
+      "  --shape=N,K[,G]      a single layer instead (repeatable; G default\n"
+      "                       128, -1 per-channel)\n"
+      "  --m=1,4,16,64,256    rows of x to time\n"
+      "  --modes=w4a16,da8w4  which w4jit modes\n"
+      "  --peers=onednn|none  time oneDNN alongside (default onednn)\n"
+      "  --weights=s4|u4      symmetric, or asymmetric with zero points\n"
+      "  --threads=T          threads for w4jit, oneDNN and the peaks\n"
+      "                       (default: all cores)\n"
+      "  --reps=N             samples per figure (default 20)\n"
+      "  --min-time=S         and at least S seconds of them (default 0.1)\n"
+      "  --budget=S           but at most S seconds per figure (default 3)\n"
+      "  --settle=S           pause before each timed batch, so that oneDNN's\n"
+      "                       OpenMP threads stop spinning (default 0.02)\n"
+      "  --cold-max-m=M       cold-cache rows for M <= M (default 16, 0: "
+      "none)\n"
+      "  --reference-max-macs=X  time a layer on the reference path only up\n"
+      "                       to X multiply-adds per call (default 2^30)\n"
+      "  --out=DIR            output directory (default ./w4jit-bench-out)\n"
+      "  --quick              M=1,16, fewer samples, cold only at M=1\n"
+      "  --help               this text\n");
+}
+
+}  // namespace w4jit::perf

@@ -1,0 +1,48 @@
+// What `w4jit bench` runs, and the parsing of its command line.
+#ifndef W4JIT_PERF_LIB_BENCH_CONFIG_H_
+#define W4JIT_PERF_LIB_BENCH_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "perf/lib/roofline.h"
+#include "perf/lib/timing.h"
+#include "perf/model_presets.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::perf {
+
+struct BenchConfig {
+  std::string preset = "llama3-8b";  // or "custom" for --shape
+  std::vector<LayerShape> layers;    // the preset's, or the --shape ones
+  std::vector<int64_t> ms = {1, 4, 16, 64, 256};
+  int threads = 0;  // 0: every core this process may use
+  std::vector<Mode> modes = {Mode::kW4A16, Mode::kDA8W4};
+  bool peers = true;  // time oneDNN bf16 and u8s8 alongside
+  WeightType weight_type = WeightType::kS4;
+  TimingOptions timing;
+  RooflineOptions roofline;
+  // Cold-cache rows (weights rotated through copies exceeding the LLC)
+  // for M up to this; 0 disables them.
+  int64_t cold_max_m = 16;
+  // A layer on the reference path is timed only up to this many
+  // multiply-accumulates per call (it runs at ~1 GMAC/s); 0: no limit.
+  double reference_max_macs = 1 << 30;
+  std::string out_dir = "w4jit-bench-out";
+  bool quick = false;
+  bool help = false;
+};
+
+// Parses the arguments after `bench` (argv[0] is the first option).
+// Accepts --opt=value and --opt value. --quick sets smaller defaults that
+// explicit options still override.
+absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv);
+
+// The text `w4jit bench --help` prints.
+std::string BenchUsage();
+
+}  // namespace w4jit::perf
+
+#endif  // W4JIT_PERF_LIB_BENCH_CONFIG_H_

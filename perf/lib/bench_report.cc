@@ -1,0 +1,28 @@
+#include "perf/lib/bench_report.h"
+
+namespace w4jit::perf {
+
+const char* ToString(RowStatus s) {
+  switch (s) {
+    case RowStatus::kOk:
+      return "ok";
+    case RowStatus::kFailed:
+      return "FAILED";
+    case RowStatus::kNotAvailable:
+      return "n/a";
+    case RowStatus::kError:
+      return "error";
+  }
+  return "?";
+}
+
+bool BenchReport::any_failed() const {
+  for (const BenchRow& r : rows) {
+    if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace w4jit::perf

@@ -1,0 +1,89 @@
+// Everything one `w4jit bench` run measured: the machine, its ceilings and
+// one row per (implementation, layer, M, hot/cold). Produced by RunBench,
+// consumed by the table, CSV, JSON and SVG writers.
+#ifndef W4JIT_PERF_LIB_BENCH_REPORT_H_
+#define W4JIT_PERF_LIB_BENCH_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dispatch/cpu_profile.h"
+#include "perf/lib/roofline.h"
+
+namespace w4jit::perf {
+
+// Implementations a row can time. The first two are w4jit's modes.
+inline constexpr const char* kImplW4a16 = "w4a16";
+inline constexpr const char* kImplDa8w4 = "da8w4";
+inline constexpr const char* kImplOneDnnBf16 = "onednn_bf16";
+inline constexpr const char* kImplOneDnnU8s8 = "onednn_u8s8";
+
+enum class RowStatus : int {
+  kOk = 0,
+  kFailed = 1,        // wrong output: never reported as a figure
+  kNotAvailable = 2,  // the implementation cannot run here (note says why)
+  kError = 3,         // it should have run but did not (note says why)
+};
+const char* ToString(RowStatus s);  // "ok", "FAILED", "n/a", "error"
+
+struct BenchRow {
+  std::string impl;   // kImpl*
+  std::string layer;  // "qkv", ...
+  int64_t n = 0, k = 0, group_size = 0, m = 0;
+  bool cold = false;
+  RowStatus status = RowStatus::kOk;
+  std::string note;    // why FAILED / n/a / error, or a caveat
+  std::string kernel;  // Layer::kernel_names() joined by "+", oneDNN impl
+  int samples = 0;
+  double time_us = 0.0;  // median
+  double min_us = 0.0;
+  int64_t weight_bytes = 0;     // weights (+ scales, zeros, bias) per call
+  int64_t footprint_bytes = 0;  // what is cycled through: copies * weights
+  int cold_copies = 0;
+  double gflops = 0.0;       // 2 M N K / t
+  double weight_gbps = 0.0;  // weight_bytes / t
+  // Fraction of the relevant ceiling: M <= 8 bandwidth over the read
+  // bandwidth at footprint_bytes, else MAC rate over a compute peak.
+  double roofline_pct = 0.0;
+  std::string roofline_basis;  // "bw DRAM-sized", "peak int8_avx2", ...
+  // time(oneDNN peer) / time(this row); 0 where unknown.
+  double speedup_vs_bf16 = 0.0;
+  double speedup_vs_u8s8 = 0.0;
+
+  bool ok() const { return status == RowStatus::kOk; }
+};
+
+// One prepared w4jit layer: creation (import + repack) and JIT cost.
+struct LayerInfo {
+  std::string impl;  // kImplW4a16 / kImplDa8w4
+  std::string layer;
+  int64_t n = 0, k = 0, group_size = 0;
+  int64_t packed_bytes = 0;
+  double create_ms = 0.0;  // Layer::Create, JIT included
+  int64_t jit_generations = 0;
+  double jit_ms = 0.0;  // kernel cache generation time during Create
+  std::string kernel;
+};
+
+struct BenchReport {
+  std::string w4jit_version;
+  std::string onednn_version;
+  std::string date_utc;  // ISO 8601
+  std::string preset;
+  internal::CpuProfile cpu;
+  int threads = 0;
+  std::vector<int64_t> ms;
+  std::vector<std::string> impls;  // modes and peers that were run
+  double min_time_s = 0.0;
+  int reps = 0;
+  Roofline roofline;
+  std::vector<LayerInfo> layers;
+  std::vector<BenchRow> rows;
+
+  bool any_failed() const;
+};
+
+}  // namespace w4jit::perf
+
+#endif  // W4JIT_PERF_LIB_BENCH_REPORT_H_

@@ -1,0 +1,239 @@
+#include "perf/lib/report_files.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "perf/lib/svg_charts.h"
+
+namespace w4jit::perf {
+namespace {
+
+using nlohmann::json;
+
+// RFC 4180: quote fields holding a comma, quote or newline.
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+std::string Num(double v) { return absl::StrFormat("%.6g", v); }
+
+json CpuJson(const internal::CpuProfile& c) {
+  const internal::CpuFeatures& f = c.features;
+  return {{"name", c.name},
+          {"vendor", c.vendor == internal::Vendor::kAmd     ? "amd"
+                     : c.vendor == internal::Vendor::kIntel ? "intel"
+                                                            : "unknown"},
+          {"family", c.family},
+          {"model", c.model},
+          {"stepping", c.stepping},
+          {"zen_generation", c.zen_generation},
+          {"isa", internal::ToString(c.isa)},
+          {"isa_cap", internal::ToString(c.isa_cap)},
+          {"native_vector_bits", c.native_vector_bits},
+          {"l1d_bytes", c.l1d_bytes},
+          {"l2_bytes", c.l2_bytes},
+          {"l3_bytes", c.l3_bytes},
+          {"cores", c.cores},
+          {"features",
+           {{"avx2", f.avx2},
+            {"fma", f.fma},
+            {"avx512f", f.avx512f},
+            {"avx512bw", f.avx512bw},
+            {"avx512vl", f.avx512vl},
+            {"avx512dq", f.avx512dq},
+            {"avx512vnni", f.avx512vnni},
+            {"avx512bf16", f.avx512bf16},
+            {"avx_vnni", f.avx_vnni}}}};
+}
+
+json RowJson(const BenchRow& r) {
+  return {{"impl", r.impl},
+          {"layer", r.layer},
+          {"n", r.n},
+          {"k", r.k},
+          {"group_size", r.group_size},
+          {"m", r.m},
+          {"cache", r.cold ? "cold" : "hot"},
+          {"status", ToString(r.status)},
+          {"note", r.note},
+          {"kernel", r.kernel},
+          {"samples", r.samples},
+          {"time_us", r.time_us},
+          {"min_us", r.min_us},
+          {"gflops", r.gflops},
+          {"weight_bytes", r.weight_bytes},
+          {"weight_gbps", r.weight_gbps},
+          {"footprint_bytes", r.footprint_bytes},
+          {"cold_copies", r.cold_copies},
+          {"roofline_pct", r.roofline_pct},
+          {"roofline_basis", r.roofline_basis},
+          {"speedup_vs_onednn_bf16", r.speedup_vs_bf16},
+          {"speedup_vs_onednn_u8s8", r.speedup_vs_u8s8}};
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const std::vector<std::string>& CsvColumns() {
+  static const std::vector<std::string>* columns =
+      new std::vector<std::string>{"impl",
+                                   "layer",
+                                   "n",
+                                   "k",
+                                   "group_size",
+                                   "m",
+                                   "cache",
+                                   "status",
+                                   "time_us",
+                                   "min_us",
+                                   "samples",
+                                   "gflops",
+                                   "weight_bytes",
+                                   "weight_gbps",
+                                   "footprint_bytes",
+                                   "cold_copies",
+                                   "roofline_pct",
+                                   "roofline_basis",
+                                   "speedup_vs_onednn_bf16",
+                                   "speedup_vs_onednn_u8s8",
+                                   "kernel",
+                                   "note"};
+  return *columns;
+}
+
+std::string ToCsv(const BenchReport& report) {
+  std::string out = absl::StrJoin(CsvColumns(), ",") + "\n";
+  for (const BenchRow& r : report.rows) {
+    const std::vector<std::string> fields = {r.impl,
+                                             r.layer,
+                                             absl::StrCat(r.n),
+                                             absl::StrCat(r.k),
+                                             absl::StrCat(r.group_size),
+                                             absl::StrCat(r.m),
+                                             r.cold ? "cold" : "hot",
+                                             ToString(r.status),
+                                             Num(r.time_us),
+                                             Num(r.min_us),
+                                             absl::StrCat(r.samples),
+                                             Num(r.gflops),
+                                             absl::StrCat(r.weight_bytes),
+                                             Num(r.weight_gbps),
+                                             absl::StrCat(r.footprint_bytes),
+                                             absl::StrCat(r.cold_copies),
+                                             Num(r.roofline_pct),
+                                             r.roofline_basis,
+                                             Num(r.speedup_vs_bf16),
+                                             Num(r.speedup_vs_u8s8),
+                                             r.kernel,
+                                             r.note};
+    std::vector<std::string> quoted;
+    for (const std::string& f : fields) quoted.push_back(CsvField(f));
+    out += absl::StrJoin(quoted, ",") + "\n";
+  }
+  return out;
+}
+
+// Top-level keys: schema, w4jit_version, onednn_version, date_utc, preset,
+// threads, cpu{...}, options{ms, impls, reps, min_time_s}, peaks[...],
+// bandwidths[...], layers[...], rows[...], any_failed.
+std::string ToJson(const BenchReport& report) {
+  json peaks = json::array();
+  for (const ComputePeak& p : report.roofline.peaks) {
+    peaks.push_back({{"key", p.key},
+                     {"description", p.description},
+                     {"available", p.available},
+                     {"note", p.note},
+                     {"gmacs", p.macs_per_s * 1e-9},
+                     {"threads", p.threads},
+                     {"chains", p.chains}});
+  }
+  json bandwidths = json::array();
+  for (const ReadBandwidth& b : report.roofline.bandwidths) {
+    bandwidths.push_back({{"label", b.label},
+                          {"bytes", b.bytes},
+                          {"gbps", b.bytes_per_s * 1e-9},
+                          {"threads", b.threads},
+                          {"vector_bytes", b.vector_bytes}});
+  }
+  json layers = json::array();
+  for (const LayerInfo& l : report.layers) {
+    layers.push_back({{"impl", l.impl},
+                      {"layer", l.layer},
+                      {"n", l.n},
+                      {"k", l.k},
+                      {"group_size", l.group_size},
+                      {"packed_bytes", l.packed_bytes},
+                      {"create_ms", l.create_ms},
+                      {"jit_generations", l.jit_generations},
+                      {"jit_ms", l.jit_ms},
+                      {"kernel", l.kernel}});
+  }
+  json rows = json::array();
+  for (const BenchRow& r : report.rows) rows.push_back(RowJson(r));
+  const json doc = {{"schema", "w4jit-bench/1"},
+                    {"w4jit_version", report.w4jit_version},
+                    {"onednn_version", report.onednn_version},
+                    {"date_utc", report.date_utc},
+                    {"preset", report.preset},
+                    {"threads", report.threads},
+                    {"cpu", CpuJson(report.cpu)},
+                    {"options",
+                     {{"ms", report.ms},
+                      {"impls", report.impls},
+                      {"reps", report.reps},
+                      {"min_time_s", report.min_time_s}}},
+                    {"peaks", peaks},
+                    {"bandwidths", bandwidths},
+                    {"layers", layers},
+                    {"rows", rows},
+                    {"any_failed", report.any_failed()}};
+  return doc.dump(2) + "\n";
+}
+
+absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
+    const BenchReport& report, const std::string& text,
+    const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  }
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"bench.csv", ToCsv(report)},
+      {"bench.json", ToJson(report)},
+      {"bench.txt", text},
+      {"roofline.svg", RooflineSvg(report)},
+      {"speedup.svg", SpeedupSvg(report)}};
+  std::vector<std::string> written;
+  for (const auto& [name, content] : files) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    if (absl::Status s = WriteFile(path, content); !s.ok()) return s;
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace w4jit::perf

@@ -1,0 +1,28 @@
+// Machine-readable results: CSV (one line per row) and JSON (everything:
+// machine, versions, ceilings, layers, rows), plus the SVG charts, written
+// into one directory.
+#ifndef W4JIT_PERF_LIB_REPORT_FILES_H_
+#define W4JIT_PERF_LIB_REPORT_FILES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "perf/lib/bench_report.h"
+
+namespace w4jit::perf {
+
+// The CSV columns, in order.
+const std::vector<std::string>& CsvColumns();
+std::string ToCsv(const BenchReport& report);
+// JSON text (the schema is documented in report_files.cc).
+std::string ToJson(const BenchReport& report);
+
+// Creates `dir` if needed and writes bench.csv, bench.json, bench.txt
+// (`text`), roofline.svg and speedup.svg; returns the paths written.
+absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
+    const BenchReport& report, const std::string& text, const std::string& dir);
+
+}  // namespace w4jit::perf
+
+#endif  // W4JIT_PERF_LIB_REPORT_FILES_H_

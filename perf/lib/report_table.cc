@@ -1,0 +1,213 @@
+#include "perf/lib/report_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "perf/lib/row_metrics.h"
+#include "perf/lib/timing.h"
+
+namespace w4jit::perf {
+namespace {
+
+std::string Speedup(double s) {
+  return s > 0 ? absl::StrFormat("%.2fx", s) : std::string("n/a");
+}
+
+double GeoMean(const std::vector<double>& v) {
+  double log_sum = 0.0;
+  for (double x : v) log_sum += std::log(x);
+  return v.empty() ? 0.0 : std::exp(log_sum / static_cast<double>(v.size()));
+}
+
+// "geomean 1.85x (M<=8: 2.31x, M>8: 1.10x)", or "n/a".
+std::string SpeedupSummary(const std::vector<const BenchRow*>& rows,
+                           double BenchRow::*field) {
+  std::vector<double> all, small, large;
+  for (const BenchRow* r : rows) {
+    const double s = r->*field;
+    if (s <= 0) continue;
+    all.push_back(s);
+    (r->m <= kBandwidthBoundMaxM ? small : large).push_back(s);
+  }
+  if (all.empty()) return "n/a";
+  std::string out = absl::StrFormat("geomean %.2fx", GeoMean(all));
+  if (!small.empty() && !large.empty()) {
+    absl::StrAppendFormat(&out, " (M<=%d: %.2fx, M>%d: %.2fx)",
+                          kBandwidthBoundMaxM, GeoMean(small),
+                          kBandwidthBoundMaxM, GeoMean(large));
+  }
+  return out;
+}
+
+std::string FormatBytes(double bytes) {
+  if (bytes >= 1e9) return absl::StrFormat("%.2f GB", bytes / 1e9);
+  if (bytes >= 1e6) return absl::StrFormat("%.1f MB", bytes / 1e6);
+  return absl::StrFormat("%.0f KB", bytes / 1e3);
+}
+
+// Replaces the register tile "_m<rows>x<cols>_" in a kernel name with
+// "_m*_", so that the variants of one kernel read as one.
+std::string WithoutTile(const std::string& name) {
+  for (size_t i = name.find("_m"); i != std::string::npos;
+       i = name.find("_m", i + 1)) {
+    size_t j = i + 2;
+    const auto digits = [&] {
+      const size_t start = j;
+      while (j < name.size() &&
+             std::isdigit(static_cast<unsigned char>(name[j])))
+        ++j;
+      return j > start;
+    };
+    if (digits() && j < name.size() && name[j] == 'x' && (++j, digits()) &&
+        j < name.size() && name[j] == '_') {
+      return name.substr(0, i) + "_m*" + name.substr(j);
+    }
+  }
+  return name;
+}
+
+}  // namespace
+
+std::string ShortKernelNames(const std::string& names) {
+  std::vector<std::pair<std::string, int>> kinds;
+  for (absl::string_view part : absl::StrSplit(names, '+')) {
+    const std::string kind = WithoutTile(std::string(part));
+    auto it = std::find_if(kinds.begin(), kinds.end(),
+                           [&](const auto& k) { return k.first == kind; });
+    if (it == kinds.end()) {
+      kinds.emplace_back(kind, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [kind, count] : kinds) {
+    out.push_back(count > 1 ? absl::StrCat(kind, " (", count, " tiles)")
+                            : kind);
+  }
+  return absl::StrJoin(out, " + ");
+}
+
+std::string ImplTitle(const std::string& impl) {
+  if (impl == kImplW4a16) return "W4A16";
+  if (impl == kImplDa8w4) return "DA8W4";
+  if (impl == kImplOneDnnBf16) return "oneDNN bf16";
+  if (impl == kImplOneDnnU8s8) return "oneDNN u8s8";
+  return impl;
+}
+
+std::string FormatHeader(const BenchReport& r) {
+  std::string out = absl::StrFormat(
+      "w4jit %s bench, %s, preset %s\n"
+      "CPU: %s (family 0x%x model 0x%x%s), ISA tier %s, L2 %s/core, L3 %s\n"
+      "threads: %d, oneDNN %s\n\nceilings (measured now, %d thread(s)):\n",
+      r.w4jit_version, r.date_utc, r.preset,
+      r.cpu.name.empty() ? "unknown" : r.cpu.name, r.cpu.family, r.cpu.model,
+      r.cpu.zen_generation > 0 ? absl::StrCat(", Zen ", r.cpu.zen_generation)
+                               : "",
+      internal::ToString(r.cpu.isa), FormatBytes(r.cpu.l2_bytes),
+      FormatBytes(r.cpu.l3_bytes), r.threads, r.onednn_version, r.threads);
+  for (const ComputePeak& p : r.roofline.peaks) {
+    if (p.available) {
+      absl::StrAppendFormat(&out, "  %-14s %8.1f GMAC/s  %s, %d chains\n",
+                            p.key, p.macs_per_s * 1e-9, p.description,
+                            p.chains);
+    } else {
+      absl::StrAppendFormat(&out, "  %-14s %s\n", p.key, p.note);
+    }
+  }
+  for (const ReadBandwidth& b : r.roofline.bandwidths) {
+    absl::StrAppendFormat(
+        &out, "  read %-24s %8.1f GB/s  (%s, %d-byte loads)\n", b.label,
+        b.bytes_per_s * 1e-9, FormatBytes(b.bytes), b.vector_bytes);
+  }
+  if (const ComputePeak* p = r.roofline.Peak("int8_avx2");
+      p != nullptr && r.roofline.Peak("int8_vnni_zmm") == nullptr) {
+    absl::StrAppend(
+        &out,
+        "  (no VNNI: int8_avx2, the exact 3-instruction emulation, is this "
+        "CPU's int8 MAC peak;\n   the AVX2 DA8W4 kernels accumulate in int16 "
+        "and are judged against int8_avx2_i16)\n");
+  }
+  return out;
+}
+
+std::string FormatTable(const BenchReport& report, const std::string& impl) {
+  std::string out = absl::StrFormat(
+      "\n== %s ==\n%-8s %5s %-5s %11s %9s %8s %6s %-22s %7s %7s  %s\n",
+      ImplTitle(impl), "layer", "M", "cache", "time(us)", "GFLOP/s", "W GB/s",
+      "roof%", "roofline basis", "x bf16", "x u8s8", "kernel");
+  for (const BenchRow& row : report.rows) {
+    if (row.impl != impl) continue;
+    absl::StrAppendFormat(&out, "%-8s %5d %-5s ", row.layer, row.m,
+                          row.cold ? "cold" : "hot");
+    if (!row.ok()) {
+      absl::StrAppendFormat(&out, "%s: %s\n", ToString(row.status), row.note);
+      continue;
+    }
+    absl::StrAppendFormat(
+        &out, "%11.1f %9.1f %8.1f %5.0f%% %-22s %7s %7s  %s%s\n", row.time_us,
+        row.gflops, row.weight_gbps, row.roofline_pct, row.roofline_basis,
+        Speedup(row.speedup_vs_bf16), Speedup(row.speedup_vs_u8s8),
+        ShortKernelNames(row.kernel),
+        row.note.empty() ? "" : absl::StrCat("  [", row.note, "]"));
+  }
+  return out;
+}
+
+std::string FormatSummary(const BenchReport& report, const std::string& impl) {
+  std::vector<const BenchRow*> ok;
+  int failed = 0, unavailable = 0, errors = 0;
+  std::vector<double> bw_pct, compute_pct;
+  for (const BenchRow& row : report.rows) {
+    if (row.impl != impl) continue;
+    if (row.status == RowStatus::kFailed) ++failed;
+    if (row.status == RowStatus::kNotAvailable) ++unavailable;
+    if (row.status == RowStatus::kError) ++errors;
+    if (!row.ok()) continue;
+    ok.push_back(&row);
+    if (row.roofline_pct > 0) {
+      (row.m <= kBandwidthBoundMaxM ? bw_pct : compute_pct)
+          .push_back(row.roofline_pct);
+    }
+  }
+  std::string out =
+      absl::StrFormat("%s summary: %d ok, %d FAILED, %d n/a", ImplTitle(impl),
+                      ok.size(), failed, unavailable);
+  if (errors > 0) absl::StrAppendFormat(&out, ", %d error", errors);
+  if (impl == kImplW4a16 || impl == kImplDa8w4) {
+    absl::StrAppend(&out, "; vs oneDNN u8s8 ",
+                    SpeedupSummary(ok, &BenchRow::speedup_vs_u8s8),
+                    "; vs oneDNN bf16 ",
+                    SpeedupSummary(ok, &BenchRow::speedup_vs_bf16));
+  }
+  if (!bw_pct.empty()) {
+    absl::StrAppendFormat(&out, "; median %.0f%% of read bandwidth (M<=%d)",
+                          Median(bw_pct), kBandwidthBoundMaxM);
+  }
+  if (!compute_pct.empty()) {
+    absl::StrAppendFormat(&out, "; median %.0f%% of compute peak (M>%d)",
+                          Median(compute_pct), kBandwidthBoundMaxM);
+  }
+  return out + "\n";
+}
+
+std::string FormatReport(const BenchReport& report) {
+  std::string out = FormatHeader(report);
+  for (const std::string& impl : report.impls) {
+    out += FormatTable(report, impl);
+  }
+  out += "\n";
+  for (const std::string& impl : report.impls) {
+    out += FormatSummary(report, impl);
+  }
+  return out;
+}
+
+}  // namespace w4jit::perf

@@ -1,0 +1,82 @@
+#include "perf/lib/row_metrics.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace w4jit::perf {
+namespace {
+
+// The first of `keys` that was measured.
+std::string FirstAvailable(const Roofline& roof,
+                           std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    if (roof.Peak(key) != nullptr) return key;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof) {
+  const bool avx512 = absl::StrContains(row.kernel, "__avx512");
+  if (row.impl == kImplDa8w4) {
+    // The AVX2 kernels accumulate in int16 (vpmaddubsw + vpaddw): their
+    // ceiling is that loop's, not the exact int32 emulation's.
+    return avx512 ? FirstAvailable(roof, {"int8_vnni_zmm"})
+                  : FirstAvailable(roof, {"int8_avx2_i16", "int8_avx2"});
+  }
+  if (row.impl == kImplW4a16) {
+    if (absl::StrContains(row.kernel, "bf16dot")) {
+      return FirstAvailable(roof, {"bf16_dot_zmm"});
+    }
+    return avx512 ? FirstAvailable(roof, {"f32_fma_zmm"})
+                  : FirstAvailable(roof, {"f32_fma_ymm"});
+  }
+  if (row.impl == kImplOneDnnU8s8) {
+    return FirstAvailable(roof, {"int8_vnni_zmm", "int8_avx2"});
+  }
+  return FirstAvailable(roof, {"bf16_dot_zmm", "f32_fma_zmm", "f32_fma_ymm"});
+}
+
+void FillRowMetrics(const Roofline& roof, BenchRow* row) {
+  if (!row->ok() || row->time_us <= 0) return;
+  const double seconds = row->time_us * 1e-6;
+  const double macs = static_cast<double>(row->m) * row->n * row->k;
+  row->gflops = 2.0 * macs / seconds * 1e-9;
+  row->weight_gbps = row->weight_bytes / seconds * 1e-9;
+  row->roofline_pct = 0.0;
+  row->roofline_basis.clear();
+  if (row->m <= kBandwidthBoundMaxM) {
+    const ReadBandwidth* bw = roof.BandwidthFor(
+        row->footprint_bytes > 0 ? row->footprint_bytes : row->weight_bytes);
+    if (bw != nullptr && bw->bytes_per_s > 0) {
+      row->roofline_pct = 100.0 * row->weight_gbps * 1e9 / bw->bytes_per_s;
+      row->roofline_basis = absl::StrCat("bw ", bw->label);
+    }
+    return;
+  }
+  const std::string key = ComputePeakKeyFor(*row, roof);
+  if (const ComputePeak* peak = roof.Peak(key); peak != nullptr) {
+    row->roofline_pct = 100.0 * macs / seconds / peak->macs_per_s;
+    row->roofline_basis = absl::StrCat("peak ", key);
+  }
+}
+
+void FillSpeedups(std::vector<BenchRow>* rows) {
+  for (BenchRow& row : *rows) {
+    if (!row.ok()) continue;
+    for (const BenchRow& peer : *rows) {
+      if (!peer.ok() || peer.layer != row.layer || peer.m != row.m ||
+          peer.cold != row.cold || peer.n != row.n || peer.k != row.k) {
+        continue;
+      }
+      if (peer.impl == kImplOneDnnBf16) {
+        row.speedup_vs_bf16 = peer.time_us / row.time_us;
+      } else if (peer.impl == kImplOneDnnU8s8) {
+        row.speedup_vs_u8s8 = peer.time_us / row.time_us;
+      }
+    }
+  }
+}
+
+}  // namespace w4jit::perf
