@@ -1,0 +1,70 @@
+// `w4jit bench`: checks and times the kernels against the measured
+// roofline and oneDNN, prints the tables and writes CSV, JSON and SVG.
+#include <cstdio>
+
+#include "tools/commands.h"
+
+#ifdef W4JIT_HAVE_PERF
+#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_runner.h"
+#include "perf/lib/report_files.h"
+#include "perf/lib/report_table.h"
+#endif
+
+namespace w4jit::tools {
+
+#ifndef W4JIT_HAVE_PERF
+
+int RunBench(int, char**) {
+  std::fprintf(stderr,
+               "w4jit bench: perf support was not built (configure with "
+               "-DW4JIT_BUILD_PERF=ON)\n");
+  return 1;
+}
+
+#else
+
+int RunBench(int argc, char** argv) {
+  absl::StatusOr<perf::BenchConfig> config = perf::ParseBenchArgs(argc, argv);
+  if (!config.ok()) {
+    std::fprintf(stderr, "w4jit bench: %s\n",
+                 std::string(config.status().message()).c_str());
+    return 2;
+  }
+  if (config->help) {
+    std::printf("%s", perf::BenchUsage().c_str());
+    return 0;
+  }
+  absl::StatusOr<perf::BenchReport> report =
+      perf::RunBench(*config, [](const std::string& line) {
+        std::fprintf(stderr, "%s\n", line.c_str());
+      });
+  if (!report.ok()) {
+    std::fprintf(stderr, "w4jit bench: %s\n",
+                 report.status().ToString().c_str());
+    return 1;
+  }
+  const std::string text = perf::FormatReport(*report);
+  std::printf("\n%s", text.c_str());
+  absl::StatusOr<std::vector<std::string> > files =
+      perf::WriteBenchFiles(*report, text, config->out_dir);
+  if (!files.ok()) {
+    std::fprintf(stderr, "w4jit bench: %s\n",
+                 files.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("\nwrote");
+  for (const std::string& f : *files) std::printf(" %s", f.c_str());
+  std::printf("\n");
+  if (report->any_failed()) {
+    std::fprintf(stderr,
+                 "w4jit bench: some kernels are wrong or failed to run (rows "
+                 "marked FAILED/error); their figures are not reported\n");
+    return 1;
+  }
+  return 0;
+}
+
+#endif  // W4JIT_HAVE_PERF
+
+}  // namespace w4jit::tools
