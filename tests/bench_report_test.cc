@@ -1,0 +1,193 @@
+// The bench's outputs for people and machines: derived figures, the text
+// table, CSV and JSON (parsed back, required keys present) and the files.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "perf/lib/report_files.h"
+#include "perf/lib/report_table.h"
+#include "perf/lib/row_metrics.h"
+#include "tests/bench_sample_report.h"
+
+namespace w4jit::perf {
+namespace {
+
+const BenchRow& Find(const BenchReport& r, const std::string& impl, int64_t m,
+                     bool cold) {
+  for (const BenchRow& row : r.rows) {
+    if (row.impl == impl && row.m == m && row.cold == cold) return row;
+  }
+  static const BenchRow none;
+  ADD_FAILURE() << "no row " << impl << " " << m;
+  return none;
+}
+
+// Splits one CSV line (RFC 4180 quoting) into fields.
+std::vector<std::string> CsvFields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+TEST(BenchReport, DerivedFiguresFollowTheDefinitions) {
+  const BenchReport r = SampleReport();
+  const BenchRow& hot = Find(r, kImplW4a16, 1, false);
+  EXPECT_NEAR(hot.gflops, 2.0 * 6144 * 4096 / 900e-6 * 1e-9, 1e-9);
+  EXPECT_NEAR(hot.weight_gbps, hot.weight_bytes / 900e-6 * 1e-9, 1e-9);
+  // M <= 8: bandwidth at the footprint (13 MB: the L3-sized measurement).
+  EXPECT_EQ(hot.roofline_basis, "bw L3-sized");
+  EXPECT_NEAR(hot.roofline_pct, 100 * hot.weight_gbps / 30, 1e-9);
+  // Cold: the rotation's footprint (65 MB) is nearest to DRAM-sized.
+  EXPECT_EQ(Find(r, kImplW4a16, 1, true).roofline_basis, "bw DRAM-sized");
+  // Large M: MAC rate over the f32 FMA peak for an AVX2 W4A16 kernel.
+  const BenchRow& large = Find(r, kImplW4a16, 64, false);
+  EXPECT_EQ(large.roofline_basis, "peak f32_fma_ymm");
+  EXPECT_NEAR(large.roofline_pct, 100 * 64.0 * 6144 * 4096 / 30000e-6 / 50e9,
+              1e-9);
+  EXPECT_NEAR(hot.speedup_vs_u8s8, 2000.0 / 900.0, 1e-12);
+  EXPECT_EQ(hot.speedup_vs_bf16, 0.0);  // the bf16 peer was n/a
+  EXPECT_NEAR(large.speedup_vs_u8s8, 20000.0 / 30000.0, 1e-12);
+  EXPECT_EQ(Find(r, kImplDa8w4, 64, false).speedup_vs_u8s8, 0.0);
+  EXPECT_TRUE(r.any_failed());
+}
+
+TEST(BenchReport, ComputePeakFollowsTheKernel) {
+  Roofline roof;
+  for (const char* key : {"int8_avx2", "int8_avx2_i16", "int8_vnni_zmm",
+                          "f32_fma_ymm", "f32_fma_zmm", "bf16_dot_zmm"}) {
+    ComputePeak p;
+    p.key = key;
+    p.available = true;
+    p.macs_per_s = 1;
+    roof.peaks.push_back(p);
+  }
+  BenchRow row;
+  row.impl = kImplDa8w4;
+  row.kernel = "da8w4_s4_g128_n64_k64_m4x32_bf16tobf16__avx512vnni";
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");
+  // AVX2 DA8W4 accumulates in int16: judged against that loop's peak.
+  row.kernel = "da8w4_s4_g128_n64_k64_m4x8_bf16tobf16__avx2";
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_avx2_i16");
+  row.impl = kImplOneDnnU8s8;
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");
+  row.impl = kImplDa8w4;
+  row.impl = kImplW4a16;
+  row.kernel = "w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_bf16dot__avx512bf16";
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "bf16_dot_zmm");
+  row.kernel = "w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_fma__avx512vnni";
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "f32_fma_zmm");
+  row.kernel = "reference_w4a16";
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "f32_fma_ymm");
+}
+
+TEST(BenchReport, TableShowsEveryModeFailuresAndSummaries) {
+  const std::string text = FormatReport(SampleReport());
+  for (const char* needle :
+       {"== W4A16 ==", "== DA8W4 ==", "== oneDNN bf16 ==", "== oneDNN u8s8 ==",
+        "FAILED: wrong output", "n/a (oneDNN: unimplemented on this ISA)",
+        "W4A16 summary: 3 ok, 0 FAILED", "DA8W4 summary: 2 ok, 1 FAILED",
+        "int8_vnni_zmm  n/a: CPU lacks AVX512BW", "read DRAM-sized",
+        "threads: 2", "2024-01-02T03:04:05Z", "w4a16_kernel__avx2"}) {
+    EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
+  }
+}
+
+TEST(BenchReport, KernelNamesAreShortenedForTheTable) {
+  EXPECT_EQ(ShortKernelNames("quant_s4_g128_n0_k64_m0x0_bf16tobf16__avx2+"
+                             "da8w4_s4_g128_n8_k64_m6x16_bf16tobf16__avx2+"
+                             "da8w4_s4_g128_n8_k64_m1x64_bf16tobf16__avx2"),
+            "quant_s4_g128_n0_k64_m*_bf16tobf16__avx2 + "
+            "da8w4_s4_g128_n8_k64_m*_bf16tobf16__avx2 (2 tiles)");
+  EXPECT_EQ(ShortKernelNames("reference_w4a16 (forced, mode x)"),
+            "reference_w4a16 (forced, mode x)");
+  EXPECT_EQ(ShortKernelNames("oneDNN gemm:jit"), "oneDNN gemm:jit");
+}
+
+TEST(BenchReport, CsvHasOneWellFormedLinePerRow) {
+  const BenchReport r = SampleReport();
+  std::istringstream in(ToCsv(r));
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(CsvFields(line), CsvColumns());
+  size_t rows = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = CsvFields(line);
+    ASSERT_EQ(f.size(), CsvColumns().size()) << line;
+    EXPECT_EQ(f[0], r.rows[rows].impl);
+    EXPECT_EQ(f[7], ToString(r.rows[rows].status));
+    EXPECT_EQ(f.back(), r.rows[rows].note);  // commas survive quoting
+    ++rows;
+  }
+  EXPECT_EQ(rows, r.rows.size());
+}
+
+TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
+  const BenchReport r = SampleReport();
+  const nlohmann::json j = nlohmann::json::parse(ToJson(r));
+  for (const char* key :
+       {"schema", "w4jit_version", "onednn_version", "date_utc", "preset",
+        "threads", "cpu", "options", "peaks", "bandwidths", "layers", "rows",
+        "any_failed"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["threads"], 2);
+  EXPECT_EQ(j["onednn_version"], "2.6.3");
+  EXPECT_EQ(j["cpu"]["isa"], "avx2");
+  EXPECT_TRUE(j["cpu"]["features"].contains("avx512vnni"));
+  EXPECT_EQ(j["any_failed"], true);
+  ASSERT_EQ(j["peaks"].size(), 3u);
+  EXPECT_EQ(j["peaks"][2]["available"], false);
+  EXPECT_EQ(j["peaks"][2]["note"], "n/a: CPU lacks AVX512BW");
+  ASSERT_EQ(j["rows"].size(), r.rows.size());
+  for (const auto& row : j["rows"]) {
+    for (const char* key :
+         {"impl", "layer", "n", "k", "group_size", "m", "cache", "status",
+          "note", "kernel", "time_us", "gflops", "weight_gbps", "roofline_pct",
+          "roofline_basis", "speedup_vs_onednn_bf16",
+          "speedup_vs_onednn_u8s8"}) {
+      EXPECT_TRUE(row.contains(key)) << key;
+    }
+  }
+  EXPECT_EQ(j["rows"][0]["cache"], "hot");
+  EXPECT_EQ(j["rows"].back()["status"], "FAILED");
+  EXPECT_EQ(j["options"]["ms"], nlohmann::json::array({1, 64}));
+}
+
+TEST(BenchReport, WritesAllFilesIntoTheDirectory) {
+  const std::string dir =
+      (std::filesystem::path(::testing::TempDir()) / "w4jit_bench_files/sub")
+          .string();
+  std::filesystem::remove_all(dir);
+  absl::StatusOr<std::vector<std::string>> files =
+      WriteBenchFiles(SampleReport(), "table text\n", dir);
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 5u);
+  for (const std::string& f : *files) {
+    EXPECT_TRUE(std::filesystem::exists(f)) << f;
+    EXPECT_GT(std::filesystem::file_size(f), 0u) << f;
+  }
+  std::ifstream json(dir + "/bench.json");
+  EXPECT_NO_THROW(nlohmann::json::parse(json));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace w4jit::perf

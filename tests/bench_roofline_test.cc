@@ -1,0 +1,105 @@
+// The roofline measurement of `w4jit bench`: every peak loop JITs (AVX-512
+// ones too, whose execution this CPU may lack), the peaks this CPU can run
+// are positive and finite, unavailable ones say why, and read bandwidth is
+// positive. Sanity only: never timed assertions.
+#include <cmath>
+#include <string>
+
+#include "dispatch/cpu_profile.h"
+#include "gtest/gtest.h"
+#include "perf/lib/peak_loop_generator.h"
+#include "perf/lib/read_loop_generator.h"
+#include "perf/lib/roofline.h"
+
+namespace w4jit::perf {
+namespace {
+
+RooflineOptions Tiny() {
+  RooflineOptions o;
+  o.seconds_per_sample = 0.002;
+  o.samples = 1;
+  return o;
+}
+
+TEST(BenchRoofline, EveryPeakLoopGenerates) {
+  for (PeakOp op : AllPeakOps()) {
+    PeakLoopGenerator gen(op);
+    EXPECT_TRUE(gen.Create().ok()) << GetPeakOpInfo(op).key;
+    EXPECT_GT(gen.MacsPerIteration(), 0);
+    // At least 24 chains on 32 registers, 12 on AVX2's 16.
+    EXPECT_GE(
+        GetPeakOpInfo(op).chains,
+        std::string(GetPeakOpInfo(op).key).find("zmm") != std::string::npos
+            ? 24
+            : 12);
+  }
+}
+
+TEST(BenchRoofline, ReadLoopGeneratesForBothWidths) {
+  for (int width : {32, 64}) {
+    ReadLoopGenerator gen(width);
+    EXPECT_TRUE(gen.Create().ok()) << width;
+    EXPECT_EQ(gen.block_bytes(), ReadLoopGenerator::kLoadsPerBlock * width);
+  }
+}
+
+TEST(BenchRoofline, MissingFeatureNamesTheIsa) {
+  internal::CpuFeatures avx2;
+  avx2.avx2 = avx2.fma = true;
+  EXPECT_EQ(MissingFeatureFor(PeakOp::kInt8DotAvx2, avx2), "");
+  EXPECT_EQ(MissingFeatureFor(PeakOp::kF32FmaYmm, avx2), "");
+  EXPECT_EQ(MissingFeatureFor(PeakOp::kF32FmaZmm, avx2), "AVX512F");
+  EXPECT_EQ(MissingFeatureFor(PeakOp::kInt8DotVnniZmm, avx2), "AVX512BW");
+  internal::CpuFeatures vnni = avx2;
+  vnni.avx512f = vnni.avx512bw = vnni.avx512vl = vnni.avx512dq = true;
+  vnni.avx512vnni = true;
+  EXPECT_EQ(MissingFeatureFor(PeakOp::kInt8DotVnniZmm, vnni), "");
+  EXPECT_EQ(MissingFeatureFor(PeakOp::kBf16DotZmm, vnni), "AVX512_BF16");
+}
+
+TEST(BenchRoofline, ComputePeaksArePositiveOrExplained) {
+  const internal::CpuFeatures& cpu = internal::HostCpu().features;
+  for (PeakOp op : AllPeakOps()) {
+    absl::StatusOr<ComputePeak> peak = MeasureComputePeak(op, Tiny());
+    ASSERT_TRUE(peak.ok()) << peak.status();
+    const std::string missing = MissingFeatureFor(op, cpu);
+    if (!missing.empty()) {
+      EXPECT_FALSE(peak->available);
+      EXPECT_EQ(peak->note, "n/a: CPU lacks " + missing);
+      continue;
+    }
+    EXPECT_TRUE(peak->available) << peak->key;
+    EXPECT_TRUE(std::isfinite(peak->macs_per_s)) << peak->key;
+    EXPECT_GT(peak->macs_per_s, 0.0) << peak->key;
+    EXPECT_GE(peak->threads, 1);
+  }
+}
+
+TEST(BenchRoofline, ReadBandwidthIsPositive) {
+  absl::StatusOr<ReadBandwidth> bw =
+      MeasureReadBandwidth(256 * 1024, "test", Tiny());
+  ASSERT_TRUE(bw.ok()) << bw.status();
+  EXPECT_GE(bw->bytes, 256 * 1024);
+  EXPECT_TRUE(std::isfinite(bw->bytes_per_s));
+  EXPECT_GT(bw->bytes_per_s, 0.0);
+  EXPECT_TRUE(bw->vector_bytes == 32 || bw->vector_bytes == 64);
+  EXPECT_FALSE(MeasureReadBandwidth(0, "none", Tiny()).ok());
+}
+
+TEST(BenchRoofline, BandwidthLookupTakesTheNearestFootprint) {
+  Roofline roof;
+  EXPECT_EQ(roof.BandwidthFor(1000), nullptr);
+  roof.bandwidths = {{"small", 1 << 10, 1.0, 1, 32},
+                     {"large", 1 << 30, 2.0, 1, 32}};
+  EXPECT_EQ(roof.BandwidthFor(1 << 12)->label, "small");
+  EXPECT_EQ(roof.BandwidthFor(1 << 28)->label, "large");
+  // A footprint within 10% of a measured one is not measured again.
+  ASSERT_TRUE(AddBandwidthFor((1 << 10) + 50, "again", Tiny(), &roof).ok());
+  EXPECT_EQ(roof.bandwidths.size(), 2u);
+  ASSERT_TRUE(AddBandwidthFor(1 << 20, "middle", Tiny(), &roof).ok());
+  EXPECT_EQ(roof.bandwidths.size(), 3u);
+  EXPECT_EQ(roof.BandwidthFor(1 << 20)->label, "middle");
+}
+
+}  // namespace
+}  // namespace w4jit::perf
