@@ -1,5 +1,6 @@
 #include "dispatch/kernel_cache.h"
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 
@@ -13,6 +14,7 @@ struct Entry {
   std::once_flag once;
   std::unique_ptr<Generator> generator;
   absl::Status status;
+  std::atomic<bool> done{false};  // set once generator/status are final
 };
 
 struct Cache {
@@ -59,6 +61,7 @@ absl::StatusOr<const Generator*> GetOrCreateKernel(
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
+    entry->done.store(true, std::memory_order_release);
     absl::MutexLock lock(&cache.mu);
     ++cache.stats.generations;
     cache.stats.total_generation_ms += ms;
@@ -73,6 +76,25 @@ KernelCacheStats GetKernelCacheStats() {
   KernelCacheStats s = cache.stats;
   s.entries = static_cast<int64_t>(cache.map.size());
   return s;
+}
+
+std::vector<KernelInfo> ListKernels() {
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    Cache& cache = GetCache();
+    absl::MutexLock lock(&cache.mu);
+    for (const auto& [key, entry] : cache.map) entries.push_back(entry);
+  }
+  std::vector<KernelInfo> out;
+  for (const auto& e : entries) {
+    // Only finished generations; a finished entry never changes again.
+    if (e->done.load(std::memory_order_acquire) && e->generator != nullptr &&
+        e->generator->created()) {
+      out.push_back({e->generator->name(), e->generator->getCode(),
+                     e->generator->getSize()});
+    }
+  }
+  return out;
 }
 
 }  // namespace w4jit::internal

@@ -7,6 +7,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "dispatch/kernel_key.h"
@@ -29,6 +31,14 @@ struct KernelCacheStats {
   double total_generation_ms = 0.0;
 };
 KernelCacheStats GetKernelCacheStats();
+
+// Every kernel generated so far (for tools and the W^X test).
+struct KernelInfo {
+  std::string name;
+  const void* code = nullptr;
+  size_t size = 0;
+};
+std::vector<KernelInfo> ListKernels();
 
 }  // namespace w4jit::internal
 

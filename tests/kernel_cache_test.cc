@@ -4,6 +4,8 @@
 #include "dispatch/kernel_cache.h"
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -13,6 +15,7 @@
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "jit/generator.h"
+#include "w4jit/layer.hpp"
 
 namespace w4jit::internal {
 namespace {
@@ -148,16 +151,70 @@ std::vector<std::string> WritableExecutableMappings() {
   return bad;
 }
 
-TEST(WxTest, NoMappingIsWritableAndExecutable) {
+// Permissions of the mapping that holds `addr` ("" if none).
+std::string PermissionsAt(const void* addr) {
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
+        a >= lo && a < hi) {
+      return perms;
+    }
+  }
+  return "";
+}
+
+// JITs test kernels and real DA8W4 and W4A16 layers (where the CPU has a
+// JIT ISA), so that every generator of the library has run.
+void JitManyKernels() {
   for (int i = 0; i < 64; ++i) {
     auto k = GetOrCreateKernel(TestKey(5000 + i), [i] {
       return std::make_unique<ConstantGenerator>(i);
     });
-    ASSERT_TRUE(k.ok()) << k.status();
-    ASSERT_EQ((*k)->entry<int (*)()>()(), i);
+    if (!k.ok() || (*k)->entry<int (*)()>()() != i) std::_Exit(2);
   }
-  const std::vector<std::string> bad = WritableExecutableMappings();
-  EXPECT_TRUE(bad.empty()) << "rwx mapping: " << bad.front();
+  for (Mode mode : {Mode::kDA8W4, Mode::kW4A16}) {
+    LayerDesc d;
+    d.n = 40;
+    d.k = 256;
+    d.group_size = 64;
+    d.mode = mode;
+    std::vector<int8_t> q(d.n * d.k, 1);
+    std::vector<float> s(d.n * d.groups(), 0.5f);
+    WeightsView w;
+    w.qweight = q.data();
+    w.scales = s.data();
+    auto layer = Layer::Create(d, w);
+    if (!layer.ok()) std::_Exit(3);
+    std::vector<uint16_t> x(3 * d.k, 0x3F80), y(3 * d.n);
+    if (!(*layer)->Run(3, x.data(), d.k, y.data(), d.n).ok()) std::_Exit(4);
+  }
+}
+
+TEST(WxTest, NoJitKernelLivesInAWritablePage) {
+  JitManyKernels();
+  const std::vector<KernelInfo> kernels = ListKernels();
+  ASSERT_GE(kernels.size(), 64u);
+  for (const KernelInfo& k : kernels) {
+    const std::string perms = PermissionsAt(k.code);
+    EXPECT_EQ(perms.substr(0, 3), "r-x")
+        << k.name << " is in a " << perms << " mapping";
+  }
+}
+
+// In a fresh process (only this test's code has run: no peer library that
+// maps its own JIT code), no mapping at all is writable and executable.
+TEST(WxTest, NoMappingIsWritableAndExecutable) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        JitManyKernels();
+        std::_Exit(WritableExecutableMappings().empty() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
