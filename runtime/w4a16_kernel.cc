@@ -390,17 +390,31 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
     IsaTier isa, std::string* why_not) {
   W4a16Params params = DefaultW4a16Params(cpu, isa);
+  bool tuned_applied = false;
   if (std::optional<ParamMap> tuned = LookupTuning(cpu, isa, desc)) {
     W4a16Params edited = params;
     if (absl::Status s = ApplyW4a16ParamMap(*tuned, &edited); s.ok()) {
       params = edited;
+      tuned_applied = true;
     } else {
       Log(LogLevel::kWarning,
           absl::StrCat("ignoring the W4A16 tuning entry: ", s.message()));
     }
   }
   ApplyW4a16ParamsOverride(&params);
-  return MakeW4a16JitKernel(desc, w, cpu, isa, params, why_not);
+  auto made = MakeW4a16JitKernel(desc, w, cpu, isa, params, why_not);
+  if (tuned_applied && made.ok() && *made == nullptr) {
+    // Values are range-checked only when the kernels are built: a tuning
+    // entry that cannot run here falls back to the defaults, not to the
+    // reference.
+    Log(LogLevel::kWarning,
+        absl::StrCat("ignoring the W4A16 tuning entry (", *why_not,
+                     "); using the defaults"));
+    params = DefaultW4a16Params(cpu, isa);
+    ApplyW4a16ParamsOverride(&params);
+    return MakeW4a16JitKernel(desc, w, cpu, isa, params, why_not);
+  }
+  return made;
 }
 
 }  // namespace w4jit::internal
