@@ -3,10 +3,13 @@
 // JIT page is ever mapped writable and executable at once.
 #include "dispatch/kernel_cache.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
@@ -134,6 +137,29 @@ TEST(KernelKeyTest, NameIsReadableAndUniquePerField) {
   keys[8].flavor = Flavor::kBf16Dot;
   for (const auto& k : keys) names.insert(k.name());
   EXPECT_EQ(names.size(), keys.size());
+}
+
+// W4JIT_DUMP_DIR and W4JIT_PERF_MAP make kernels visible to objdump and
+// perf; both are read at each generation.
+TEST(KernelCacheTest, DumpDirAndPerfMapNameTheKernel) {
+  const std::string dir = ::testing::TempDir() + "/w4jit_dump";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  setenv("W4JIT_DUMP_DIR", dir.c_str(), 1);
+  setenv("W4JIT_PERF_MAP", "1", 1);
+  auto k = GetOrCreateKernel(
+      TestKey(6001), [] { return std::make_unique<ConstantGenerator>(6001); });
+  unsetenv("W4JIT_DUMP_DIR");
+  unsetenv("W4JIT_PERF_MAP");
+  ASSERT_TRUE(k.ok()) << k.status();
+  std::ifstream dump(dir + "/" + (*k)->name() + ".bin", std::ios::binary);
+  ASSERT_TRUE(dump.good());
+  std::string bytes((std::istreambuf_iterator<char>(dump)),
+                    std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.size(), (*k)->getSize());
+  std::ifstream map("/tmp/perf-" + std::to_string(getpid()) + ".map");
+  std::string text((std::istreambuf_iterator<char>(map)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find((*k)->name()), std::string::npos);
 }
 
 // Scans /proc/self/maps for a mapping with both w and x permissions.
