@@ -1,0 +1,51 @@
+// The cost of a kernel cache hit (dispatch/kernel_cache.h): what every
+// Layer::Create pays per kernel once the process has JIT-ed it. It should
+// stay well under a microsecond, also with threads asking at once.
+#include <memory>
+
+#include "benchmark/benchmark.h"
+#include "dispatch/kernel_cache.h"
+#include "jit/generator.h"
+
+namespace w4jit::perf {
+namespace {
+
+class ReturnGenerator : public internal::Generator {
+ public:
+  ReturnGenerator() : Generator("bench_cache_hit", 4096) {}
+
+ protected:
+  void Generate() override { ret(); }
+};
+
+internal::KernelKey HitKey() {
+  internal::KernelKey key;
+  key.family = internal::KernelFamily::kDa8w4Gemm;
+  key.isa = internal::IsaTier::kAvx2;
+  key.n = 4096;
+  key.k = 4096;
+  key.group_size = 128;
+  key.mr = 6;
+  key.nr = 16;
+  key.flags = 0xB17;  // apart from the real kernels
+  return key;
+}
+
+void BM_KernelCacheHit(benchmark::State& state) {
+  const internal::KernelKey key = HitKey();
+  const internal::GeneratorFactory factory = [] {
+    return std::make_unique<ReturnGenerator>();
+  };
+  if (!internal::GetOrCreateKernel(key, factory).ok()) {
+    state.SkipWithError("could not JIT the test kernel");
+    return;
+  }
+  for (auto _ : state) {
+    auto k = internal::GetOrCreateKernel(key, factory);
+    benchmark::DoNotOptimize(k);
+  }
+}
+BENCHMARK(BM_KernelCacheHit)->Threads(1)->Threads(2);
+
+}  // namespace
+}  // namespace w4jit::perf
