@@ -53,10 +53,10 @@ TEST(BenchReport, DerivedFiguresFollowTheDefinitions) {
   EXPECT_NEAR(hot.gflops, 2.0 * 6144 * 4096 / 900e-6 * 1e-9, 1e-9);
   EXPECT_NEAR(hot.weight_gbps, hot.weight_bytes / 900e-6 * 1e-9, 1e-9);
   // M <= 8: bandwidth at the footprint (13 MB: the L3-sized measurement).
-  EXPECT_EQ(hot.roofline_basis, "bw L3-sized");
+  EXPECT_EQ(hot.roofline_basis, "bw 16.8 MB read");
   EXPECT_NEAR(hot.roofline_pct, 100 * hot.weight_gbps / 30, 1e-9);
   // Cold: the rotation's footprint (65 MB) is nearest to DRAM-sized.
-  EXPECT_EQ(Find(r, kImplW4a16, 1, true).roofline_basis, "bw DRAM-sized");
+  EXPECT_EQ(Find(r, kImplW4a16, 1, true).roofline_basis, "bw 134.2 MB read");
   // Large M: MAC rate over the f32 FMA peak for an AVX2 W4A16 kernel.
   const BenchRow& large = Find(r, kImplW4a16, 64, false);
   EXPECT_EQ(large.roofline_basis, "peak f32_fma_ymm");

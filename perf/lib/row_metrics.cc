@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace w4jit::perf {
 namespace {
@@ -51,7 +52,9 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
         row->footprint_bytes > 0 ? row->footprint_bytes : row->weight_bytes);
     if (bw != nullptr && bw->bytes_per_s > 0) {
       row->roofline_pct = 100.0 * row->weight_gbps * 1e9 / bw->bytes_per_s;
-      row->roofline_basis = absl::StrCat("bw ", bw->label);
+      // By footprint: the ceilings list says what each measurement was.
+      row->roofline_basis = absl::StrFormat(
+          "bw %.1f MB read", static_cast<double>(bw->bytes) / 1e6);
     }
     return;
   }
