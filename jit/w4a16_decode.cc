@@ -3,18 +3,18 @@
 namespace w4jit::internal {
 
 void EmitDecodeNibblePairsF32(Xbyak::CodeGenerator* g, const VecEmitter& vec,
-                              const Xbyak::Address& src, const Xbyak::Xmm& even,
-                              const Xbyak::Xmm& odd, const Xbyak::Operand& mask,
-                              const Xbyak::Operand& zero) {
-  g->vpmovzxbd(even, src);
-  g->vpsrld(odd, even, 4);  // the byte was zero-extended: no mask needed
-  if (vec.avx512()) {
-    g->vpandd(even, even, mask);
+                              bool symmetric, const Xbyak::Address& src,
+                              const Xbyak::Xmm& even, const Xbyak::Xmm& odd,
+                              const NibbleDecodeOperands& ops) {
+  if (symmetric) {
+    g->vpmovsxbd(even, src);
   } else {
-    g->vpand(even, even, mask);
+    g->vpmovzxbd(even, src);
   }
-  g->vpsubd(even, even, zero);
-  g->vpsubd(odd, odd, zero);
+  vec.And(odd, even, *ops.mask_hi);
+  vec.And(even, even, *ops.mask_lo);
+  g->vpsubd(even, even, *ops.zero);
+  if (!symmetric) g->vpsubd(odd, odd, *ops.zero16);
   g->vcvtdq2ps(even, even);
   g->vcvtdq2ps(odd, odd);
 }

@@ -9,17 +9,41 @@
 
 namespace w4jit::internal {
 
-// Loads one vector of packed bytes (lanes bytes at `src`: one column per
+// Per group and column block the kernels read "meta": NB f32 scales, then
+// for u4 the zero points as the flavour needs them (f32 FMA: z and 16 * z;
+// bf16 dot: (15 - z) * 0x10001, a vpermw index offset in both words of a
+// column's dword). This is how many NB-element vectors that is.
+inline int MetaVectorsPerGroup(bool bf16_dot, bool asymmetric) {
+  if (!asymmetric) return 1;
+  return bf16_dot ? 2 : 3;
+}
+
+// Loads one vector of packed bytes (lanes bytes at `src`, one column per
 // byte, k = 2p in the low nibble, k = 2p + 1 in the high one) and leaves
-// the exact f32 values (u - z) for k = 2p in `even` and k = 2p + 1 in
-// `odd`. `mask` holds 0xF in every 32-bit lane, `zero` the zero point of
-// each column (a register or memory; 8 for s4). Integer subtraction before
-// the conversion keeps (u - z) exact; 7 instructions for 2 vectors:
-// vpmovzxbd, vpsrld, vpand, 2 vpsubd, 2 vcvtdq2ps.
+// exact f32 values of (u - z) for k = 2p in `even` and of 16 * (u - z) for
+// k = 2p + 1 in `odd`: the packed activations hold x[2p + 1] / 16
+// (PackRowsF32), so the products are those of (u - z) * x, bit for bit.
+// Masking the high nibble in place instead of shifting it down matters on
+// Zen 3, where shifts and shuffles share two of the four vector pipes and
+// bound the decode (measured).
+//
+// u4 (asymmetric): bytes hold u. `mask_lo` is 0x0F and `mask_hi` 0xF0 in
+// every 32-bit lane, `zero` / `zero16` the columns' z and 16 * z: vpmovzxbd,
+// 2 vpand, 2 vpsubd, 2 vcvtdq2ps.
+// s4 (symmetric): the high nibble holds q = u - 8 in two's complement and
+// the low one u (the packer stores u ^ 0x80), so after sign extension
+// d & ~15 is 16 * q_hi: vpmovsxbd, 2 vpand (`mask_hi` = 0xFFFFFFF0), one
+// vpsubd of `zero` = 8, 2 vcvtdq2ps.
+struct NibbleDecodeOperands {
+  const Xbyak::Operand* mask_lo;
+  const Xbyak::Operand* mask_hi;
+  const Xbyak::Operand* zero;
+  const Xbyak::Operand* zero16;  // u4 only
+};
 void EmitDecodeNibblePairsF32(Xbyak::CodeGenerator* g, const VecEmitter& vec,
-                              const Xbyak::Address& src, const Xbyak::Xmm& even,
-                              const Xbyak::Xmm& odd, const Xbyak::Operand& mask,
-                              const Xbyak::Operand& zero);
+                              bool symmetric, const Xbyak::Address& src,
+                              const Xbyak::Xmm& even, const Xbyak::Xmm& odd,
+                              const NibbleDecodeOperands& ops);
 
 }  // namespace w4jit::internal
 

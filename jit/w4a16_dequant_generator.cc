@@ -31,8 +31,8 @@ absl::Status W4a16DequantGenerator::Check(const KernelKey& key) {
         "segment",
         key.nr, key.k, lanes));
   }
-  // Scales, mask, zero and two pairs of temporaries.
-  if (key.nr / lanes + 6 > (IsAvx512(key.isa) ? 32 : 16)) {
+  // Scales, three constants and two pairs of temporaries.
+  if (key.nr / lanes + 7 > (IsAvx512(key.isa) ? 32 : 16)) {
     return absl::InvalidArgumentError("block too wide for the registers");
   }
   return absl::OkStatus();
@@ -54,8 +54,10 @@ void W4a16DequantGenerator::Generate() {
   mov(rbx, ptr[args + offsetof(W4a16DequantArgs, meta)]);
   mov(rdx, ptr[args + offsetof(W4a16DequantArgs, panel)]);
   mov(r10, ptr[args + offsetof(W4a16DequantArgs, segments)]);
-  vmovups(vec_.Vec(nv_), pool_.Splat32(0xF));
-  if (!u4) vmovups(vec_.Vec(nv_ + 1), pool_.Splat32(8));
+  // Decode constants (jit/w4a16_decode.h): mask_hi, mask_lo, s4 zero.
+  vmovups(vec_.Vec(nv_), pool_.Splat32(u4 ? 0xF0u : 0xFFFFFFF0u));
+  vmovups(vec_.Vec(nv_ + 1), pool_.Splat32(0x0Fu));
+  if (!u4) vmovups(vec_.Vec(nv_ + 2), pool_.Splat32(8));
 
   const int pairs = static_cast<int>(key_.k / 2);
   const int unroll = std::min(pairs, kUnroll);
@@ -86,7 +88,7 @@ void W4a16DequantGenerator::Generate() {
     EmitPairs(rest);
     advance(rest);
   }
-  add(rbx, static_cast<uint32_t>(nb_ * 4 * (u4 ? 2 : 1)));
+  add(rbx, static_cast<uint32_t>(nb_ * 4 * MetaVectorsPerGroup(false, u4)));
   dec(r10);
   jnz(segment, T_NEAR);
   Postamble();
@@ -95,18 +97,24 @@ void W4a16DequantGenerator::Generate() {
 
 void W4a16DequantGenerator::EmitPairs(int pairs) {
   const bool u4 = key_.weight_type == WeightType::kU4;
-  const Xmm mask = vec_.Vec(nv_);
-  const Xmm zero8 = vec_.Vec(nv_ + 1);
+  const Xmm mask_hi = vec_.Vec(nv_);
+  const Xmm mask_lo = vec_.Vec(nv_ + 1);
+  const Xmm zero8 = vec_.Vec(nv_ + 2);
   for (int s = 0; s < pairs; ++s) {
     for (int v = 0; v < nv_; ++v) {
       // Alternate two sets of temporaries so that consecutive vectors
       // overlap.
-      const Xmm even = vec_.Vec(nv_ + 2 + 2 * (v % 2));
-      const Xmm odd = vec_.Vec(nv_ + 3 + 2 * (v % 2));
+      const Xmm even = vec_.Vec(nv_ + 3 + 2 * (v % 2));
+      const Xmm odd = vec_.Vec(nv_ + 4 + 2 * (v % 2));
       const Xbyak::Address zeros = ptr[rbx + (nb_ + v * lanes_) * 4];
-      EmitDecodeNibblePairsF32(
-          this, vec_, ptr[rax + s * nb_ + v * lanes_], even, odd, mask,
-          u4 ? static_cast<const Xbyak::Operand&>(zeros) : zero8);
+      const Xbyak::Address zeros16 = ptr[rbx + (2 * nb_ + v * lanes_) * 4];
+      NibbleDecodeOperands ops;
+      ops.mask_hi = &mask_hi;
+      ops.mask_lo = &mask_lo;
+      ops.zero = u4 ? static_cast<const Xbyak::Operand*>(&zeros) : &zero8;
+      ops.zero16 = &zeros16;
+      EmitDecodeNibblePairsF32(this, vec_, !u4, ptr[rax + s * nb_ + v * lanes_],
+                               even, odd, ops);
       vmulps(even, even, vec_.Vec(v));
       vmulps(odd, odd, vec_.Vec(v));
       vmovups(ptr[rdx + ((2 * s) * nb_ + v * lanes_) * 4], even);

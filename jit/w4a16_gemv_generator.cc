@@ -49,8 +49,9 @@ struct W4a16GemvGenerator::Plan {
   int bcast = -1;        // AVX2: broadcast temporary
   bool hold_x = false;   // AVX2: x of one step held for all vectors
   int x0 = -1;
-  int mask = -1;   // FMA: 0xF in a register (else a memory operand)
-  int zero8 = -1;  // FMA s4: 8 in a register (else a memory operand)
+  // FMA decode constants (mask_hi, mask_lo, 8): a register, or -1 for a
+  // memory operand.
+  int konst[3] = {-1, -1, -1};
   int table = -1;  // dot: the vpermw table
   int used = 0;
   int nv = 0;
@@ -153,10 +154,8 @@ void W4a16GemvGenerator::Generate() {
   EmitRowLoop(/*tail=*/false);
 
   L(next_block);
-  const int64_t meta_per_group =
-      nb_ * (key_.weight_type == WeightType::kU4 ? 2 : 1);
   add(r8, static_cast<uint32_t>(key_.k / 2 * nb_));
-  add(r9, static_cast<uint32_t>(groups_ * meta_per_group * 4));
+  add(r9, static_cast<uint32_t>(groups_ * MetaGroupBytes()));
   add(r11, static_cast<uint32_t>(nb_ * out_size_));
   inc(r12);
   cmp(r12, ptr[args + offsetof(W4a16GemvArgs, block_end)]);
@@ -166,6 +165,23 @@ void W4a16GemvGenerator::Generate() {
   mov(rsp, rbp);
   Postamble();
   pool_.Emit(this);
+}
+
+int64_t W4a16GemvGenerator::MetaGroupBytes() const {
+  return nb_ * 4 *
+         MetaVectorsPerGroup(dot_, key_.weight_type == WeightType::kU4);
+}
+
+uint32_t W4a16GemvGenerator::DecodeConstant(int c) const {
+  const bool u4 = key_.weight_type == WeightType::kU4;
+  switch (c) {
+    case 0:
+      return u4 ? 0xF0u : 0xFFFFFFF0u;  // mask_hi
+    case 1:
+      return 0x0Fu;  // mask_lo
+    default:
+      return 8;  // the s4 zero point
+  }
 }
 
 void W4a16GemvGenerator::EmitRowLoop(bool tail) {
@@ -205,17 +221,21 @@ void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
       p.bcast = next++;
       p.spare = p.bcast;
     }
-    if (next < vec_.num_regs()) p.mask = next++;
-    if (key_.weight_type == WeightType::kS4 && next < vec_.num_regs()) {
-      p.zero8 = next++;
+    if (p.spare < 0) p.spare = next++;  // AVX-512: no broadcast register
+    // Decode constants in registers while they last, most used first.
+    const int consts = key_.weight_type == WeightType::kU4 ? 2 : 3;
+    for (int c = 0; c < consts && next < vec_.num_regs(); ++c) {
+      p.konst[c] = next++;
     }
-    if (p.spare < 0) p.spare = next < vec_.num_regs() ? next++ : p.mask;
   }
   p.used = next;
 
   // Constants, reloaded per tile because the stores clobber them.
-  if (p.mask >= 0) vmovups(vec_.Vec(p.mask), pool_.Splat32(0xF));
-  if (p.zero8 >= 0) vmovups(vec_.Vec(p.zero8), pool_.Splat32(8));
+  for (int c = 0; c < 3; ++c) {
+    if (p.konst[c] >= 0) {
+      vmovups(vec_.Vec(p.konst[c]), pool_.Splat32(DecodeConstant(c)));
+    }
+  }
   if (p.table >= 0) {
     std::array<uint32_t, 16> t;
     for (int j = 0; j < 16; ++j) {
@@ -284,8 +304,7 @@ void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
   }
   EmitGroupEnd(p, mr);
   if (groups_ > 1) {
-    add(rbx, static_cast<uint32_t>(
-                 nb_ * 4 * (key_.weight_type == WeightType::kU4 ? 2 : 1)));
+    add(rbx, static_cast<uint32_t>(MetaGroupBytes()));
     dec(r10);
     jnz(group_loop, T_NEAR);
   }
@@ -296,19 +315,19 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
   const bool u4 = key_.weight_type == WeightType::kU4;
   const Xmm t0 = vec_.Vec(p.t0);
   const Xmm t1 = vec_.Vec(p.t1);
-  // Operands of the FMA decode: constants in registers where the plan found
-  // room, else in the constant pool.
-  const Xmm mask_reg = vec_.Vec(std::max(p.mask, 0));
-  const Xmm zero8_reg = vec_.Vec(std::max(p.zero8, 0));
-  std::optional<Xbyak::Address> mask_mem, zero8_mem;
-  if (!dot_ && p.mask < 0) mask_mem = pool_.Splat32(0xF);
-  if (!dot_ && !u4 && p.zero8 < 0) zero8_mem = pool_.Splat32(8);
-  const Xbyak::Operand* mask =
-      p.mask >= 0 ? static_cast<const Xbyak::Operand*>(&mask_reg)
-                  : (mask_mem ? &*mask_mem : nullptr);
-  const Xbyak::Operand* zero8 =
-      p.zero8 >= 0 ? static_cast<const Xbyak::Operand*>(&zero8_reg)
-                   : (zero8_mem ? &*zero8_mem : nullptr);
+  // Decode constants: registers where the plan found room, else memory.
+  std::optional<Xmm> konst_reg[3];
+  std::optional<Xbyak::Address> konst_mem[3];
+  const Xbyak::Operand* konst[3] = {nullptr, nullptr, nullptr};
+  for (int c = 0; c < 3 && !dot_; ++c) {
+    if (p.konst[c] >= 0) {
+      konst_reg[c] = vec_.Vec(p.konst[c]);
+      konst[c] = &*konst_reg[c];
+    } else if (c < 2 || !u4) {
+      konst_mem[c] = pool_.Splat32(DecodeConstant(c));
+      konst[c] = &*konst_mem[c];
+    }
+  }
   for (int s = 0; s < steps; ++s) {
     // x offsets of this step's two k (FMA) or two k pairs (dot) for row r.
     auto x_even = [&](int r) { return rdx + ((2 * s) * mr + r) * 4; };
@@ -338,10 +357,14 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
         }
         continue;
       }
-      const Xbyak::Operand& zero =
-          u4 ? static_cast<const Xbyak::Operand&>(zeros) : *zero8;
-      EmitDecodeNibblePairsF32(this, vec_, ptr[rax + s * nb_ + v * lanes_], t0,
-                               t1, *mask, zero);
+      const Xbyak::Address zeros16 = ptr[rbx + (2 * nb_ + v * lanes_) * 4];
+      NibbleDecodeOperands ops;
+      ops.mask_hi = konst[0];
+      ops.mask_lo = konst[1];
+      ops.zero = u4 ? &zeros : konst[2];
+      ops.zero16 = &zeros16;
+      EmitDecodeNibblePairsF32(this, vec_, !u4, ptr[rax + s * nb_ + v * lanes_],
+                               t0, t1, ops);
       for (int r = 0; r < mr; ++r) {
         const Xmm a0 = vec_.Vec(p.Acc(r, v, 0));
         const Xmm a1 = vec_.Vec(p.Acc(r, v, p.split - 1));

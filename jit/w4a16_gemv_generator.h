@@ -59,6 +59,10 @@ class W4a16GemvGenerator final : public Generator {
   void EmitSteps(const Plan& plan, int steps, int mr);
   void EmitGroupEnd(const Plan& plan, int mr);
   void EmitStores(const Plan& plan, int mr, bool tail);
+  // Bytes of meta (scales, zero points) per group of one block.
+  int64_t MetaGroupBytes() const;
+  // The FMA decode's constants: mask_hi, mask_lo, the s4 zero point.
+  uint32_t DecodeConstant(int c) const;
 
   KernelKey key_;
   VecEmitter vec_;

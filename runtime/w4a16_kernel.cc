@@ -209,7 +209,8 @@ void W4a16Kernel::RunInt4(const RunArgs& args,
   const int64_t m = args.m;
   const int64_t k = desc_.k;
   const int mr = fn == int4_small_ ? plan_.p.gemv_mr : plan_.p.dot_mr_large;
-  // A single row already is in the packed-row format of its own dtype.
+  // A single bf16 row already is in the packed-row format of the dot
+  // flavour.
   const void* xs = args.x;
   AlignedVector<float> xf;
   AlignedVector<uint32_t> xb;
@@ -219,7 +220,8 @@ void W4a16Kernel::RunInt4(const RunArgs& args,
       PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, mr, xb.data());
       xs = xb.data();
     }
-  } else if (m > 1 || desc_.act_dtype != DType::kF32) {
+  } else {
+    // Always packed: odd k are pre-divided by 16 (w4a16_pack.h).
     xf.resize(static_cast<size_t>(m * k));
     PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf.data());
     xs = xf.data();
@@ -407,9 +409,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     // Values are range-checked only when the kernels are built: a tuning
     // entry that cannot run here falls back to the defaults, not to the
     // reference.
-    Log(LogLevel::kWarning,
-        absl::StrCat("ignoring the W4A16 tuning entry (", *why_not,
-                     "); using the defaults"));
+    Log(LogLevel::kWarning, absl::StrCat("ignoring the W4A16 tuning entry (",
+                                         *why_not, "); using the defaults"));
     params = DefaultW4a16Params(cpu, isa);
     ApplyW4a16ParamsOverride(&params);
     return MakeW4a16JitKernel(desc, w, cpu, isa, params, why_not);

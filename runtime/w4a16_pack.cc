@@ -19,8 +19,10 @@ void PackBlockF32Fma(const CanonicalWeights& w, const W4a16Layout& l,
   const int64_t nb = l.block_n();
   for (int64_t p = 0; p < l.k / 2; ++p) {
     for (int64_t j = 0; j < nb; ++j) {
-      out[p * nb + j] = static_cast<uint8_t>(
-          NibbleAt(w, n0 + j, 2 * p) | (NibbleAt(w, n0 + j, 2 * p + 1) << 4));
+      const int byte =
+          NibbleAt(w, n0 + j, 2 * p) | (NibbleAt(w, n0 + j, 2 * p + 1) << 4);
+      // s4: the high nibble in two's complement (u ^ 8), w4a16_decode.h.
+      out[p * nb + j] = static_cast<uint8_t>(l.asymmetric ? byte : byte ^ 0x80);
     }
   }
 }
@@ -74,8 +76,12 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
         meta[j] = FloatBits(n < w.n ? w.S(n, g) : 0.0f);
         if (!layout.asymmetric) continue;
         const uint32_t z = n < w.n ? w.Z(n, g) : 0;
-        meta[nb + j] =
-            layout.flavor == Flavor::kBf16Dot ? (15 - z) * 0x10001u : z;
+        if (layout.flavor == Flavor::kBf16Dot) {
+          meta[nb + j] = (15 - z) * 0x10001u;
+        } else {
+          meta[nb + j] = z;
+          meta[2 * nb + j] = 16 * z;
+        }
       }
     }
   }
@@ -95,11 +101,14 @@ void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
       const int64_t row = (g0 + r) * ldx;
       if (act_dtype == DType::kF32) {
         const float* src = static_cast<const float*>(x) + row;
-        for (int64_t i = 0; i < k; ++i) group[i * rows + r] = src[i];
+        for (int64_t i = 0; i < k; ++i) {
+          group[i * rows + r] = src[i] * (i % 2 == 0 ? 1.0f : 0.0625f);
+        }
       } else {
         const uint16_t* src = static_cast<const uint16_t*>(x) + row;
         for (int64_t i = 0; i < k; ++i) {
-          group[i * rows + r] = Bf16ToF32(src[i]);
+          group[i * rows + r] =
+              Bf16ToF32(src[i]) * (i % 2 == 0 ? 1.0f : 0.0625f);
         }
       }
     }

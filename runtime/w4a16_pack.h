@@ -4,9 +4,10 @@
 // (the last block padded with zero weights). Within a block:
 //
 //  f32-FMA flavour: for each pair of k (2p, 2p+1), NB bytes; byte j holds
-//    u[n0 + j][2p] in the low nibble and u[n0 + j][2p + 1] in the high one.
-//    `vpmovzxbd` of L bytes gives one vector; `and 0xF` is k = 2p, `>> 4` is
-//    k = 2p + 1.
+//    u[n0 + j][2p] in the low nibble and u[n0 + j][2p + 1] in the high one;
+//    for s4 the high nibble is q = u - 8 in two's complement (byte XOR
+//    0x80). `vpmovzxbd` / `vpmovsxbd` of L bytes gives one vector of both
+//    (jit/w4a16_decode.h).
 //  bf16-dot flavour: for each k quad (4q .. 4q + 3) and each vector of 16
 //    columns, 32 bytes; bytes 2c and 2c + 1 hold column c's k = 4q and
 //    4q + 1 in their low nibbles and 4q + 2, 4q + 3 in their high ones.
@@ -14,9 +15,9 @@
 //    pairs of k-pair 2q, one dword per column (what vdpbf16ps multiplies),
 //    and whose high nibbles are k-pair 2q + 1.
 //
-// Per block and group the kernel reads NB f32 scales and, for u4, NB
-// 32-bit zero points right after them ("meta"), in the order it needs
-// them; the bias is padded to whole blocks.
+// Per block and group the kernel reads NB f32 scales and, for u4, the zero
+// points right after them ("meta", see MetaVectorsPerGroup in
+// jit/w4a16_decode.h); the bias is padded to whole blocks.
 #ifndef W4JIT_RUNTIME_W4A16_PACK_H_
 #define W4JIT_RUNTIME_W4A16_PACK_H_
 
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "dispatch/kernel_key.h"
+#include "jit/w4a16_decode.h"
 #include "runtime/canonical_weights.h"
 #include "w4jit/types.hpp"
 
@@ -68,17 +70,18 @@ struct W4a16Layout {
   int64_t block_n() const { return int64_t{lanes} * nv; }
   int64_t blocks() const { return (n + block_n() - 1) / block_n(); }
   int64_t block_weight_bytes() const { return k / 2 * block_n(); }
-  // 32-bit elements of meta per group: scales, then zero points for u4.
-  int64_t group_meta_elems() const { return block_n() * (asymmetric ? 2 : 1); }
+  // 32-bit elements of meta per group.
+  int64_t group_meta_elems() const {
+    return block_n() *
+           MetaVectorsPerGroup(flavor == Flavor::kBf16Dot, asymmetric);
+  }
   int64_t block_meta_elems() const { return groups() * group_meta_elems(); }
 };
 
 struct W4a16Packed {
   W4a16Layout layout;
   AlignedVector<uint8_t> weights;  // blocks * block_weight_bytes
-  // Per block, per group: NB f32 scales then (u4) NB int32 zero points:
-  // z for the f32 flavour, (15 - z) * 0x10001 (a vpermw index offset in
-  // both words of a column's dword) for the bf16 flavour.
+  // Per block, per group: NB f32 scales then (u4) the zero points.
   AlignedVector<uint32_t> meta;
   AlignedVector<float> bias;  // blocks * NB, zero padded; empty if none
 
@@ -96,7 +99,9 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
 // last group holds the M % mr rest), group g starting at row g * mr; within
 // a group of `rows` rows, element (k, r) at [k * rows + r]. So a group of
 // rows is one pointer and broadcasts of x[r][k] are fixed offsets.
-// f32 flavour: f32 elements (bf16 x widened exactly). `out` holds m * k.
+// f32 flavour: f32 elements (bf16 x widened exactly), odd k divided by 16
+// (exact but for f32 x below 2^-122) to match the decode's 16 * (u - z).
+// `out` holds m * k.
 void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
                  int64_t k, int mr, float* out);
 // bf16 flavour: one 32-bit element per k pair (bf16 x[2p] low, x[2p+1]
