@@ -3,6 +3,7 @@
 // M), every group kind, s4/u4, bf16/f32 in and out, bias, strides, tails,
 // thread counts, forced parameters; AVX-512 code generated (and run where
 // the CPU has it).
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -211,6 +212,51 @@ TEST_F(W4a16Avx2, AllowBf16ComputeStaysF32OnAvx2) {
       Desc(33, 128, 32, WeightType::kS4, DType::kF32, DType::kF32, false);
   desc.allow_bf16_compute = true;
   CheckLayer(desc, {1, 12}, 0, 0, "_fma__avx2");
+}
+
+TEST_F(W4a16Avx2, SpecialActivationsAndZeroWeights) {
+  // x: NaN in row 1, Inf in row 2, tiny (bf16 subnormal, and below 2^-122
+  // where x / 16 needs care) and huge magnitudes in row 3; both paths.
+  for (int64_t min_m : {int64_t{1}, int64_t{1000}}) {
+    ScopedW4a16ParamsOverride o(
+        [min_m](W4a16Params* p) { p->gemm_min_m = min_m; });
+    for (DType act : {DType::kBF16, DType::kF32}) {
+      const LayerDesc desc =
+          Desc(40, 64, 32, WeightType::kU4, act, DType::kF32, true);
+      SCOPED_TRACE(Describe(desc));
+      const auto w = RandomWeights(desc, 9);
+      auto layer = MakeLayer(desc, w);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      auto x = RandomActivations(desc, 4, desc.k, 10);
+      testing::SetActivation(desc, &x, desc.k, 1, 5, std::nanf(""));
+      testing::SetActivation(desc, &x, desc.k, 2, 7, INFINITY);
+      testing::SetActivation(desc, &x, desc.k, 3, 1, 3e-39f);
+      testing::SetActivation(desc, &x, desc.k, 3, 3, 1.5e-37f);
+      testing::SetActivation(desc, &x, desc.k, 3, 9, 1e20f);
+      EXPECT_TRUE(RunAndCheck(**layer, w, 4, x, desc.k, desc.n));
+    }
+  }
+  // All weights at the zero point: y is exactly the bias.
+  const LayerDesc desc =
+      Desc(24, 128, 64, WeightType::kU4, DType::kBF16, DType::kF32, true);
+  auto w = RandomWeights(desc, 4);
+  for (int64_t n = 0; n < w.n; ++n) {
+    for (int64_t k = 0; k < w.k; ++k) {
+      w.u[n * w.k + k] = w.Z(n, k / w.group_size);
+    }
+  }
+  auto layer = MakeLayer(desc, w);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  for (int64_t m : {1, 12}) {
+    const auto x = RandomActivations(desc, m, desc.k, 6);
+    auto y = RunToF32(**layer, m, x, desc.k);
+    ASSERT_TRUE(y.ok()) << y.status();
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < desc.n; ++j) {
+        ASSERT_EQ((*y)[i * desc.n + j], w.bias[j]) << i << "," << j;
+      }
+    }
+  }
 }
 
 TEST_F(W4a16Avx2, KernelNames) {
