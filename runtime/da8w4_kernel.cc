@@ -63,6 +63,27 @@ Scratch GetScratch(int64_t m, int64_t qa_stride, int64_t sums_stride) {
                  reinterpret_cast<int32_t*>(base + qa_bytes + sa_bytes)};
 }
 
+// The kernel config of the tiles with `rows` rows: the GEMM tile's blocks
+// for full tiles, as many as the registers allow (up to small_m_nblk) for
+// shorter ones, never more blocks than N has.
+Da8w4GemmConfig TileConfig(const LayerDesc& desc, const Da8w4Params& params,
+                           IsaTier isa, const Da8w4Layout& layout, int rows) {
+  Da8w4GemmConfig c;
+  c.isa = isa;
+  c.act_dtype = desc.act_dtype;
+  c.out_dtype = desc.out_dtype;
+  c.weight_type = desc.weight_type;
+  c.layout = layout;
+  c.bias = desc.has_bias;
+  c.mr = rows;
+  c.chunk_quads = params.chunk_quads;
+  const int nblk = rows == params.mr ? params.nblk
+                                     : std::min(params.small_m_nblk,
+                                                Da8w4MaxTileBlocks(isa) / rows);
+  c.nblk = static_cast<int>(std::clamp<int64_t>(nblk, 1, layout.blocks()));
+  return c;
+}
+
 class Da8w4JitKernel final : public LinearKernel {
  public:
   Da8w4JitKernel(const LayerDesc& desc, const Da8w4Params& params, IsaTier isa,
@@ -81,9 +102,8 @@ class Da8w4JitKernel final : public LinearKernel {
     tiles_.resize(static_cast<size_t>(params_.mr) + 1);
     for (int rows = params_.mr; rows >= 1; --rows) {
       TileKernels& tk = tiles_[rows];
-      tk.nblk = NblkForRows(rows);
-      Da8w4GemmConfig c = BaseConfig(rows);
-      c.nblk = tk.nblk;
+      Da8w4GemmConfig c = TileConfig(desc_, params_, isa_, lay, rows);
+      tk.nblk = c.nblk;
       if (absl::Status s = Get(c, &tk.main); !s.ok()) return s;
       c.nblk = 1;
       if (absl::Status s = Get(c, &tk.one); !s.ok()) return s;
@@ -91,16 +111,6 @@ class Da8w4JitKernel final : public LinearKernel {
         c.n_tail = true;
         if (absl::Status s = Get(c, &tk.tail); !s.ok()) return s;
       }
-    }
-    return absl::OkStatus();
-  }
-
-  // Checks every config Build() will generate, without generating.
-  absl::Status CheckConfigs() const {
-    for (int rows = params_.mr; rows >= 1; --rows) {
-      Da8w4GemmConfig c = BaseConfig(rows);
-      c.nblk = NblkForRows(rows);
-      if (absl::Status s = CheckDa8w4GemmConfig(c); !s.ok()) return s;
     }
     return absl::OkStatus();
   }
@@ -176,29 +186,6 @@ class Da8w4JitKernel final : public LinearKernel {
   std::vector<std::string> kernel_names() const override { return names_; }
 
  private:
-  // Column blocks of a tile with `rows` rows (never more than N has).
-  int NblkForRows(int rows) const {
-    const int nblk =
-        rows == params_.mr
-            ? params_.nblk
-            : std::min(params_.small_m_nblk, Da8w4MaxTileBlocks(isa_) / rows);
-    return static_cast<int>(
-        std::clamp<int64_t>(nblk, 1, packed_.layout.blocks()));
-  }
-
-  Da8w4GemmConfig BaseConfig(int rows) const {
-    Da8w4GemmConfig c;
-    c.isa = isa_;
-    c.act_dtype = desc_.act_dtype;
-    c.out_dtype = desc_.out_dtype;
-    c.weight_type = desc_.weight_type;
-    c.layout = packed_.layout;
-    c.bias = desc_.has_bias;
-    c.mr = rows;
-    c.chunk_quads = params_.chunk_quads;
-    return c;
-  }
-
   absl::Status Get(const Da8w4GemmConfig& c, Da8w4GemmFn* fn) {
     absl::StatusOr<const Generator*> g = GetDa8w4GemmKernel(c);
     if (!g.ok()) return g.status();
@@ -275,12 +262,11 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
   (void)cpu;
   const Da8w4Layout layout =
       MakeDa8w4Layout(w, isa >= IsaTier::kAvx512Vnni ? 16 : 8);
-  {
-    // Shapes the generator cannot address (tiles over 2 GiB) run on the
-    // reference; check before the (costly) packing.
-    Da8w4JitKernel probe(desc, params, isa,
-                         Da8w4Packed{layout, {}, {}, {}, {}});
-    if (absl::Status s = probe.CheckConfigs(); !s.ok()) {
+  // Shapes the generator cannot address (tiles over 2 GiB) run on the
+  // reference; checked before the (costly) packing.
+  for (int rows = params.mr; rows >= 1; --rows) {
+    const Da8w4GemmConfig c = TileConfig(desc, params, isa, layout, rows);
+    if (absl::Status s = CheckDa8w4GemmConfig(c); !s.ok()) {
       *why_not = std::string(s.message());
       return std::unique_ptr<LinearKernel>();
     }

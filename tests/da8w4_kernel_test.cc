@@ -265,7 +265,8 @@ TEST_P(Da8w4Test, EveryTileShapeGivesIdenticalResults) {
     for (int chunk : {1, 3, 8}) {
       internal::Da8w4Params p = defaults;
       p.mr = mr;
-      p.nblk = std::max(1, max_blocks / mr / 2);
+      // Full register budget, and half of it.
+      p.nblk = chunk == 8 ? max_blocks / mr : std::max(1, max_blocks / mr / 2);
       p.small_m_nblk = 1 + mr % 3;
       p.chunk_quads = chunk;
       p.handover_m = mr % 2 ? 0 : 64;
@@ -338,6 +339,33 @@ TEST(Da8w4Generation, Avx512KernelsGenerateForManyShapes) {
     for (const std::string& n : (*kernel)->kernel_names()) {
       EXPECT_NE(n.find("__avx512vnni"), std::string::npos) << n;
     }
+  }
+}
+
+// Both ISAs compute every output with the same integer and f32 operations
+// in the same order, so their outputs agree bit for bit.
+TEST(Da8w4Avx512, MatchesAvx2BitForBit) {
+  if (internal::HostCpu().isa < IsaTier::kAvx512Vnni) {
+    GTEST_SKIP() << "this CPU lacks avx512_vnni: cannot compare the AVX-512 "
+                    "kernels with the AVX2 ones here";
+  }
+  for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
+    const LayerDesc desc =
+        Desc(77, 640, 128, type, DType::kBF16, DType::kF32, true);
+    const CanonicalWeights w = RandomWeights(desc, 41);
+    const int64_t m = 19;
+    const auto x = RandomActivations(desc, m, desc.k, 42);
+    std::vector<std::vector<float>> y;
+    for (IsaTier isa : {IsaTier::kAvx2, IsaTier::kAvx512Vnni}) {
+      std::string why;
+      auto kernel =
+          internal::MakeDa8w4JitKernel(desc, w, internal::HostCpu(), isa, &why);
+      ASSERT_TRUE(kernel.ok()) << kernel.status();
+      ASSERT_NE(kernel->get(), nullptr) << why;
+      y.emplace_back(static_cast<size_t>(m * desc.n));
+      (*kernel)->Run({m, x.data(), desc.k, y.back().data(), desc.n});
+    }
+    EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * 4), 0);
   }
 }
 
