@@ -32,30 +32,34 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
                  ? Flavor::kBf16Dot
                  : Flavor::kF32Fma;
   // 4 vectors per block: 4 accumulator chains per row (x2 k-even/odd for a
-  // one-row tile) hide the FMA latency, and the panel of a K block stays
-  // small (measured here on Zen 3: w4a16_tune, see the report).
+  // one-row tile) hide the FMA latency; 2 (16 columns) was no faster for
+  // the panel path here and gives a one-row tile too few chains.
   p.block_vectors = 4;
   // Int4 kernel row tile: 2 rows is the tallest AVX2 tile that keeps x in
-  // registers (16 ymm); on zmm, embedded broadcasts leave room for 4
-  // (AVX2 measured here; AVX-512: a guess from the register count).
+  // registers (16 ymm); 3 rows (broadcast per use) was no faster here. On
+  // zmm, embedded broadcasts leave room for 4 (a guess from the register
+  // count).
   p.gemv_mr = avx512 ? 4 : 2;
   // Panel microkernel: the classic 6 x 16 AVX2 tile (12 accumulators, 2
   // panel vectors, 1 broadcast) and 6 x 64 on zmm (24 + 4 + 1 of 32).
   // A published register budget, not a measurement.
   p.gemm_mr = 6;
   p.gemm_nr_vectors = avx512 ? 4 : 2;
-  // K block: 256 x 32 f32 = 32 KB (ymm) / 64 KB (zmm) of panel, an L1/L2
-  // resident size on every target; rows per panel: the dequantization
-  // (about 0.7 instructions per weight) is then under 10% of the FMAs.
-  // Measured here on Zen 3 for kc; mc a guess refined by measurement.
-  p.kc = 256;
+  // K block of a panel: 1024 x 32 f32 = 128 KB, L2-resident on Zen 3;
+  // measured here (4096 x 4096, M = 256, one thread): kc 1024 took 104-112
+  // ms, 256 took 112-120, 2048+ were slower (panel leaves L2). zmm panels
+  // are twice as wide: 512 keeps them at 128 KB (a guess).
+  p.kc = avx512 ? 512 : 1024;
+  // Rows per dequantized panel: the dequantization (~0.6 instructions per
+  // weight) is then ~5% of the FMAs; 48 / 192 were no better here.
   p.mc = 96;
   // bf16 flavour for large M: 6 rows x 4 zmm accumulators (a guess; no
   // AVX512_BF16 machine was available to measure).
   p.dot_mr_large = 6;
-  // Where the panel path beats the int4 kernel (measured here on Zen 3 at
-  // 4096 x 4096; a guess for AVX-512).
-  p.gemm_min_m = avx512 ? 16 : 8;
+  // Where the panel path beats the int4 kernel: measured here on Zen 3 at
+  // 4096 x 4096 (int4 faster at M = 8, panels at M = 12); a guess for
+  // AVX-512, whose int4 tile holds more rows.
+  p.gemm_min_m = avx512 ? 16 : 10;
   return p;
 }
 

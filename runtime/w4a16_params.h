@@ -34,12 +34,12 @@ struct W4a16Params {
   // FMA flavour from gemm_min_m rows on: the dequantize + panel path.
   int gemm_mr = 6;          // panel microkernel rows
   int gemm_nr_vectors = 2;  // panel microkernel width (divides block_vectors)
-  int64_t kc = 256;         // K block of a dequantized panel (target)
+  int64_t kc = 1024;        // K block of a dequantized panel (target)
   int64_t mc = 96;          // rows sharing one dequantized panel
   // bf16-dot flavour from gemm_min_m rows on: the int4 kernel with this
   // (taller) row tile; it decodes once per this many rows.
   int dot_mr_large = 6;
-  int64_t gemm_min_m = 8;
+  int64_t gemm_min_m = 10;
 };
 
 // The defaults for a CPU and the ISA tier kernels may use; see the comment
