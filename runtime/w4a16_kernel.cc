@@ -11,6 +11,7 @@
 // Either way every output is computed by the same instructions whatever
 // the thread count, so results are bit-identical across thread counts.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -344,6 +345,10 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     return none;
   }
   const bool zmm = params.vector_bits == 512;
+  if (isa < IsaTier::kAvx2) {
+    *why_not = "W4A16 JIT kernels need AVX2 + FMA";
+    return none;
+  }
   if (zmm && isa < IsaTier::kAvx512Vnni) {
     *why_not = "512-bit W4A16 kernels need AVX-512";
     return none;
@@ -381,6 +386,14 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
   layout.k = desc.k;
   layout.group_size = plan.group;
   layout.asymmetric = w.asymmetric;
+  // The kernels step through a block with 32-bit displacements.
+  if (layout.block_weight_bytes() > INT32_MAX ||
+      layout.block_meta_elems() * 4 > INT32_MAX) {
+    *why_not = absl::StrFormat(
+        "a %d-column block of K = %d with %d groups exceeds 2 GiB",
+        layout.block_n(), desc.k, layout.groups());
+    return none;
+  }
   auto kernel =
       std::make_unique<W4a16Kernel>(desc, plan, PackW4a16Weights(w, layout));
   if (absl::Status s = kernel->BuildKernels(why_not); !s.ok()) return s;
