@@ -1,6 +1,7 @@
 #include "runtime/validate.h"
 
 #include <limits>
+#include <string>
 
 #include "absl/strings/str_format.h"
 
@@ -9,6 +10,12 @@ namespace {
 
 bool IsKnown(DType t) {
   return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16;
+}
+
+// "f16", or "7 (not a dtype)" for an out-of-range enum value.
+std::string DtypeName(DType t) {
+  return IsKnown(t) ? ToString(t)
+                    : absl::StrFormat("%d (not a dtype)", static_cast<int>(t));
 }
 
 // Upper bound on N and K: keeps N*K and every byte offset well inside
@@ -52,20 +59,20 @@ absl::Status ValidateDesc(const LayerDesc& d) {
                         static_cast<int>(d.scale_dtype)));
   }
   if (d.act_dtype != DType::kBF16 && d.act_dtype != DType::kF32) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "act_dtype = %s is not supported (bf16 or f32)",
-        IsKnown(d.act_dtype) ? ToString(d.act_dtype) : "unknown"));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("act_dtype = %s is not supported (bf16 or f32)",
+                        DtypeName(d.act_dtype)));
   }
   if (d.out_dtype != DType::kBF16 && d.out_dtype != DType::kF32) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "out_dtype = %s is not supported (bf16 or f32)",
-        IsKnown(d.out_dtype) ? ToString(d.out_dtype) : "unknown"));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("out_dtype = %s is not supported (bf16 or f32)",
+                        DtypeName(d.out_dtype)));
   }
   if (d.has_bias && d.bias_dtype != DType::kF32 &&
       d.bias_dtype != DType::kBF16) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "bias_dtype = %s is not supported (f32 or bf16)",
-        IsKnown(d.bias_dtype) ? ToString(d.bias_dtype) : "unknown"));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bias_dtype = %s is not supported (f32 or bf16)",
+                        DtypeName(d.bias_dtype)));
   }
   return absl::OkStatus();
 }
