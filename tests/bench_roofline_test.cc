@@ -7,6 +7,7 @@
 
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
+#include "perf/lib/ceiling_probe.h"
 #include "perf/lib/peak_loop_generator.h"
 #include "perf/lib/read_loop_generator.h"
 #include "perf/lib/roofline.h"
@@ -84,6 +85,26 @@ TEST(BenchRoofline, ReadBandwidthIsPositive) {
   EXPECT_GT(bw->bytes_per_s, 0.0);
   EXPECT_TRUE(bw->vector_bytes == 32 || bw->vector_bytes == 64);
   EXPECT_FALSE(MeasureReadBandwidth(0, "none", Tiny()).ok());
+}
+
+TEST(BenchRoofline, ProbesRunBothWays) {
+  absl::StatusOr<std::unique_ptr<CeilingProbe>> read =
+      CeilingProbe::Read(100 * 1000, 1e-4);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_GE((*read)->bytes(), 100 * 1000);
+  EXPECT_GE((*read)->units_per_run(), (*read)->bytes());
+  EXPECT_GT((*read)->Run(), 0.0);
+  (*read)->RunShared();
+  absl::StatusOr<std::unique_ptr<CeilingProbe>> compute =
+      CeilingProbe::Compute(PeakOp::kF32FmaYmm, 1e-4);
+  if (!MissingFeatureFor(PeakOp::kF32FmaYmm, internal::HostCpu().features)
+           .empty()) {
+    GTEST_SKIP() << "CPU lacks AVX2/FMA: compute probe not run";
+  }
+  ASSERT_TRUE(compute.ok()) << compute.status();
+  EXPECT_GT((*compute)->units_per_run(), 0.0);
+  EXPECT_GT((*compute)->Run(), 0.0);
+  (*compute)->RunShared();
 }
 
 TEST(BenchRoofline, BandwidthLookupTakesTheNearestFootprint) {

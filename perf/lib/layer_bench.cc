@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -11,9 +13,11 @@
 #include "absl/strings/str_join.h"
 #include "dispatch/kernel_cache.h"
 #include "perf/lib/bench_data.h"
+#include "perf/lib/ceiling_probe.h"
 #include "perf/lib/checked_timing.h"
 #include "perf/lib/onednn_peer.h"
 #include "perf/lib/output_check.h"
+#include "perf/lib/row_metrics.h"
 #include "runtime/formats/import.h"
 #include "w4jit/layer.hpp"
 
@@ -46,13 +50,69 @@ absl::StatusOr<std::unique_ptr<Layer>> CreateMeasured(const LayerDesc& desc,
   return layer;
 }
 
+// Ceilings timed interleaved with the rows they judge, by basis ("bw 13.4
+// MB read", "peak int8_avx2_i16"); built once per layer.
+using ProbeCache = std::map<std::string, std::unique_ptr<CeilingProbe>>;
+
 struct LayerContext {
   const BenchConfig& config;
   const LayerShape& shape;
   const internal::CanonicalWeights& weights;
   const WeightsView& view;
   BenchReport* report;
+  ProbeCache* probes;
 };
+
+// Each probe run lasts about this long (or one pass over its buffer).
+constexpr double kProbeSeconds = 2e-3;
+
+// The probe with `basis`, made by `make` on first use; nullptr if it
+// cannot be made (the rows then use the run's roofline).
+const CeilingProbe* Probe(
+    ProbeCache* cache, const std::string& basis,
+    const std::function<absl::StatusOr<std::unique_ptr<CeilingProbe>>()>&
+        make) {
+  auto it = cache->find(basis);
+  if (it == cache->end()) {
+    absl::StatusOr<std::unique_ptr<CeilingProbe>> p = make();
+    it = cache->emplace(basis, p.ok() ? *std::move(p) : nullptr).first;
+  }
+  return it->second.get();
+}
+
+// The ceiling probes for the w4jit rows at M: the read loop over their
+// footprint (M <= 8), else the compute loop each kernel is judged by.
+std::vector<std::pair<std::string, const CeilingProbe*>> ProbesFor(
+    const LayerContext& ctx, const std::vector<Contestant>& modes, int64_t m) {
+  std::vector<std::pair<std::string, const CeilingProbe*>> out;
+  for (const Contestant& c : modes) {
+    if (!c.run) continue;
+    std::string basis;
+    const CeilingProbe* probe = nullptr;
+    if (m <= kBandwidthBoundMaxM) {
+      basis = absl::StrFormat("bw %.1f MB read", c.footprint_bytes / 1e6);
+      probe = Probe(ctx.probes, basis, [&] {
+        return CeilingProbe::Read(c.footprint_bytes, kProbeSeconds);
+      });
+    } else {
+      BenchRow row;
+      row.impl = c.impl;
+      row.kernel = c.kernel;
+      const std::string key = ComputePeakKeyFor(row, ctx.report->roofline);
+      const ComputePeak* peak = ctx.report->roofline.Peak(key);
+      if (peak == nullptr) continue;
+      basis = absl::StrCat("peak ", key);
+      probe = Probe(ctx.probes, basis, [&] {
+        return CeilingProbe::Compute(peak->op, kProbeSeconds);
+      });
+    }
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) {
+      return p.first == basis;
+    });
+    if (probe != nullptr && !seen) out.emplace_back(basis, probe);
+  }
+  return out;
+}
 
 // The contestant for one mode at M rows, rotating through `copies` layers.
 Contestant ModeContestant(const LayerContext& ctx, ModeLayers& mode, int64_t m,
@@ -130,6 +190,18 @@ void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
     contestants.push_back(ModeContestant(ctx, modes[i], m, copies, x.data(),
                                          &ys[i], std::make_shared<int>(0)));
   }
+  // Ceilings, timed as contestants of their own (impl "ceiling").
+  const auto probes = ProbesFor(ctx, contestants, m);
+  for (const auto& [basis, probe] : probes) {
+    Contestant c;
+    c.impl = "ceiling";
+    c.kernel = basis;
+    c.run = [p = probe] {
+      p->RunShared();
+      return absl::OkStatus();
+    };
+    contestants.push_back(std::move(c));
+  }
   std::vector<std::unique_ptr<MatmulPeer>> peers;
   if (config.peers) {
     for (PeerKind kind : {PeerKind::kBf16, PeerKind::kU8S8}) {
@@ -145,11 +217,34 @@ void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
   shape.group_size = ctx.shape.group_size;
   shape.m = m;
   shape.cold = cold;
-  for (BenchRow& row :
-       TimeCheckedContestants(shape, contestants, config.timing)) {
-    if (cold)
+  std::vector<BenchRow> rows =
+      TimeCheckedContestants(shape, contestants, config.timing);
+  // Ceiling rates by basis, from the probe rows (which are not reported).
+  std::map<std::string, double> ceilings;
+  for (const BenchRow& row : rows) {
+    if (row.impl != "ceiling" || !row.ok() || row.time_us <= 0) continue;
+    for (const auto& [basis, probe] : probes) {
+      if (basis == row.kernel) {
+        ceilings[basis] = probe->units_per_run() / (row.time_us * 1e-6);
+      }
+    }
+  }
+  for (BenchRow& row : rows) {
+    if (row.impl == "ceiling") continue;
+    if (cold) {
       row.cold_copies = static_cast<int>(
           row.footprint_bytes / std::max<int64_t>(1, row.weight_bytes));
+    }
+    const bool mode = row.impl == kImplW4a16 || row.impl == kImplDa8w4;
+    const std::string basis =
+        m <= kBandwidthBoundMaxM
+            ? absl::StrFormat("bw %.1f MB read", row.footprint_bytes / 1e6)
+            : absl::StrCat("peak ",
+                           ComputePeakKeyFor(row, ctx.report->roofline));
+    if (mode && ceilings.count(basis) > 0) {
+      row.ceiling_rate = ceilings[basis];
+      row.ceiling_basis = basis;
+    }
     ctx.report->rows.push_back(std::move(row));
   }
 }
@@ -175,7 +270,8 @@ absl::Status BenchOneLayer(const BenchConfig& config, const LayerShape& shape,
       internal::ExportWeights(base, w, WeightFormat::kUnpackedInt8);
   if (!ckpt.ok()) return ckpt.status();
   const WeightsView view = ckpt->view();
-  const LayerContext ctx{config, shape, w, view, report};
+  ProbeCache probes;
+  const LayerContext ctx{config, shape, w, view, report, &probes};
 
   std::vector<ModeLayers> modes;
   for (Mode mode : config.modes) {

@@ -3,10 +3,61 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "dispatch/cpu_profile.h"
+#include "perf/lib/ceiling_probe.h"
 #include "runtime/parallel.h"
 
 namespace w4jit::perf {
+
+absl::StatusOr<ComputePeak> MeasureComputePeak(PeakOp op,
+                                               const RooflineOptions& options) {
+  const PeakOpInfo& info = GetPeakOpInfo(op);
+  ComputePeak peak;
+  peak.op = op;
+  peak.key = info.key;
+  peak.description = info.description;
+  peak.chains = info.chains;
+  peak.threads = internal::Concurrency();
+  const std::string missing =
+      MissingFeatureFor(op, internal::HostCpu().features);
+  if (!missing.empty()) {
+    peak.note = absl::StrCat("n/a: CPU lacks ", missing);
+    return peak;
+  }
+  absl::StatusOr<std::unique_ptr<CeilingProbe>> probe =
+      CeilingProbe::Compute(op, options.seconds_per_sample);
+  if (!probe.ok()) return probe.status();
+  for (int s = 0; s < std::max(1, options.samples); ++s) {
+    const double wall = (*probe)->Run();
+    if (wall > 0) {
+      peak.macs_per_s =
+          std::max(peak.macs_per_s, (*probe)->units_per_run() / wall);
+    }
+  }
+  peak.available = true;
+  return peak;
+}
+
+absl::StatusOr<ReadBandwidth> MeasureReadBandwidth(
+    int64_t bytes, std::string label, const RooflineOptions& options) {
+  absl::StatusOr<std::unique_ptr<CeilingProbe>> probe =
+      CeilingProbe::Read(bytes, options.seconds_per_sample);
+  if (!probe.ok()) return probe.status();
+  ReadBandwidth bw;
+  bw.label = std::move(label);
+  bw.threads = (*probe)->threads();
+  bw.vector_bytes = (*probe)->vector_bytes();
+  bw.bytes = (*probe)->bytes();
+  for (int s = 0; s < std::max(1, options.samples); ++s) {
+    const double wall = (*probe)->Run();
+    if (wall > 0) {
+      bw.bytes_per_s =
+          std::max(bw.bytes_per_s, (*probe)->units_per_run() / wall);
+    }
+  }
+  return bw;
+}
 
 const ComputePeak* Roofline::Peak(const std::string& key) const {
   for (const ComputePeak& p : peaks) {

@@ -47,6 +47,14 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
   row->weight_gbps = row->weight_bytes / seconds * 1e-9;
   row->roofline_pct = 0.0;
   row->roofline_basis.clear();
+  if (row->ceiling_rate > 0) {
+    const double rate = row->m <= kBandwidthBoundMaxM
+                            ? row->weight_bytes / seconds
+                            : macs / seconds;
+    row->roofline_pct = 100.0 * rate / row->ceiling_rate;
+    row->roofline_basis = row->ceiling_basis + "*";  // '*': interleaved
+    return;
+  }
   if (row->m <= kBandwidthBoundMaxM) {
     const ReadBandwidth* bw = roof.BandwidthFor(
         row->footprint_bytes > 0 ? row->footprint_bytes : row->weight_bytes);

@@ -21,7 +21,9 @@ inline constexpr int64_t kBandwidthBoundMaxM = 8;
 std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof);
 
 // Sets gflops, weight_gbps, roofline_pct and roofline_basis of an ok row
-// from time_us, m, n, k, weight_bytes and footprint_bytes.
+// from time_us, m, n, k, weight_bytes and footprint_bytes: against its
+// interleaved ceiling_rate if it has one (basis marked '*'), else against
+// the run's roofline.
 void FillRowMetrics(const Roofline& roof, BenchRow* row);
 
 // Sets speedup_vs_bf16 / speedup_vs_u8s8 of every ok row from the ok peer
