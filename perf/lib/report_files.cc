@@ -79,6 +79,8 @@ json RowJson(const BenchRow& r) {
           {"cold_copies", r.cold_copies},
           {"roofline_pct", r.roofline_pct},
           {"roofline_basis", r.roofline_basis},
+          {"ceiling_rate", r.ceiling_rate},
+          {"ceiling_basis", r.ceiling_basis},
           {"speedup_vs_onednn_bf16", r.speedup_vs_bf16},
           {"speedup_vs_onednn_u8s8", r.speedup_vs_u8s8}};
 }
@@ -116,6 +118,8 @@ const std::vector<std::string>& CsvColumns() {
                                    "cold_copies",
                                    "roofline_pct",
                                    "roofline_basis",
+                                   "ceiling_rate",
+                                   "ceiling_basis",
                                    "speedup_vs_onednn_bf16",
                                    "speedup_vs_onednn_u8s8",
                                    "kernel",
@@ -144,6 +148,8 @@ std::string ToCsv(const BenchReport& report) {
                                              absl::StrCat(r.cold_copies),
                                              Num(r.roofline_pct),
                                              r.roofline_basis,
+                                             Num(r.ceiling_rate),
+                                             r.ceiling_basis,
                                              Num(r.speedup_vs_bf16),
                                              Num(r.speedup_vs_u8s8),
                                              r.kernel,

@@ -151,11 +151,12 @@ std::string FormatTable(const BenchReport& report, const std::string& impl) {
       absl::StrAppendFormat(&out, "%s: %s\n", ToString(row.status), row.note);
       continue;
     }
+    const bool mode = row.impl == kImplW4a16 || row.impl == kImplDa8w4;
     absl::StrAppendFormat(
         &out, "%11.1f %9.1f %8.1f %5.0f%% %-22s %7s %7s  %s%s\n", row.time_us,
         row.gflops, row.weight_gbps, row.roofline_pct, row.roofline_basis,
-        Speedup(row.speedup_vs_bf16), Speedup(row.speedup_vs_u8s8),
-        ShortKernelNames(row.kernel),
+        mode ? Speedup(row.speedup_vs_bf16) : "-",
+        mode ? Speedup(row.speedup_vs_u8s8) : "-", ShortKernelNames(row.kernel),
         row.note.empty() ? "" : absl::StrCat("  [", row.note, "]"));
   }
   return out;

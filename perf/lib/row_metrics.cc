@@ -75,7 +75,9 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
 
 void FillSpeedups(std::vector<BenchRow>* rows) {
   for (BenchRow& row : *rows) {
-    if (!row.ok()) continue;
+    if (!row.ok() || (row.impl != kImplW4a16 && row.impl != kImplDa8w4)) {
+      continue;
+    }
     for (const BenchRow& peer : *rows) {
       if (!peer.ok() || peer.layer != row.layer || peer.m != row.m ||
           peer.cold != row.cold || peer.n != row.n || peer.k != row.k) {

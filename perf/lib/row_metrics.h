@@ -26,8 +26,8 @@ std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof);
 // the run's roofline.
 void FillRowMetrics(const Roofline& roof, BenchRow* row);
 
-// Sets speedup_vs_bf16 / speedup_vs_u8s8 of every ok row from the ok peer
-// rows of the same layer, M and cache state.
+// Sets speedup_vs_bf16 / speedup_vs_u8s8 of every ok w4jit row from the ok
+// peer rows of the same layer, M and cache state.
 void FillSpeedups(std::vector<BenchRow>* rows);
 
 }  // namespace w4jit::perf

@@ -69,26 +69,37 @@ std::string RooflineSvg(const BenchReport& report) {
   DrawLogAxes(&svg, x, y, "arithmetic intensity (FLOP per weight byte)",
               "GFLOP/s");
   svg.BeginClip(kLeft, kTop, kRight - kLeft, kBottom - kTop);
+  double top_peak = 0.0;
   for (const ComputePeak& p : report.roofline.peaks) {
     if (!p.available) continue;
-    const double py = y.Map(2e-9 * p.macs_per_s);
+    const double gflops = 2e-9 * p.macs_per_s;
+    top_peak = std::max(top_peak, gflops);
+    const double py = y.Map(gflops);
     svg.Line(kLeft, py, kRight, py, "#555", 1.2, "6,3");
-    svg.Text(kLeft + 6, py - 4,
-             absl::StrFormat("%s %.0f GFLOP/s", p.key, 2e-9 * p.macs_per_s), 11,
-             "start", "#555");
+    // Right-aligned: the bandwidth diagonals start at the left.
+    svg.Text(kRight - 6, py - 4,
+             absl::StrFormat("%s %.0f GFLOP/s", p.key, gflops), 11, "end",
+             "#555");
   }
+  if (top_peak <= 0) top_peak = y_hi;
+  // The slope of any bandwidth line in pixels, for its label.
+  const double angle =
+      std::atan2(y.Map(10.0) - y.Map(1.0), x.Map(10.0) - x.Map(1.0)) * 180 /
+      M_PI;
   for (const ReadBandwidth& b : report.roofline.bandwidths) {
     if (!absl::EndsWith(b.label, "-sized")) continue;  // the cache levels
     const double gbps = b.bytes_per_s * 1e-9;
+    // The roofline: bandwidth-bound up to the highest peak.
+    const double x_a = std::max(x_lo, y_lo / gbps);
+    const double x_b = std::min(x_hi, top_peak / gbps);
+    if (x_a >= x_b) continue;
     svg.Polyline(
-        {{x.Map(x_lo), y.Map(gbps * x_lo)}, {x.Map(x_hi), y.Map(gbps * x_hi)}},
+        {{x.Map(x_a), y.Map(gbps * x_a)}, {x.Map(x_b), y.Map(gbps * x_b)}},
         "#888", 1.2, "2,3");
-    const double label_x = std::max(x_lo * 1.5, y_lo * 2 / gbps);
-    svg.Text(x.Map(label_x), y.Map(gbps * label_x) - 6,
-             absl::StrFormat("%s read %.0f GB/s", b.label, gbps), 11, "start",
-             "#666",
-             -std::atan2(y.Map(gbps) - y.Map(gbps * 10), x.Map(10) - x.Map(1)) *
-                 180 / M_PI);
+    const double label_x = std::sqrt(x_a * x_b);
+    svg.Text(x.Map(label_x), y.Map(gbps * label_x) - 5,
+             absl::StrFormat("%s read %.0f GB/s", b.label, gbps), 11, "middle",
+             "#666", angle);
   }
   for (const BenchRow* r : points) {
     const std::string color = ImplColor(r->impl);
@@ -98,8 +109,12 @@ std::string RooflineSvg(const BenchReport& report) {
   svg.EndClip();
   double ly = kTop + 10;
   for (const std::string& impl : report.impls) {
+    const bool any =
+        std::any_of(points.begin(), points.end(),
+                    [&](const BenchRow* r) { return r->impl == impl; });
     svg.Circle(kRight + 24, ly, 5, ImplColor(impl), ImplColor(impl));
-    svg.Text(kRight + 36, ly + 4, ImplTitle(impl), 12);
+    svg.Text(kRight + 36, ly + 4,
+             any ? ImplTitle(impl) : ImplTitle(impl) + " (n/a)", 12);
     ly += 22;
   }
   svg.Circle(kRight + 24, ly, 5, "white", "#444");
@@ -117,6 +132,7 @@ std::string SpeedupSvg(const BenchReport& report) {
   double x_lo = 1e300, x_hi = 0, y_lo = 1.0, y_hi = 1.0;
   for (const BenchRow& r : report.rows) {
     if (!r.ok() || r.cold) continue;
+    if (r.impl != kImplW4a16 && r.impl != kImplDa8w4) continue;
     for (bool bf16 : {false, true}) {
       const double s = bf16 ? r.speedup_vs_bf16 : r.speedup_vs_u8s8;
       if (s <= 0) continue;
