@@ -104,7 +104,7 @@ TEST(BenchReport, TableShowsEveryModeFailuresAndSummaries) {
        {"== W4A16 ==", "== DA8W4 ==", "== oneDNN bf16 ==", "== oneDNN u8s8 ==",
         "FAILED: wrong output", "n/a (oneDNN: unimplemented on this ISA)",
         "W4A16 summary: 3 ok, 0 FAILED", "DA8W4 summary: 2 ok, 1 FAILED",
-        "int8_vnni_zmm  n/a: CPU lacks AVX512BW", "read DRAM-sized",
+        "int8_vnni_zmm  n/a: CPU lacks AVX512_VNNI", "read DRAM-sized",
         "threads: 2", "2024-01-02T03:04:05Z", "w4a16_kernel__avx2"}) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
   }
@@ -155,7 +155,7 @@ TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
   EXPECT_EQ(j["any_failed"], true);
   ASSERT_EQ(j["peaks"].size(), 3u);
   EXPECT_EQ(j["peaks"][2]["available"], false);
-  EXPECT_EQ(j["peaks"][2]["note"], "n/a: CPU lacks AVX512BW");
+  EXPECT_EQ(j["peaks"][2]["note"], "n/a: CPU lacks AVX512_VNNI");
   ASSERT_EQ(j["rows"].size(), r.rows.size());
   for (const auto& row : j["rows"]) {
     for (const char* key :

@@ -50,7 +50,8 @@ TEST(BenchRoofline, MissingFeatureNamesTheIsa) {
   EXPECT_EQ(MissingFeatureFor(PeakOp::kInt8DotAvx2, avx2), "");
   EXPECT_EQ(MissingFeatureFor(PeakOp::kF32FmaYmm, avx2), "");
   EXPECT_EQ(MissingFeatureFor(PeakOp::kF32FmaZmm, avx2), "AVX512F");
-  EXPECT_EQ(MissingFeatureFor(PeakOp::kInt8DotVnniZmm, avx2), "AVX512BW");
+  EXPECT_EQ(MissingFeatureFor(PeakOp::kInt8DotVnniZmm, avx2), "AVX512_VNNI");
+  EXPECT_EQ(MissingFeatureFor(PeakOp::kBf16DotZmm, avx2), "AVX512_BF16");
   internal::CpuFeatures vnni = avx2;
   vnni.avx512f = vnni.avx512bw = vnni.avx512vl = vnni.avx512dq = true;
   vnni.avx512vnni = true;

@@ -53,7 +53,7 @@ inline BenchReport SampleReport() {
   fma.macs_per_s = 50e9;
   ComputePeak vnni;
   vnni.key = "int8_vnni_zmm";
-  vnni.note = "n/a: CPU lacks AVX512BW";
+  vnni.note = "n/a: CPU lacks AVX512_VNNI";
   report.roofline.peaks = {int8, fma, vnni};
   report.roofline.bandwidths = {{"L2-sized", 1 << 20, 90e9, 2, 32},
                                 {"L3-sized", 16 << 20, 30e9, 2, 32},

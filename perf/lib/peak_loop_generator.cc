@@ -47,11 +47,11 @@ std::string MissingFeatureFor(PeakOp op, const internal::CpuFeatures& cpu) {
     case PeakOp::kF32FmaZmm:
       return cpu.avx512f ? "" : "AVX512F";
     case PeakOp::kInt8DotVnniZmm:
-      return !cpu.avx512bw ? "AVX512BW"
-                           : (!cpu.avx512vnni ? "AVX512_VNNI" : "");
+      return !cpu.avx512vnni ? "AVX512_VNNI"
+                             : (!cpu.avx512bw ? "AVX512BW" : "");
     case PeakOp::kBf16DotZmm:
-      return !cpu.avx512bw ? "AVX512BW"
-                           : (!cpu.avx512bf16 ? "AVX512_BF16" : "");
+      return !cpu.avx512bf16 ? "AVX512_BF16"
+                             : (!cpu.avx512bw ? "AVX512BW" : "");
   }
   return "?";
 }

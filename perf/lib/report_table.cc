@@ -106,13 +106,29 @@ std::string FormatHeader(const BenchReport& r) {
   std::string out = absl::StrFormat(
       "w4jit %s bench, %s, preset %s\n"
       "CPU: %s (family 0x%x model 0x%x%s), ISA tier %s, L2 %s/core, L3 %s\n"
-      "threads: %d, oneDNN %s\n\nceilings (measured now, %d thread(s)):\n",
+      "threads: %d, oneDNN %s\n\n",
       r.w4jit_version, r.date_utc, r.preset,
       r.cpu.name.empty() ? "unknown" : r.cpu.name, r.cpu.family, r.cpu.model,
       r.cpu.zen_generation > 0 ? absl::StrCat(", Zen ", r.cpu.zen_generation)
                                : "",
       internal::ToString(r.cpu.isa), FormatBytes(r.cpu.l2_bytes),
-      FormatBytes(r.cpu.l3_bytes), r.threads, r.onednn_version, r.threads);
+      FormatBytes(r.cpu.l3_bytes), r.threads, r.onednn_version);
+  if (std::find(r.impls.begin(), r.impls.end(), kImplOneDnnU8s8) !=
+      r.impls.end()) {
+    absl::StrAppend(
+        &out,
+        "peers: oneDNN dense matmul, weights reordered once to its preferred "
+        "layout; u8s8 takes\n  already-quantized u8 activations (not timed) "
+        "and writes f32 with per-channel scales;\n  bf16 writes bf16.\n");
+  }
+  absl::StrAppendFormat(
+      &out,
+      "roofline: %% of the ceiling timed interleaved with the row ('*' in "
+      "'roofline basis'),\n  else of the ceilings below. M <= %d: weight "
+      "bytes/s over read bandwidth at the\n  footprint; larger M: MAC/s over "
+      "the compute peak of the kernel's instruction.\n\n"
+      "ceilings (measured in this run, best of several, %d thread(s)):\n",
+      kBandwidthBoundMaxM, r.threads);
   for (const ComputePeak& p : r.roofline.peaks) {
     if (p.available) {
       absl::StrAppendFormat(&out, "  %-14s %8.1f GMAC/s  %s, %d chains\n",
