@@ -2,7 +2,11 @@
 // ones too, whose execution this CPU may lack), the peaks this CPU can run
 // are positive and finite, unavailable ones say why, and read bandwidth is
 // positive. Sanity only: never timed assertions.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "dispatch/cpu_profile.h"
@@ -42,6 +46,30 @@ TEST(BenchRoofline, ReadLoopGeneratesForBothWidths) {
     EXPECT_TRUE(gen.Create().ok()) << width;
     EXPECT_EQ(gen.block_bytes(), ReadLoopGenerator::kLoadsPerBlock * width);
   }
+}
+
+// Every stream split reads exactly its range: the pages after (and before)
+// it are inaccessible, so a read outside crashes the test.
+TEST(BenchRoofline, ReadLoopStaysInsideItsRange) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = 6 * page;
+  auto* map = static_cast<uint8_t*>(mmap(nullptr, bytes + 2 * page, PROT_NONE,
+                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  uint8_t* begin = map + page;
+  ASSERT_EQ(mprotect(begin, bytes, PROT_READ | PROT_WRITE), 0);
+  std::memset(begin, 1, bytes);
+  for (int streams : {1, 2, 4, 8}) {
+    ReadLoopGenerator gen(32, streams);
+    ASSERT_TRUE(gen.Create().ok()) << streams;
+    const ReadLoopGenerator::Args args{
+        begin, static_cast<int64_t>(bytes) / gen.block_bytes(), 2};
+    ASSERT_EQ(args.blocks * gen.block_bytes(), static_cast<int64_t>(bytes));
+    if (internal::HostCpu().features.avx2) {
+      gen.entry<ReadLoopGenerator::Fn>()(&args);
+    }
+  }
+  munmap(map, bytes + 2 * page);
 }
 
 TEST(BenchRoofline, MissingFeatureNamesTheIsa) {
