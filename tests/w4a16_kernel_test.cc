@@ -288,6 +288,32 @@ TEST_F(W4a16Avx2, OddGroupRunsTheReferenceAndSaysWhy) {
   }
 }
 
+TEST_F(W4a16Avx2, BadParametersFallBackWithAReason) {
+  W4a16Params p;
+  EXPECT_TRUE(
+      internal::ApplyW4a16ParamMap({{"kc", 512}, {"gemv_mr", 3}}, &p).ok());
+  EXPECT_EQ(p.kc, 512);
+  EXPECT_EQ(p.gemv_mr, 3);
+  EXPECT_FALSE(internal::ApplyW4a16ParamMap({{"flavor", 7}}, &p).ok());
+  EXPECT_FALSE(internal::ApplyW4a16ParamMap({{"mr", 2}}, &p).ok());
+
+  const LayerDesc desc =
+      Desc(32, 64, 32, WeightType::kS4, DType::kBF16, DType::kF32, false);
+  for (auto edit : {+[](W4a16Params* q) { q->gemm_nr_vectors = 3; },
+                    +[](W4a16Params* q) { q->gemv_mr = 9; },
+                    +[](W4a16Params* q) { q->vector_bits = 384; }}) {
+    ScopedW4a16ParamsOverride o(edit);
+    const auto w = RandomWeights(desc, 1);
+    auto layer = MakeLayer(desc, w);
+    ASSERT_TRUE(layer.ok()) << layer.status();
+    const std::vector<std::string> names = (*layer)->kernel_names();
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_EQ(names[0].rfind("reference_w4a16 (", 0), 0u) << names[0];
+    const auto x = RandomActivations(desc, 2, desc.k, 3);
+    EXPECT_TRUE(RunAndCheck(**layer, w, 2, x, desc.k, desc.n));
+  }
+}
+
 // zmm FMA kernels: executed only where the CPU has AVX-512.
 TEST(W4a16Avx512, F32FmaRuns) {
   if (!HostHas(IsaTier::kAvx512Vnni)) {
