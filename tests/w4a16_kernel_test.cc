@@ -413,6 +413,37 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
   }
 }
 
+// The whole layer for AVX-512 (packing, keys, every kernel the layer would
+// run), built but not run.
+TEST(W4a16Avx512Generation, LayersBuildForBothFlavours) {
+  for (Flavor flavor : {Flavor::kF32Fma, Flavor::kBf16Dot}) {
+    for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
+      const LayerDesc desc = Desc(100, 512, 128, wt, DType::kBF16, DType::kBF16,
+                                  wt == WeightType::kU4);
+      const auto w = RandomWeights(desc, 5);
+      W4a16Params p = internal::DefaultW4a16Params(internal::HostCpu(),
+                                                   IsaTier::kAvx512Bf16);
+      p.flavor = flavor;
+      std::string why;
+      auto kernel = internal::MakeW4a16JitKernel(desc, w, internal::HostCpu(),
+                                                 IsaTier::kAvx512Bf16, p, &why);
+      ASSERT_TRUE(kernel.ok()) << kernel.status();
+      ASSERT_NE(*kernel, nullptr) << why;
+      const std::vector<std::string> names = (*kernel)->kernel_names();
+      const char* suffix = flavor == Flavor::kBf16Dot
+                               ? "_bf16dot_bias__avx512bf16"
+                               : "_fma_bias__avx512vnni";
+      ASSERT_FALSE(names.empty());
+      if (wt == WeightType::kU4) {
+        EXPECT_NE(names[0].find(suffix), std::string::npos) << names[0];
+      }
+      // int4 kernels for small and large M (dot), or int4 + dequantizer +
+      // panel tiles (FMA: 100 columns leave a 36-column tail tile).
+      EXPECT_EQ(names.size(), flavor == Flavor::kBf16Dot ? 2u : 4u);
+    }
+  }
+}
+
 TEST(W4a16Avx512Generation, RegisterBudgetIsChecked) {
   KernelKey key;
   key.family = KernelFamily::kW4a16Gemm;
