@@ -20,6 +20,9 @@ install(FILES ${PROJECT_BINARY_DIR}/w4jitConfig.cmake
               ${PROJECT_BINARY_DIR}/w4jitConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/w4jit)
 
+# From the .pc file's folder back to the prefix ("../.." for lib/pkgconfig).
+file(RELATIVE_PATH W4JIT_PC_TO_PREFIX
+     "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/w4jit.pc.in
   ${PROJECT_BINARY_DIR}/w4jit.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/w4jit.pc
