@@ -6,47 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "perf/lib/cli_args.h"
 #include "perf/lib/sweep_runner.h"
 
 namespace w4jit::perf {
 namespace {
-
-absl::StatusOr<std::vector<int64_t>> IntList(const std::string& flag,
-                                             const std::string& text) {
-  std::vector<int64_t> out;
-  for (absl::string_view part : absl::StrSplit(text, ',')) {
-    int64_t v;
-    if (!absl::SimpleAtoi(part, &v) || v <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, ": '", part, "' is not a positive integer (in '", text, "')"));
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-
-// "N,K" or "N,K,G" (G: positive or -1), e.g. "4096,4096,128".
-absl::StatusOr<LayerShape> ShapeFrom(const std::string& flag,
-                                     const std::string& text) {
-  std::vector<std::string> parts = absl::StrSplit(text, ',');
-  LayerShape shape;
-  shape.name = "custom";
-  int64_t v[3] = {0, 0, 128};
-  bool ok = parts.size() == 2 || parts.size() == 3;
-  for (size_t i = 0; ok && i < parts.size(); ++i) {
-    ok = absl::SimpleAtoi(parts[i], &v[i]);
-  }
-  if (!ok || v[0] <= 0 || v[1] <= 0 || (v[2] <= 0 && v[2] != -1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": want N,K[,G] with N, K > 0 and G > 0 or -1, got '", text,
-        "'"));
-  }
-  shape.n = v[0];
-  shape.k = v[1];
-  shape.group_size = v[2];
-  shape.name = absl::StrCat(shape.n, "x", shape.k);
-  return shape;
-}
 
 // One shape per line ("N,K[,G]"); '#' starts a comment.
 absl::Status ShapesFromFile(const std::string& path, SweepConfig* c) {
@@ -59,7 +23,7 @@ absl::Status ShapesFromFile(const std::string& path, SweepConfig* c) {
     std::string text(
         absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
     if (text.empty()) continue;
-    auto shape = ShapeFrom(absl::StrCat("--file ", path, ":", line_no), text);
+    auto shape = ParseShape(absl::StrCat("--file ", path, ":", line_no), text);
     if (!shape.ok()) return shape.status();
     c->layers.push_back(*shape);
   }
@@ -77,7 +41,7 @@ absl::Status Apply(const std::string& name, const std::string& value,
     c->preset = value;
     c->layers.insert(c->layers.end(), p->layers.begin(), p->layers.end());
   } else if (name == "--shape") {
-    auto shape = ShapeFrom(name, value);
+    auto shape = ParseShape(name, value);
     if (!shape.ok()) return shape.status();
     c->layers.push_back(*shape);
     *custom = true;
@@ -85,23 +49,15 @@ absl::Status Apply(const std::string& name, const std::string& value,
     *custom = true;
     return ShapesFromFile(value, c);
   } else if (name == "--modes") {
-    c->modes.clear();
-    for (absl::string_view m : absl::StrSplit(value, ',')) {
-      if (m == "w4a16") {
-        c->modes.push_back(Mode::kW4A16);
-      } else if (m == "da8w4") {
-        c->modes.push_back(Mode::kDA8W4);
-      } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--modes: '", m, "' is not w4a16 or da8w4"));
-      }
-    }
+    auto modes = ParseModes(name, value);
+    if (!modes.ok()) return modes.status();
+    c->modes = *modes;
   } else if (name == "--m") {
-    auto ms = IntList(name, value);
+    auto ms = ParsePositiveList(name, value);
     if (!ms.ok()) return ms.status();
     c->ms = *ms;
   } else if (name == "--threads") {
-    auto t = IntList(name, value);
+    auto t = ParsePositiveList(name, value);
     if (!t.ok() || t->size() != 1) {
       return absl::InvalidArgumentError("--threads: want one positive integer");
     }
