@@ -36,18 +36,8 @@ using testing::RunToF32;
 
 LayerDesc Desc(int64_t n, int64_t k, int64_t group, WeightType type, DType act,
                DType out, bool bias) {
-  LayerDesc d;
-  d.n = n;
-  d.k = k;
-  d.group_size = group;
-  d.weight_type = type;
-  d.mode = Mode::kDA8W4;
-  d.scale_dtype = DType::kBF16;
-  d.act_dtype = act;
-  d.out_dtype = out;
-  d.has_bias = bias;
-  d.bias_dtype = DType::kF32;
-  return d;
+  return testing::KernelTestDesc(Mode::kDA8W4, n, k, group, type, act, out,
+                                 bias);
 }
 
 bool HasJitKernel(const Layer& layer) {

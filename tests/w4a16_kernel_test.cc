@@ -35,19 +35,10 @@ using testing::RandomWeights;
 using testing::RunAndCheck;
 using testing::RunToF32;
 
-LayerDesc Desc(int64_t n, int64_t k, int64_t g, WeightType wt, DType act,
+LayerDesc Desc(int64_t n, int64_t k, int64_t group, WeightType type, DType act,
                DType out, bool bias) {
-  LayerDesc d;
-  d.n = n;
-  d.k = k;
-  d.group_size = g;
-  d.weight_type = wt;
-  d.act_dtype = act;
-  d.out_dtype = out;
-  d.has_bias = bias;
-  d.scale_dtype = DType::kBF16;
-  d.bias_dtype = DType::kF32;
-  return d;
+  return testing::KernelTestDesc(Mode::kW4A16, n, k, group, type, act, out,
+                                 bias);
 }
 
 bool HostHas(IsaTier t) { return internal::HostCpu().isa >= t; }

@@ -68,6 +68,23 @@ double BfUlp(double v) {
 
 }  // namespace
 
+LayerDesc KernelTestDesc(Mode mode, int64_t n, int64_t k, int64_t group_size,
+                         WeightType weight_type, DType act, DType out,
+                         bool bias) {
+  LayerDesc d;
+  d.n = n;
+  d.k = k;
+  d.group_size = group_size;
+  d.weight_type = weight_type;
+  d.mode = mode;
+  d.scale_dtype = DType::kBF16;
+  d.act_dtype = act;
+  d.out_dtype = out;
+  d.has_bias = bias;
+  d.bias_dtype = DType::kF32;
+  return d;
+}
+
 CanonicalWeights RandomWeights(const LayerDesc& desc, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> nibble(0, 15);

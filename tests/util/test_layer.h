@@ -34,6 +34,12 @@ inline constexpr WeightFormat kAllFormats[] = {
     WeightFormat::kAwqGemm,
 };
 
+// A layer for kernel tests: bf16 scales, f32 bias (if any), the rest as
+// given.
+LayerDesc KernelTestDesc(Mode mode, int64_t n, int64_t k, int64_t group_size,
+                         WeightType weight_type, DType act, DType out,
+                         bool bias);
+
 // Random canonical weights for `desc` (which must be valid): nibbles
 // uniform in [0, 15]; s4 zero points all 8, u4 zero points uniform in
 // [0, 15]; scales of both signs with magnitudes in [2^-8, 2^-4), exactly
