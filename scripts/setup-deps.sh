@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
-# Installs the Debian packages w4jit builds with, if any is missing.
-# Works as root, or through sudo for other users. Idempotent and quiet when
+# Installs the Debian packages w4jit configures, builds and tests with, if any
+# is missing. The list is what a bare Debian bookworm root (debootstrap
+# --variant=minbase) needs; scripts/fresh-machine-check.sh proves it.
+# Works as root, or through sudo for other users. Idempotent, and silent when
 # everything is already there.
 set -euo pipefail
 
 PACKAGES=(
+  # Toolchain and build system.
   cmake ninja-build g++ pkg-config
+  # Library dependencies.
   libxbyak-dev libcpuinfo-dev libabsl-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev
+  # Tests and benchmarks.
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # oneDNN, the benchmark peer. Debian's dnnl-config.cmake calls
+  # find_package(OpenCL REQUIRED), and --no-install-recommends leaves the
+  # OpenCL headers and loader out, so they are listed here.
+  libdnnl-dev ocl-icd-opencl-dev
+  # The PyTorch custom-op library and its Python tests (built when Torch is
+  # found).
+  libtorch-dev python3-torch python3-pytest
+  # The fuzz preset: clang 14 and its libFuzzer runtime
+  # (libclang_rt.fuzzer-x86_64.a, a Recommends that we must name).
+  clang libclang-rt-14-dev
 )
 
 missing=()
