@@ -64,6 +64,9 @@ absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
       !s.ok()) {
     return s;
   }
+  // An empty batch is a no-op (vLLM runs linear layers with zero tokens
+  // while profiling); kernels are only ever given M >= 1.
+  if (m == 0) return absl::OkStatus();
   kernel_->Run(internal::RunArgs{m, x, ldx, y, ldy});
   return absl::OkStatus();
 }

@@ -1,5 +1,6 @@
 #include "runtime/validate.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -107,12 +108,14 @@ absl::Status ValidateWeightsPointers(const LayerDesc& d, const WeightsView& v) {
 
 absl::Status ValidateRunArgs(const LayerDesc& d, int64_t m, const void* x,
                              int64_t ldx, const void* y, int64_t ldy) {
-  if (m <= 0) {
+  if (m < 0) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("M = %d must be positive", m));
+        absl::StrFormat("M = %d must not be negative", m));
   }
-  if (x == nullptr) return absl::InvalidArgumentError("x is null");
-  if (y == nullptr) return absl::InvalidArgumentError("y is null");
+  // M = 0 (an empty batch) reads and writes nothing, so null x and y are
+  // fine then, as in BLAS; the strides are still checked.
+  if (m > 0 && x == nullptr) return absl::InvalidArgumentError("x is null");
+  if (m > 0 && y == nullptr) return absl::InvalidArgumentError("y is null");
   if (ldx < d.k) {
     return absl::InvalidArgumentError(
         absl::StrFormat("ldx = %d is smaller than K = %d", ldx, d.k));
@@ -122,7 +125,8 @@ absl::Status ValidateRunArgs(const LayerDesc& d, int64_t m, const void* x,
         absl::StrFormat("ldy = %d is smaller than N = %d", ldy, d.n));
   }
   // Keep every element offset representable.
-  const int64_t max_ld = std::numeric_limits<int64_t>::max() / 4 / m;
+  const int64_t max_ld =
+      std::numeric_limits<int64_t>::max() / 4 / std::max<int64_t>(m, 1);
   if (ldx > max_ld || ldy > max_ld) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "M = %d with ldx = %d / ldy = %d overflows the address range", m, ldx,

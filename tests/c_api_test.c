@@ -95,6 +95,7 @@ static int Errors(void) {
   w4jit_weights weights;
   w4jit_layer* layer = NULL;
   float y[M * N];
+  int i;
 
   Describe(&desc, &weights);
   desc.group_size = 3;
@@ -130,6 +131,25 @@ static int Errors(void) {
       strstr(w4jit_last_error(), "ldy = 2") == NULL) {
     w4jit_layer_destroy(layer);
     return Fail("small ldy");
+  }
+  if (w4jit_layer_run(layer, -2, kX, K, y, N) != W4JIT_INVALID_ARGUMENT ||
+      strstr(w4jit_last_error(), "M = -2") == NULL) {
+    w4jit_layer_destroy(layer);
+    return Fail("negative M");
+  }
+  /* An empty batch succeeds without touching y, even with NULL buffers. */
+  for (i = 0; i < M * N; ++i) y[i] = -999.0f;
+  if (w4jit_layer_run(layer, 0, kX, K, y, N) != W4JIT_OK ||
+      w4jit_layer_run(layer, 0, NULL, K, NULL, N) != W4JIT_OK ||
+      w4jit_last_error()[0] != '\0') {
+    w4jit_layer_destroy(layer);
+    return Fail("M = 0 is not a no-op");
+  }
+  for (i = 0; i < M * N; ++i) {
+    if (y[i] != -999.0f) {
+      w4jit_layer_destroy(layer);
+      return Fail("M = 0 wrote y");
+    }
   }
   w4jit_layer_destroy(layer);
   w4jit_layer_destroy(NULL);

@@ -184,8 +184,10 @@ TEST(Validation, BadRunArgumentsWriteNothing) {
       const char* want;
     };
     const Case cases[] = {
-        {0, x.data(), d.k, y.data(), d.n, "M = 0 must be positive"},
-        {-3, x.data(), d.k, y.data(), d.n, "M = -3 must be positive"},
+        {-3, x.data(), d.k, y.data(), d.n, "M = -3 must not be negative"},
+        {-3, nullptr, d.k, nullptr, d.n, "M = -3 must not be negative"},
+        {0, x.data(), d.k - 1, y.data(), d.n,
+         "ldx = 63 is smaller than K = 64"},
         {m, nullptr, d.k, y.data(), d.n, "x is null"},
         {m, x.data(), d.k, nullptr, d.n, "y is null"},
         {m, x.data(), d.k - 1, y.data(), d.n,
@@ -200,6 +202,34 @@ TEST(Validation, BadRunArgumentsWriteNothing) {
       EXPECT_NE(std::string(s.message()).find(c.want), std::string::npos)
           << s.message() << " lacks " << c.want;
       EXPECT_TRUE(y == untouched) << c.want;
+    }
+  }
+}
+
+// M = 0 is an empty batch: it succeeds, reads no x and writes no y, with
+// real buffers or null pointers, on the JIT and the reference path.
+TEST(Validation, EmptyBatchIsANoOp) {
+  for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+    for (bool force_reference : {false, true}) {
+      LayerDesc d = GoodDesc();
+      d.mode = mode;
+      LayerOptions opt;
+      opt.force_reference = force_reference;
+      const auto w = testing::RandomWeights(d, 2);
+      auto layer = testing::MakeLayer(d, w, opt);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      SCOPED_TRACE((*layer)->kernel_names().front());
+      const auto x = testing::RandomActivations(d, 1, d.k, 3);
+      std::vector<uint8_t> y(d.n * 4, 0xA5);
+      const std::vector<uint8_t> untouched = y;
+      EXPECT_TRUE((*layer)->Run(0, x.data(), d.k, y.data(), d.n).ok());
+      EXPECT_TRUE(y == untouched);
+      EXPECT_TRUE((*layer)->Run(0, nullptr, d.k, nullptr, d.n).ok());
+      EXPECT_TRUE((*layer)->Run(0, nullptr, d.k, y.data(), d.n).ok());
+      EXPECT_TRUE((*layer)->Run(0, x.data(), d.k, nullptr, d.n).ok());
+      EXPECT_TRUE(y == untouched);
+      // The layer still works after an empty batch.
+      EXPECT_TRUE(testing::RunAndCheck(**layer, w, 1, x, d.k, d.n));
     }
   }
 }

@@ -40,7 +40,8 @@ class Layer {
   // y[m, :] = x[m, :] * W^T (+ bias) for m in [0, M). x rows are `ldx`
   // elements apart (ldx >= K) in desc().act_dtype; y rows are `ldy`
   // elements apart (ldy >= N) in desc().out_dtype. Only y[m, 0..N) is
-  // written.
+  // written. M = 0 is an empty batch: it succeeds without reading x or
+  // writing y, which may then be null. M < 0 is an error.
   absl::Status Run(int64_t m, const void* x, int64_t ldx, void* y,
                    int64_t ldy) const;
 

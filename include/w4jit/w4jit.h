@@ -75,6 +75,8 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc);
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
                                 const w4jit_weights* weights,
                                 w4jit_layer** out_layer);
+/* y = x * W^T (+ bias) for m rows, as w4jit::Layer::Run: m = 0 succeeds and
+ * touches neither x nor y (both may be NULL then); m < 0 is an error. */
 w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m, const void* x,
                              int64_t ldx, void* y, int64_t ldy);
 w4jit_status w4jit_layer_packed_bytes(const w4jit_layer* layer,
