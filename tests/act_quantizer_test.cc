@@ -15,6 +15,7 @@
 #include "jit/act_quantizer_generator.h"
 #include "runtime/numeric.h"
 #include "runtime/reference.h"
+#include "tests/util/isa.h"
 
 namespace w4jit::internal {
 namespace {
@@ -28,8 +29,6 @@ std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
   return absl::StrCat(info.param.isa == IsaTier::kAvx2 ? "Avx2" : "Avx512",
                       info.param.dtype == DType::kF32 ? "F32" : "Bf16");
 }
-
-bool CanRun(IsaTier isa) { return HostCpu().isa >= isa; }
 
 // Rows of x in `dtype`, `ldx` elements apart.
 class XBuffer {
@@ -150,8 +149,8 @@ void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group) {
 class ActQuantizerTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    if (!CanRun(GetParam().isa)) {
-      GTEST_SKIP() << "this CPU lacks " << ToString(GetParam().isa)
+    if (!testing::CanRunTier(GetParam().isa)) {
+      GTEST_SKIP() << testing::WhyCannotRunTier(GetParam().isa)
                    << ": the kernel is generated (see "
                       "ActQuantizerGeneration) but cannot run here";
     }

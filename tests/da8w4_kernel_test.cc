@@ -19,6 +19,7 @@
 #include "runtime/jit_kernels.h"
 #include "runtime/numeric.h"
 #include "runtime/reference.h"
+#include "tests/util/isa.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/parallel.hpp"
 
@@ -64,8 +65,8 @@ class ThreadsGuard {
 class Da8w4Test : public ::testing::TestWithParam<IsaTier> {
  protected:
   void SetUp() override {
-    if (internal::HostCpu().isa < GetParam()) {
-      GTEST_SKIP() << "this CPU lacks " << internal::ToString(GetParam())
+    if (!testing::CanRunTier(GetParam())) {
+      GTEST_SKIP() << testing::WhyCannotRunTier(GetParam())
                    << ": its DA8W4 kernels are generated (see "
                       "Da8w4Generation) but cannot run here";
     }
@@ -274,13 +275,17 @@ TEST_P(Da8w4Test, KernelNamesSayWhatRuns) {
   ASSERT_TRUE(layer.ok());
   const std::vector<std::string> names = (*layer)->kernel_names();
   ASSERT_GE(names.size(), 2u);
-  const std::string isa =
-      GetParam() >= IsaTier::kAvx512Vnni ? "__avx512vnni" : "__avx2";
+  const char* isa = GetParam() >= IsaTier::kAvx512Vnni ? "avx512vnni" : "avx2";
   EXPECT_EQ(names[0].rfind("quant_", 0), 0u) << names[0];
   for (const std::string& n : names) {
-    EXPECT_NE(n.find(isa), std::string::npos) << n;
+    EXPECT_TRUE(testing::KernelNameIs(n, "", isa));
   }
-  EXPECT_NE(names[1].find("da8w4_s4_g128_n4096_k256_m6x"), std::string::npos)
+  // The large-M tile comes from this CPU class's defaults for the tier.
+  const internal::Da8w4Params p =
+      internal::DefaultDa8w4Params(internal::HostCpu(), GetParam());
+  EXPECT_NE(
+      names[1].find(absl::StrCat("da8w4_s4_g128_n4096_k256_m", p.mr, "x")),
+      std::string::npos)
       << names[1];
 }
 
@@ -327,7 +332,7 @@ TEST(Da8w4Generation, Avx512KernelsGenerateForManyShapes) {
     ASSERT_TRUE(kernel.ok()) << kernel.status();
     ASSERT_NE(kernel->get(), nullptr) << why;
     for (const std::string& n : (*kernel)->kernel_names()) {
-      EXPECT_NE(n.find("__avx512vnni"), std::string::npos) << n;
+      EXPECT_TRUE(testing::KernelNameIs(n, "", "avx512vnni"));
     }
   }
 }
@@ -335,9 +340,10 @@ TEST(Da8w4Generation, Avx512KernelsGenerateForManyShapes) {
 // Both ISAs compute every output with the same integer and f32 operations
 // in the same order, so their outputs agree bit for bit.
 TEST(Da8w4Avx512, MatchesAvx2BitForBit) {
-  if (internal::HostCpu().isa < IsaTier::kAvx512Vnni) {
-    GTEST_SKIP() << "this CPU lacks avx512_vnni: cannot compare the AVX-512 "
-                    "kernels with the AVX2 ones here";
+  if (!testing::CanRunTier(IsaTier::kAvx512Vnni)) {
+    GTEST_SKIP() << testing::WhyCannotRunTier(IsaTier::kAvx512Vnni)
+                 << ": cannot compare the AVX-512 kernels with the AVX2 ones "
+                    "here";
   }
   for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
     const LayerDesc desc =

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
@@ -15,6 +17,7 @@
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/w4a16_params.h"
+#include "tests/util/isa.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"
 
@@ -28,20 +31,21 @@ using internal::KernelKey;
 using internal::ScopedIsaCap;
 using internal::ScopedW4a16ParamsOverride;
 using internal::W4a16Params;
+using testing::CanRunTier;
 using testing::Describe;
+using testing::KernelNameIs;
 using testing::MakeLayer;
 using testing::RandomActivations;
 using testing::RandomWeights;
 using testing::RunAndCheck;
 using testing::RunToF32;
+using testing::WhyCannotRunTier;
 
 LayerDesc Desc(int64_t n, int64_t k, int64_t group, WeightType type, DType act,
                DType out, bool bias) {
   return testing::KernelTestDesc(Mode::kW4A16, n, k, group, type, act, out,
                                  bias);
 }
-
-bool HostHas(IsaTier t) { return internal::HostCpu().isa >= t; }
 
 // Restores the thread count at scope exit.
 class ScopedThreads {
@@ -50,11 +54,11 @@ class ScopedThreads {
   ~ScopedThreads() { SetNumThreads(0); }
 };
 
-// Creates the layer, checks it runs on a JIT kernel whose name contains
-// `name_part`, and checks each M against the reference.
+// Creates the layer, checks it runs on a JIT kernel for ISA suffix `isa`
+// of `flavour` (any if empty), and checks each M against the reference.
 void CheckLayer(const LayerDesc& desc, const std::vector<int64_t>& ms,
                 int64_t ldx_pad = 0, int64_t ldy_pad = 0,
-                const std::string& name_part = "__avx2") {
+                std::string_view isa = "avx2", std::string_view flavour = "") {
   SCOPED_TRACE(Describe(desc));
   const auto w =
       RandomWeights(desc, static_cast<uint32_t>(desc.n * 7 + desc.k));
@@ -63,7 +67,7 @@ void CheckLayer(const LayerDesc& desc, const std::vector<int64_t>& ms,
   const std::vector<std::string> names = (*layer)->kernel_names();
   ASSERT_FALSE(names.empty());
   EXPECT_EQ(names[0].rfind("w4a16_", 0), 0u) << names[0];
-  EXPECT_NE(names[0].find(name_part), std::string::npos) << names[0];
+  EXPECT_TRUE(KernelNameIs(names[0], flavour, isa));
   const int64_t ldx = desc.k + ldx_pad, ldy = desc.n + ldy_pad;
   for (int64_t m : ms) {
     SCOPED_TRACE("M = " + std::to_string(m));
@@ -75,7 +79,9 @@ void CheckLayer(const LayerDesc& desc, const std::vector<int64_t>& ms,
 class W4a16Avx2 : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HostHas(IsaTier::kAvx2)) GTEST_SKIP() << "CPU lacks AVX2 + FMA";
+    if (!CanRunTier(IsaTier::kAvx2)) {
+      GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx2);
+    }
   }
   // Runs every test on the AVX2 path, even on AVX-512 machines.
   ScopedIsaCap cap_{IsaTier::kAvx2};
@@ -202,7 +208,7 @@ TEST_F(W4a16Avx2, AllowBf16ComputeStaysF32OnAvx2) {
   LayerDesc desc =
       Desc(33, 128, 32, WeightType::kS4, DType::kF32, DType::kF32, false);
   desc.allow_bf16_compute = true;
-  CheckLayer(desc, {1, 12}, 0, 0, "_fma__avx2");
+  CheckLayer(desc, {1, 12}, 0, 0, "avx2", "fma");
 }
 
 TEST_F(W4a16Avx2, SpecialActivationsAndZeroWeights) {
@@ -257,7 +263,12 @@ TEST_F(W4a16Avx2, KernelNames) {
   ASSERT_TRUE(layer.ok()) << layer.status();
   const std::vector<std::string> names = (*layer)->kernel_names();
   ASSERT_EQ(names.size(), 3u);  // int4 kernel, dequantizer, panel tile
-  EXPECT_EQ(names[0], "w4a16_s4_g128_n64_k256_m2x32_f32tobf16_fma_bias__avx2");
+  // The int4 tile comes from this CPU class's defaults for the AVX2 tier.
+  const W4a16Params p =
+      internal::DefaultW4a16Params(internal::HostCpu(), IsaTier::kAvx2);
+  EXPECT_EQ(names[0], absl::StrCat("w4a16_s4_g128_n64_k256_m", p.gemv_mr, "x",
+                                   p.block_vectors * p.vector_bits / 32,
+                                   "_f32tobf16_fma_bias__avx2"));
   EXPECT_EQ(names[1].rfind("w4a16dq_s4_g128", 0), 0u) << names[1];
   EXPECT_EQ(names[2].rfind("w4a16panel_", 0), 0u) << names[2];
 }
@@ -307,9 +318,9 @@ TEST_F(W4a16Avx2, BadParametersFallBackWithAReason) {
 
 // zmm FMA kernels: executed only where the CPU has AVX-512.
 TEST(W4a16Avx512, F32FmaRuns) {
-  if (!HostHas(IsaTier::kAvx512Vnni)) {
-    GTEST_SKIP() << "CPU lacks AVX-512: zmm kernels are only generated "
-                    "(W4a16Avx512Generation)";
+  if (!CanRunTier(IsaTier::kAvx512Vnni)) {
+    GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx512Vnni)
+                 << ": zmm kernels are only generated (W4a16Avx512Generation)";
   }
   ScopedIsaCap cap(IsaTier::kAvx512Vnni);
   ScopedW4a16ParamsOverride o([](W4a16Params* p) {
@@ -318,26 +329,28 @@ TEST(W4a16Avx512, F32FmaRuns) {
   });
   CheckLayer(
       Desc(150, 384, 128, WeightType::kU4, DType::kBF16, DType::kBF16, true),
-      {1, 2, 5, 17, 40}, 3, 2, "__avx512vnni");
+      {1, 2, 5, 17, 40}, 3, 2, "avx512vnni", "fma");
   CheckLayer(Desc(9, 96, 6, WeightType::kS4, DType::kF32, DType::kF32, false),
-             {1, 3, 20}, 0, 0, "__avx512vnni");
+             {1, 3, 20}, 0, 0, "avx512vnni", "fma");
 }
 
 TEST(W4a16Avx512, Bf16DotRuns) {
-  if (!HostHas(IsaTier::kAvx512Bf16)) {
-    GTEST_SKIP() << "CPU lacks AVX512_BF16: the bf16-dot flavour is only "
-                    "generated (W4a16Avx512Generation)";
+  if (!CanRunTier(IsaTier::kAvx512Bf16)) {
+    GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx512Bf16)
+                 << ": the bf16-dot flavour is only generated "
+                    "(W4a16Avx512Generation)";
   }
   ScopedW4a16ParamsOverride o([](W4a16Params* p) {
     p->flavor = Flavor::kBf16Dot;
     p->vector_bits = 512;
   });
+  // With and without bias ("_bias" stands between flavour and ISA).
   for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
     CheckLayer(Desc(150, 384, 128, wt, DType::kBF16, DType::kBF16, true),
-               {1, 2, 5, 17, 40}, 3, 2, "_bf16dot__avx512bf16");
+               {1, 2, 5, 17, 40}, 3, 2, "avx512bf16", "bf16dot");
     LayerDesc f32 = Desc(70, 256, -1, wt, DType::kF32, DType::kF32, false);
     f32.allow_bf16_compute = true;
-    CheckLayer(f32, {1, 9}, 0, 0, "_bf16dot__avx512bf16");
+    CheckLayer(f32, {1, 9}, 0, 0, "avx512bf16", "bf16dot");
   }
 }
 
@@ -421,13 +434,12 @@ TEST(W4a16Avx512Generation, LayersBuildForBothFlavours) {
       ASSERT_TRUE(kernel.ok()) << kernel.status();
       ASSERT_NE(*kernel, nullptr) << why;
       const std::vector<std::string> names = (*kernel)->kernel_names();
-      const char* suffix = flavor == Flavor::kBf16Dot
-                               ? "_bf16dot_bias__avx512bf16"
-                               : "_fma_bias__avx512vnni";
       ASSERT_FALSE(names.empty());
-      if (wt == WeightType::kU4) {
-        EXPECT_NE(names[0].find(suffix), std::string::npos) << names[0];
-      }
+      EXPECT_TRUE(flavor == Flavor::kBf16Dot
+                      ? KernelNameIs(names[0], "bf16dot", "avx512bf16")
+                      : KernelNameIs(names[0], "fma", "avx512vnni"));
+      EXPECT_EQ(names[0].find("_bias_") != std::string::npos, desc.has_bias)
+          << names[0];
       // int4 kernels for small and large M (dot), or int4 + dequantizer +
       // panel tiles (FMA: 100 columns leave a 36-column tail tile).
       EXPECT_EQ(names.size(), flavor == Flavor::kBf16Dot ? 2u : 4u);
