@@ -1,0 +1,52 @@
+// The ISA test utilities: the name check accepts what the kernel key
+// writes, wherever "_bias" and flag fields stand, and refuses the wrong
+// flavour or ISA; CanRunTier follows the W4JIT_ISA cap, not the hardware.
+#include "dispatch/kernel_key.h"
+#include "gtest/gtest.h"
+#include "tests/util/isa.h"
+
+namespace w4jit::testing {
+namespace {
+
+using internal::Flavor;
+using internal::IsaTier;
+
+TEST(KernelNameIs, ChecksFlavourAndIsaOfRealKeys) {
+  internal::KernelKey key;
+  key.family = internal::KernelFamily::kW4a16Gemm;
+  key.isa = IsaTier::kAvx512Bf16;
+  key.flavor = Flavor::kBf16Dot;
+  key.act_dtype = DType::kBF16;
+  key.out_dtype = DType::kBF16;
+  key.n = 64;
+  key.k = 128;
+  key.group_size = 128;
+  key.mr = 4;
+  key.nr = 64;
+  for (bool bias : {false, true}) {
+    key.bias = bias;
+    const std::string name = key.name();
+    EXPECT_TRUE(KernelNameIs(name, "bf16dot", "avx512bf16"));
+    EXPECT_TRUE(KernelNameIs(name, "", "avx512bf16"));
+    EXPECT_FALSE(KernelNameIs(name, "fma", "avx512bf16"));
+    EXPECT_FALSE(KernelNameIs(name, "bf16dot", "avx512vnni"));
+    EXPECT_FALSE(KernelNameIs(name, "bf16", "avx512bf16"));  // whole fields
+  }
+  EXPECT_FALSE(KernelNameIs("reference_w4a16 (forced)", "", "avx2"));
+}
+
+TEST(CanRunTier, FollowsTheCapAndSaysWhy) {
+  const internal::CpuProfile& cpu = internal::HostCpu();
+  EXPECT_TRUE(CanRunTier(IsaTier::kRef));
+  for (IsaTier t :
+       {IsaTier::kAvx2, IsaTier::kAvx512Vnni, IsaTier::kAvx512Bf16}) {
+    EXPECT_EQ(CanRunTier(t), cpu.isa_cap >= t);
+    if (!CanRunTier(t)) {
+      EXPECT_NE(WhyCannotRunTier(t).find(internal::ToString(t)),
+                std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace w4jit::testing
