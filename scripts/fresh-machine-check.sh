@@ -81,7 +81,15 @@ mirror="$(echo "$entries" | awk '$2 == "bookworm" { print $1; exit }')"
   echo "fresh-machine-check: no 'bookworm' deb entry in this machine's apt sources" >&2; exit 1; }
 
 # --- Scratch directory, mounts and their cleanup --------------------------
-scratch="${scratch:-$(mktemp -d "${TMPDIR:-/var/tmp}/w4jit-fresh.XXXXXX")}"
+if [ -n "$scratch" ]; then
+  # The whole directory is deleted at the end: never one that holds anything.
+  if [ -e "$scratch" ] && [ -n "$(ls -A "$scratch")" ]; then
+    echo "fresh-machine-check: --dir $scratch exists and is not empty" >&2; exit 2
+  fi
+  mkdir -p "$scratch"
+else
+  scratch="$(mktemp -d "${TMPDIR:-/var/tmp}/w4jit-fresh.XXXXXX")"
+fi
 root="$scratch/root"
 mkdir -p "$root"
 mounted=()
@@ -136,6 +144,7 @@ mount_in_root proc proc /proc
 mount_in_root sysfs sysfs /sys
 mount_in_root --bind /dev /dev
 mount_in_root --bind /dev/pts /dev/pts
+mount_in_root tmpfs tmpfs /dev/shm
 in_root dpkg-query -W -f='${Package}\n' | sort >"$scratch/packages-base.txt"
 echo "base root: $(wc -l <"$scratch/packages-base.txt") packages"
 phase_done "sources + mounts"
@@ -184,7 +193,7 @@ comm -13 "$scratch/packages-base.txt" "$scratch/packages-after.txt" >"$scratch/p
 echo
 echo "=== fresh-machine-check: packages beyond the debootstrap base: $(wc -l <"$scratch/packages-added.txt")"
 named="$(bash -c 'eval "$(sed -n "/^PACKAGES=(/,/^)/p" "$1")"; printf "%s\n" "${PACKAGES[@]}"' _ \
-  "$repo/scripts/setup-deps.sh" | sort)"
+  "$root/root/w4jit/scripts/setup-deps.sh" | sort)"
 echo "named by scripts/setup-deps.sh:"
 echo "$named" | tr '\n' ' ' | fold -s -w 100; echo
 echo "all of them (with what those pulled in):"
