@@ -10,7 +10,7 @@
 #
 # Needs root (debootstrap, mount, chroot) and network access to the Debian
 # archive this machine's own apt sources name; the mirror is read from them.
-# Takes about 11 minutes on 2 cores (most of it the package install and
+# Takes 9 to 14 minutes on 2 cores (most of it the package install and
 # the build).
 # The root (about 3 GB) goes in DIR (default: a new directory under
 # ${TMPDIR:-/var/tmp}) and is deleted at the end unless --keep is given.
