@@ -142,7 +142,9 @@ void SpinPool::Drain() {
 }
 
 void SpinPool::Work() {
-  uint32_t seen_job = generation_.load(std::memory_order_acquire) >> 1;
+  // Job 0 is the closed one the pool starts with. Not the current value: a
+  // worker that starts after the first Run opened job 1 must still join it.
+  uint32_t seen_job = 0;
   for (;;) {
     const uint32_t w = SpinThenSleep(
         &generation_, &job_sleepers_, spin_us_->load(std::memory_order_relaxed),

@@ -256,6 +256,33 @@ TEST(Threading, ConcurrentRunFromSeveralThreadsOnEveryBackend) {
   }
 }
 
+// The first Run of a new pool gets its workers' help even when a worker
+// thread starts only after the job was opened: chunk 0 waits for chunk 1
+// to start on another thread.
+TEST(Threading, NewPoolsWorkersJoinTheirFirstRun) {
+  for (int rep = 0; rep < 20; ++rep) {
+    UseBackend use(Backend::kPool, 2);
+    std::atomic<bool> started{false};
+    std::thread::id first, second;
+    internal::ParallelRun(2, [&](int c) {
+      if (c == 1) {
+        second = std::this_thread::get_id();
+        started.store(true);
+        return;
+      }
+      first = std::this_thread::get_id();
+      const auto give_up =
+          std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!started.load() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::yield();
+      }
+    });
+    ASSERT_NE(first, second) << "the new pool's worker missed run " << rep;
+    SetNumThreads(1);  // the next UseBackend makes a new 2-thread pool
+    internal::ParallelRun(2, [](int) {});
+  }
+}
+
 // A chunk that itself calls ParallelRun (a pool worker calling Run) runs
 // it inline instead of waiting for the pool it is part of.
 TEST(Threading, RunFromInsideAChunkDoesNotDeadlock) {

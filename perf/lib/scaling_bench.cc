@@ -82,62 +82,72 @@ absl::Status RunScaling(const BenchConfig& config,
     if (!ckpt.ok()) return ckpt.status();
     absl::StatusOr<std::unique_ptr<Layer>> layer =
         Layer::Create(desc, ckpt->view());
-    const char* impl = mode == Mode::kW4A16 ? kImplW4a16 : kImplDa8w4;
-    for (const BackendChoice& b : backends) {
-      for (int64_t m : kScalingMs) {
-        const std::vector<uint16_t> x =
-            BenchActivations(m, desc.k, 0x5CA1E + m);
-        std::vector<uint16_t> y(static_cast<size_t>(m * desc.n));
-        double one_thread_us = 0.0;
+    for (int64_t m : kScalingMs) {
+      const std::vector<uint16_t> x = BenchActivations(m, desc.k, 0x5CA1E + m);
+      std::vector<uint16_t> y(static_cast<size_t>(m * desc.n));
+      // Every backend and thread count of this M is one contender, timed
+      // interleaved so that a shared machine's drift hits them alike; each
+      // sets its backend and threads before its calls (the untimed call
+      // before a batch absorbs a pool's restart).
+      std::vector<ScalingRow> rows;
+      std::vector<Contender> contenders;
+      for (const BackendChoice& b : backends) {
         for (int t = 1; t <= max_threads; ++t) {
           ScalingRow row;
-          row.impl = impl;
+          row.impl = mode == Mode::kW4A16 ? kImplW4a16 : kImplDa8w4;
           row.backend = b.name;
           row.layer = shape->name;
           row.n = shape->n;
           row.k = shape->k;
           row.m = m;
           row.threads = t;
-          if (!layer.ok()) {
-            row.status = RowStatus::kError;
-            row.note = std::string(layer.status().message());
-            report->scaling.push_back(row);
-            continue;
-          }
-          (void)SetThreadingBackend(b.backend);
-          SetNumThreads(t);
-          const auto run = [&] {
+          const auto run = [&, b, t] {
+            (void)SetThreadingBackend(b.backend);
+            SetNumThreads(t);
             return (*layer)->Run(m, x.data(), desc.k, y.data(), desc.n);
           };
-          // Checked once per backend and thread count at M = 1 (the
-          // reference at M = 256 would take seconds).
-          absl::Status ok = run();
+          absl::Status ok = layer.ok() ? run() : layer.status();
+          // Checked at M = 1 (the reference at M = 256 takes seconds).
           if (ok.ok() && m == 1) {
             ok = CheckLayerOutput(desc, w, m, x.data(), desc.k, y.data(),
                                   desc.n);
             if (!ok.ok()) row.status = RowStatus::kFailed;
           }
-          std::vector<absl::StatusOr<TimingResult>> r;
-          if (ok.ok()) r = TimeInterleaved({run}, config.timing);
-          if (ok.ok() && !r[0].ok()) ok = r[0].status();
           if (!ok.ok()) {
             if (row.status == RowStatus::kOk) row.status = RowStatus::kError;
             row.note = std::string(ok.message());
-            report->scaling.push_back(row);
-            continue;
+          } else {
+            contenders.push_back(run);
           }
-          row.samples = r[0]->samples;
-          row.time_us = r[0]->median_us;
-          row.min_us = r[0]->min_us;
-          row.p90_us = r[0]->p90_us;
-          if (t == 1) one_thread_us = row.time_us;
-          if (one_thread_us > 0 && row.time_us > 0) {
-            row.efficiency = one_thread_us / (t * row.time_us);
-          }
-          say(absl::StrFormat("  %s %s M=%d %d thread(s): p50 %.1f us", impl,
-                              b.name, m, t, row.time_us));
-          report->scaling.push_back(row);
+          rows.push_back(row);
         }
+      }
+      const std::vector<absl::StatusOr<TimingResult>> results =
+          TimeInterleaved(contenders, config.timing);
+      size_t next = 0;
+      for (ScalingRow& row : rows) {
+        if (row.status != RowStatus::kOk) continue;
+        const absl::StatusOr<TimingResult>& r = results[next++];
+        if (!r.ok()) {
+          row.status = RowStatus::kError;
+          row.note = std::string(r.status().message());
+          continue;
+        }
+        row.samples = r->samples;
+        row.time_us = r->median_us;
+        row.min_us = r->min_us;
+        row.p90_us = r->p90_us;
+      }
+      for (ScalingRow& row : rows) {
+        for (const ScalingRow& one : rows) {
+          if (one.backend == row.backend && one.threads == 1 &&
+              one.time_us > 0 && row.time_us > 0) {
+            row.efficiency = one.time_us / (row.threads * row.time_us);
+          }
+        }
+        say(absl::StrFormat("  %s %s M=%d %d thread(s): p50 %.1f us", row.impl,
+                            row.backend, m, row.threads, row.time_us));
+        report->scaling.push_back(row);
       }
     }
   }
