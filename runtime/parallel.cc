@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/log.h"
@@ -22,6 +23,7 @@ namespace internal {
 namespace {
 
 constexpr int kDefaultSpinUs = 1000;
+constexpr size_t kMaxPools = 4;
 
 int AvailableCores() {
   cpu_set_t set;
@@ -40,7 +42,10 @@ struct State {
   ThreadingBackend threading = ThreadingBackend::kPool;
   bool pin = false;
   std::shared_ptr<ParallelBackend> host;
-  std::shared_ptr<SpinPool> pool;
+  // Pools of the recently used thread counts and pinning, newest last:
+  // switching between them (SetNumThreads between calls) reuses threads
+  // that are already spread over the cores instead of starting new ones.
+  std::vector<std::shared_ptr<SpinPool>> pools;
   std::shared_ptr<ParallelBackend> omp;
   int omp_threads = -1;  // the request `omp` was made for
   // Read by the pool's workers at every wait, so it is not under mu.
@@ -117,11 +122,14 @@ std::shared_ptr<ParallelBackend> ActiveBackend() {
     return s.omp;
   }
   const int want = s.requested > 0 ? s.requested : AvailableCores();
-  if (!s.pool || s.pool->concurrency() != want || s.pool->pinned() != s.pin) {
-    // The old pool lives on while a Run still holds it.
-    s.pool = std::make_shared<SpinPool>(want, &s.spin_us, s.pin);
+  for (const std::shared_ptr<SpinPool>& p : s.pools) {
+    if (p->concurrency() == want && p->pinned() == s.pin) return p;
   }
-  return s.pool;
+  // An evicted pool lives on while a Run still holds it; its idle workers
+  // are asleep once the spin bound has passed.
+  if (s.pools.size() >= kMaxPools) s.pools.erase(s.pools.begin());
+  s.pools.push_back(std::make_shared<SpinPool>(want, &s.spin_us, s.pin));
+  return s.pools.back();
 }
 
 }  // namespace
