@@ -152,6 +152,42 @@ w4jit_status w4jit_set_num_threads(int num_threads) {
 
 int w4jit_get_num_threads(void) { return w4jit::GetNumThreads(); }
 
+w4jit_status w4jit_set_threading_backend(w4jit_threading backend) {
+  switch (backend) {
+    case W4JIT_THREADING_POOL:
+      return FromStatus(
+          w4jit::SetThreadingBackend(w4jit::ThreadingBackend::kPool));
+    case W4JIT_THREADING_OPENMP:
+      return FromStatus(
+          w4jit::SetThreadingBackend(w4jit::ThreadingBackend::kOpenMP));
+  }
+  return Fail(W4JIT_INVALID_ARGUMENT,
+              "threading backend " + std::to_string(static_cast<int>(backend)) +
+                  " is not W4JIT_THREADING_POOL (0) or "
+                  "W4JIT_THREADING_OPENMP (1)");
+}
+
+w4jit_threading w4jit_get_threading_backend(void) {
+  return w4jit::GetThreadingBackend() == w4jit::ThreadingBackend::kOpenMP
+             ? W4JIT_THREADING_OPENMP
+             : W4JIT_THREADING_POOL;
+}
+
+w4jit_status w4jit_set_spin_microseconds(int us) {
+  if (us < 0) {
+    return Fail(W4JIT_INVALID_ARGUMENT,
+                "spin microseconds = " + std::to_string(us) + " must be >= 0");
+  }
+  w4jit::SetSpinMicroseconds(us);
+  return W4JIT_OK;
+}
+
+int w4jit_get_spin_microseconds(void) { return w4jit::GetSpinMicroseconds(); }
+
+void w4jit_set_thread_pinning(int on) { w4jit::SetThreadPinning(on != 0); }
+
+int w4jit_get_thread_pinning(void) { return w4jit::GetThreadPinning() ? 1 : 0; }
+
 const char* w4jit_last_error(void) { return last_error.c_str(); }
 
 void w4jit_set_log_hook(w4jit_log_fn hook, void* user) {

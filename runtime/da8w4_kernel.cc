@@ -25,6 +25,7 @@
 #include "runtime/log.h"
 #include "runtime/numeric.h"
 #include "runtime/parallel.h"
+#include "runtime/work_split.h"
 
 namespace w4jit::internal {
 namespace {
@@ -160,10 +161,8 @@ class Da8w4JitKernel final : public LinearKernel {
         }
       }
     };
-    const int64_t units = CeilDiv(blocks, align);
     if (m <= params_.handover_m) {
-      const int parts =
-          static_cast<int>(std::min<int64_t>(units, int64_t{4} * threads));
+      const int parts = SmallMParts(blocks, threads, align);
       ParallelRun(parts, [&](int c) {
         const Range r = SplitRange(blocks, parts, c, align);
         sweep(r.begin, r.end, 0, tiles);

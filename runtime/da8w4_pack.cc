@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/parallel.h"
+#include "runtime/work_split.h"
 
 namespace w4jit::internal {
 

@@ -4,17 +4,26 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
+#include <cerrno>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "runtime/log.h"
+#include "runtime/omp_backend.h"
+#include "runtime/spin_pool.h"
 #include "w4jit/parallel.hpp"
 
 namespace w4jit {
 namespace internal {
 namespace {
+
+constexpr int kDefaultSpinUs = 1000;
+constexpr size_t kMaxPools = 4;
 
 int AvailableCores() {
   cpu_set_t set;
@@ -27,101 +36,77 @@ int AvailableCores() {
   return hw > 0 ? static_cast<int>(hw) : 1;
 }
 
-// A fixed set of workers that each take chunks from a shared counter; the
-// caller works too. One Run at a time (callers are serialised by run_mu_),
-// which is what a layer needs: its chunks already use all cores.
-class ThreadPool final : public ParallelBackend {
- public:
-  explicit ThreadPool(int threads) : threads_(std::max(1, threads)) {
-    for (int i = 1; i < threads_; ++i)
-      workers_.emplace_back([this] { Work(); });
-  }
-  ~ThreadPool() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : workers_) t.join();
-  }
-  int concurrency() const override { return threads_; }
-
-  void Run(int num_chunks, const std::function<void(int)>& fn) override {
-    if (num_chunks <= 0) return;
-    if (num_chunks == 1 || threads_ == 1) {
-      for (int i = 0; i < num_chunks; ++i) fn(i);
-      return;
-    }
-    std::lock_guard<std::mutex> run_lock(run_mu_);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      fn_ = &fn;
-      num_chunks_ = num_chunks;
-      next_.store(0);
-      pending_ = num_chunks;
-      ++generation_;
-    }
-    cv_.notify_all();
-    Drain();
-    std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_ == 0; });
-    fn_ = nullptr;
-  }
-
- private:
-  // Takes chunks until none are left; counts finished ones.
-  void Drain() {
-    int finished = 0;
-    for (;;) {
-      int c = next_.fetch_add(1);
-      if (c >= num_chunks_) break;
-      (*fn_)(c);
-      ++finished;
-    }
-    if (finished > 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      pending_ -= finished;
-      if (pending_ == 0) done_cv_.notify_all();
-    }
-  }
-
-  void Work() {
-    uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        if (fn_ == nullptr) continue;
-      }
-      Drain();
-    }
-  }
-
-  const int threads_;
-  std::vector<std::thread> workers_;
-  std::mutex run_mu_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::condition_variable done_cv_;
-  const std::function<void(int)>* fn_ = nullptr;
-  int num_chunks_ = 0;
-  std::atomic<int> next_{0};
-  int pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-};
-
 struct State {
   std::mutex mu;
   int requested = 0;  // 0: default
+  ThreadingBackend threading = ThreadingBackend::kPool;
+  bool pin = false;
   std::shared_ptr<ParallelBackend> host;
-  std::shared_ptr<ThreadPool> pool;
+  // Pools of the recently used thread counts and pinning, newest last:
+  // switching between them (SetNumThreads between calls) reuses threads
+  // that are already spread over the cores instead of starting new ones.
+  std::vector<std::shared_ptr<SpinPool>> pools;
+  std::shared_ptr<ParallelBackend> omp;
+  int omp_threads = -1;  // the request `omp` was made for
+  // Read by the pool's workers at every wait, so it is not under mu.
+  std::atomic<int> spin_us{kDefaultSpinUs};
 };
 
+// Parses a non-negative decimal int; false on anything else.
+bool ParseNonNegative(const char* s, int* out) {
+  if (s == nullptr || *s == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < 0 || v > 1000000000L) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+void Ignored(const char* name, const char* value, const char* expected) {
+  Log(LogLevel::kWarning,
+      absl::StrCat(name, "=\"", value, "\" ignored (", expected, ")"));
+}
+
+// W4JIT_THREADING, W4JIT_SPIN_US and W4JIT_PIN, once, before the first
+// use of the state; the API calls after that win.
+void ReadEnvironment(State* s) {
+  if (const char* v = std::getenv("W4JIT_THREADING")) {
+    const std::string t = v;
+    if (t == "pool") {
+      s->threading = ThreadingBackend::kPool;
+    } else if (t == "omp" && OpenMpAvailable()) {
+      s->threading = ThreadingBackend::kOpenMP;
+    } else if (t == "omp") {
+      Ignored("W4JIT_THREADING", v, "w4jit was built without OpenMP");
+    } else {
+      Ignored("W4JIT_THREADING", v, "expected pool or omp");
+    }
+  }
+  if (const char* v = std::getenv("W4JIT_SPIN_US")) {
+    int us = 0;
+    if (ParseNonNegative(v, &us)) {
+      s->spin_us.store(us);
+    } else {
+      Ignored("W4JIT_SPIN_US", v, "expected microseconds >= 0");
+    }
+  }
+  if (const char* v = std::getenv("W4JIT_PIN")) {
+    const std::string t = v;
+    if (t == "0" || t == "1") {
+      s->pin = t == "1";
+    } else {
+      Ignored("W4JIT_PIN", v, "expected 0 or 1");
+    }
+  }
+}
+
 State& GetState() {
-  static State* state = new State;  // never destroyed: used at exit
+  static State* state = [] {
+    auto* s = new State;  // never destroyed: used at exit
+    ReadEnvironment(s);
+    return s;
+  }();
   return *state;
 }
 
@@ -129,11 +114,22 @@ std::shared_ptr<ParallelBackend> ActiveBackend() {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.host) return s.host;
-  int want = s.requested > 0 ? s.requested : AvailableCores();
-  if (!s.pool || s.pool->concurrency() != want) {
-    s.pool = std::make_shared<ThreadPool>(want);
+  if (s.threading == ThreadingBackend::kOpenMP) {
+    if (!s.omp || s.omp_threads != s.requested) {
+      s.omp = MakeOpenMpBackend(s.requested);
+      s.omp_threads = s.requested;
+    }
+    return s.omp;
   }
-  return s.pool;
+  const int want = s.requested > 0 ? s.requested : AvailableCores();
+  for (const std::shared_ptr<SpinPool>& p : s.pools) {
+    if (p->concurrency() == want && p->pinned() == s.pin) return p;
+  }
+  // An evicted pool lives on while a Run still holds it; its idle workers
+  // are asleep once the spin bound has passed.
+  if (s.pools.size() >= kMaxPools) s.pools.erase(s.pools.begin());
+  s.pools.push_back(std::make_shared<SpinPool>(want, &s.spin_us, s.pin));
+  return s.pools.back();
 }
 
 }  // namespace
@@ -142,21 +138,13 @@ int Concurrency() { return std::max(1, ActiveBackend()->concurrency()); }
 
 void ParallelRun(int num_chunks, const std::function<void(int)>& fn) {
   if (num_chunks <= 0) return;
-  if (num_chunks == 1) {
-    fn(0);
+  // Inside a host's OpenMP team the host has already parallelised: running
+  // inline keeps both from waiting on each other's threads.
+  if (num_chunks == 1 || InOpenMpParallel()) {
+    for (int i = 0; i < num_chunks; ++i) fn(i);
     return;
   }
   ActiveBackend()->Run(num_chunks, fn);
-}
-
-Range SplitRange(int64_t total, int parts, int part, int64_t align) {
-  if (align < 1) align = 1;
-  const int64_t units = (total + align - 1) / align;
-  const int64_t base = units / parts;
-  const int64_t extra = units % parts;
-  const int64_t begin_u = part * base + std::min<int64_t>(part, extra);
-  const int64_t end_u = begin_u + base + (part < extra ? 1 : 0);
-  return {std::min(total, begin_u * align), std::min(total, end_u * align)};
 }
 
 }  // namespace internal
@@ -174,6 +162,48 @@ void SetParallelBackend(std::shared_ptr<ParallelBackend> backend) {
   auto& s = internal::GetState();
   std::lock_guard<std::mutex> lock(s.mu);
   s.host = std::move(backend);
+}
+
+absl::Status SetThreadingBackend(ThreadingBackend backend) {
+  if (backend != ThreadingBackend::kPool &&
+      backend != ThreadingBackend::kOpenMP) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("threading backend ", static_cast<int>(backend),
+                     " is not kPool (0) or kOpenMP (1)"));
+  }
+  if (backend == ThreadingBackend::kOpenMP && !internal::OpenMpAvailable()) {
+    return absl::UnimplementedError(
+        "threading backend kOpenMP: w4jit was built without OpenMP");
+  }
+  auto& s = internal::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.threading = backend;
+  return absl::OkStatus();
+}
+
+ThreadingBackend GetThreadingBackend() {
+  auto& s = internal::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.threading;
+}
+
+void SetSpinMicroseconds(int us) {
+  if (us < 0) return;
+  internal::GetState().spin_us.store(us);
+}
+
+int GetSpinMicroseconds() { return internal::GetState().spin_us.load(); }
+
+void SetThreadPinning(bool on) {
+  auto& s = internal::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.pin = on;
+}
+
+bool GetThreadPinning() {
+  auto& s = internal::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.pin;
 }
 
 }  // namespace w4jit

@@ -11,17 +11,11 @@ namespace w4jit::internal {
 int Concurrency();
 
 // Runs fn(chunk) for chunk in [0, num_chunks) on the active backend (the
-// host's, or w4jit's pool sized by SetNumThreads) and waits for all. With
-// num_chunks == 1 it runs inline on the caller.
+// host's, the OpenMP team, or w4jit's pool sized by SetNumThreads) and
+// waits for all. With num_chunks == 1, or inside an active OpenMP parallel
+// region, it runs inline on the caller. How work is cut into chunks:
+// runtime/work_split.h.
 void ParallelRun(int num_chunks, const std::function<void(int chunk)>& fn);
-
-// Splits [0, total) into `parts` contiguous ranges of sizes differing by at
-// most `align` (all boundaries are multiples of `align`); returns range i.
-struct Range {
-  int64_t begin;
-  int64_t end;
-};
-Range SplitRange(int64_t total, int parts, int part, int64_t align = 1);
 
 }  // namespace w4jit::internal
 

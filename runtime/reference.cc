@@ -12,6 +12,7 @@
 
 #include "runtime/numeric.h"
 #include "runtime/parallel.h"
+#include "runtime/work_split.h"
 
 namespace w4jit::internal {
 namespace {

@@ -29,6 +29,7 @@
 #include "runtime/log.h"
 #include "runtime/numeric.h"
 #include "runtime/parallel.h"
+#include "runtime/work_split.h"
 #include "runtime/w4a16_pack.h"
 #include "runtime/w4a16_params.h"
 
@@ -229,10 +230,9 @@ void W4a16Kernel::RunInt4(const RunArgs& args,
   }
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
   const int64_t blocks = l.blocks();
-  const int chunks = static_cast<int>(std::min<int64_t>(Concurrency(), blocks));
+  const int chunks = SmallMParts(blocks, Concurrency());
   ParallelRun(chunks, [&](int c) {
     const Range r = SplitRange(blocks, chunks, c);
-    if (r.begin >= r.end) return;
     W4a16GemvArgs g;
     g.w = packed_.weights.data() + r.begin * l.block_weight_bytes();
     g.meta = packed_.meta.data() + r.begin * l.block_meta_elems();

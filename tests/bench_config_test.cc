@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "perf/lib/scaling_bench.h"
 #include "perf/model_presets.h"
 
 namespace w4jit::perf {
@@ -86,6 +87,22 @@ TEST(BenchConfig, ParsesEveryOption) {
   EXPECT_FALSE(c->peers);
   EXPECT_EQ(c->weight_type, WeightType::kU4);
   EXPECT_EQ(c->cold_max_m, 4);
+  EXPECT_FALSE(c->scaling);
+}
+
+TEST(BenchConfig, ScalingIsAFlagAndCanNameItsLayer) {
+  absl::StatusOr<BenchConfig> c = Parse({"--scaling", "--m=1"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->scaling);
+  EXPECT_EQ(c->ms, std::vector<int64_t>{1});
+  EXPECT_EQ(ScalingLayer(*c)->name, "o_proj");  // llama3-8b: 4096 x 4096
+  c = Parse({"--scaling-layer=qkv"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->scaling);
+  EXPECT_EQ(ScalingLayer(*c)->name, "qkv");
+  c = Parse({"--scaling-layer=nope"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(ScalingLayer(*c), nullptr);
 }
 
 TEST(BenchConfig, ShapesReplaceThePreset) {
@@ -138,7 +155,7 @@ TEST(BenchConfig, HelpListsTheOptions) {
   const std::string usage = BenchUsage();
   for (const char* opt :
        {"--preset", "--shape", "--m=", "--threads", "--modes", "--reps",
-        "--min-time", "--out", "--quick", "llama3-70b-tp4"}) {
+        "--min-time", "--out", "--quick", "--scaling", "llama3-70b-tp4"}) {
     EXPECT_NE(usage.find(opt), std::string::npos) << opt;
   }
 }

@@ -105,9 +105,51 @@ TEST(BenchReport, TableShowsEveryModeFailuresAndSummaries) {
         "FAILED: wrong output", "n/a (oneDNN: unimplemented on this ISA)",
         "W4A16 summary: 3 ok, 0 FAILED", "DA8W4 summary: 2 ok, 1 FAILED",
         "int8_vnni_zmm  n/a: CPU lacks AVX512_VNNI", "read DRAM-sized",
-        "threads: 2", "2024-01-02T03:04:05Z", "w4a16_kernel__avx2"}) {
+        "threads: 2", "2024-01-02T03:04:05Z", "w4a16_kernel__avx2", "p50(us)",
+        "min(us)", "     900.0      810.0"}) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
   }
+}
+
+// A --scaling section: 1 and 2 threads of one backend.
+BenchReport WithScaling() {
+  BenchReport r = SampleReport();
+  for (int t : {1, 2}) {
+    ScalingRow s;
+    s.impl = kImplDa8w4;
+    s.backend = "pool";
+    s.layer = "o_proj";
+    s.n = s.k = 4096;
+    s.m = 1;
+    s.threads = t;
+    s.samples = 20;
+    s.time_us = t == 1 ? 300 : 160;
+    s.min_us = s.time_us * 0.95;
+    s.p90_us = s.time_us * 1.1;
+    s.efficiency = 300 / (t * s.time_us);
+    r.scaling.push_back(s);
+  }
+  return r;
+}
+
+TEST(BenchReport, ScalingSectionShowsEfficiency) {
+  EXPECT_EQ(FormatScaling(SampleReport()), "");
+  const std::string text = FormatReport(WithScaling());
+  for (const char* needle :
+       {"== scaling: o_proj N=4096 K=4096", "DA8W4  pool", "160.0", "94%"}) {
+    EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
+  }
+  const std::string csv = ScalingCsv(WithScaling());
+  EXPECT_EQ(csv.rfind("impl,backend,layer,n,k,m,threads,status,time_us,", 0),
+            0u)
+      << csv;
+  EXPECT_NE(csv.find("da8w4,pool,o_proj,4096,4096,1,2,ok,160"),
+            std::string::npos)
+      << csv;
+  const nlohmann::json j = nlohmann::json::parse(ToJson(WithScaling()));
+  ASSERT_EQ(j["scaling"].size(), 2u);
+  EXPECT_EQ(j["scaling"][1]["threads"], 2);
+  EXPECT_NEAR(j["scaling"][1]["efficiency"].get<double>(), 300.0 / 320, 1e-9);
 }
 
 TEST(BenchReport, KernelNamesAreShortenedForTheTable) {
@@ -145,7 +187,7 @@ TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
   for (const char* key :
        {"schema", "w4jit_version", "onednn_version", "date_utc", "preset",
         "threads", "cpu", "options", "peaks", "bandwidths", "layers", "rows",
-        "any_failed"}) {
+        "wait_policy", "scaling", "any_failed"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["threads"], 2);
@@ -160,9 +202,9 @@ TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
   for (const auto& row : j["rows"]) {
     for (const char* key :
          {"impl", "layer", "n", "k", "group_size", "m", "cache", "status",
-          "note", "kernel", "time_us", "gflops", "weight_gbps", "roofline_pct",
-          "roofline_basis", "speedup_vs_onednn_bf16",
-          "speedup_vs_onednn_u8s8"}) {
+          "note", "kernel", "time_us", "min_us", "p90_us", "gflops",
+          "weight_gbps", "roofline_pct", "roofline_basis",
+          "speedup_vs_onednn_bf16", "speedup_vs_onednn_u8s8"}) {
       EXPECT_TRUE(row.contains(key)) << key;
     }
   }
@@ -179,7 +221,7 @@ TEST(BenchReport, WritesAllFilesIntoTheDirectory) {
   absl::StatusOr<std::vector<std::string>> files =
       WriteBenchFiles(SampleReport(), "table text\n", dir);
   ASSERT_TRUE(files.ok()) << files.status();
-  ASSERT_EQ(files->size(), 5u);
+  ASSERT_EQ(files->size(), 5u);  // scaling.csv only with --scaling
   for (const std::string& f : *files) {
     EXPECT_TRUE(std::filesystem::exists(f)) << f;
     EXPECT_GT(std::filesystem::file_size(f), 0u) << f;

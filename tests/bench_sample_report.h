@@ -23,6 +23,7 @@ inline BenchRow SampleRow(const char* impl, int64_t m, bool cold,
   r.cold = cold;
   r.time_us = time_us;
   r.min_us = time_us * 0.9;
+  r.p90_us = time_us * 1.2;
   r.samples = 20;
   r.weight_bytes = weight_bytes;
   r.footprint_bytes = cold ? weight_bytes * 5 : weight_bytes;

@@ -37,6 +37,7 @@ TEST(BenchTiming, TakesTheRequestedSamplesInterleaved) {
     ASSERT_TRUE(r.ok());
     EXPECT_GE(r->samples, 5);
     EXPECT_GE(r->median_us, r->min_us);
+    EXPECT_GE(r->p90_us, r->median_us);
     EXPECT_FALSE(r->budget_hit);
   }
   EXPECT_GE(a, 5);
@@ -135,6 +136,16 @@ TEST(BenchRunner, TinyLayerEndToEnd) {
   const nlohmann::json j = nlohmann::json::parse(ToJson(*report));
   EXPECT_EQ(j["rows"].size(), 12u);
   EXPECT_EQ(j["preset"], "custom");
+}
+
+TEST(BenchTiming, PercentileIsTheNearestRank) {
+  std::vector<double> v = {5, 1, 4, 2, 3, 6, 7, 8, 9, 10};
+  EXPECT_EQ(Percentile(v, 90), 9);
+  EXPECT_EQ(Percentile(v, 50), 5);
+  EXPECT_EQ(Percentile(v, 0), 1);
+  EXPECT_EQ(Percentile(v, 100), 10);
+  std::vector<double> empty;
+  EXPECT_EQ(Percentile(empty, 90), 0);
 }
 
 }  // namespace

@@ -163,12 +163,44 @@ static int Errors(void) {
   return 0;
 }
 
+/* The threading settings, and both modes on every backend. */
+static int Threading(void) {
+  if (w4jit_set_spin_microseconds(-5) != W4JIT_INVALID_ARGUMENT ||
+      strstr(w4jit_last_error(), "-5") == NULL) {
+    return Fail("negative spin accepted");
+  }
+  if (w4jit_set_spin_microseconds(250) != W4JIT_OK ||
+      w4jit_get_spin_microseconds() != 250) {
+    return Fail("spin microseconds");
+  }
+  if (w4jit_set_threading_backend((w4jit_threading)7) !=
+      W4JIT_INVALID_ARGUMENT) {
+    return Fail("bad threading backend accepted");
+  }
+  w4jit_set_thread_pinning(1);
+  if (w4jit_get_thread_pinning() != 1) return Fail("pinning on");
+  w4jit_set_thread_pinning(0);
+  if (w4jit_get_thread_pinning() != 0) return Fail("pinning off");
+  if (w4jit_set_threading_backend(W4JIT_THREADING_OPENMP) == W4JIT_OK) {
+    if (w4jit_get_threading_backend() != W4JIT_THREADING_OPENMP) {
+      return Fail("OpenMP backend not kept");
+    }
+    if (RunMode(W4JIT_W4A16) != 0 || RunMode(W4JIT_DA8W4) != 0) return 1;
+  }
+  if (w4jit_set_threading_backend(W4JIT_THREADING_POOL) != W4JIT_OK ||
+      w4jit_get_threading_backend() != W4JIT_THREADING_POOL) {
+    return Fail("pool backend");
+  }
+  return 0;
+}
+
 int main(void) {
   if (w4jit_version() == NULL || w4jit_version()[0] == '\0') {
     return Fail("no version");
   }
   if (RunMode(W4JIT_W4A16) != 0) return 1;
   if (RunMode(W4JIT_DA8W4) != 0) return 1;
+  if (Threading() != 0) return 1;
   if (Errors() != 0) return 1;
   return 0;
 }

@@ -7,7 +7,11 @@
 #include <functional>
 #include <memory>
 
+#include "absl/status/status.h"
+
 namespace w4jit {
+
+enum class ThreadingBackend { kPool, kOpenMP };
 
 // Runs `num_chunks` independent pieces of work, possibly concurrently, and
 // returns when all have finished. Chunks never depend on each other and
@@ -26,9 +30,38 @@ class ParallelBackend {
 void SetNumThreads(int num_threads);
 int GetNumThreads();
 
-// Replaces w4jit's own pool; nullptr restores it. The backend's
-// concurrency() then decides how many chunks a run is split into.
+// Replaces w4jit's own threading; nullptr restores it. The backend's
+// concurrency() then decides how many chunks a run is split into. A host
+// backend overrides the ThreadingBackend choice below.
 void SetParallelBackend(std::shared_ptr<ParallelBackend> backend);
+
+// w4jit's own threading when no host backend is set (README, "Threads"):
+//   kPool    w4jit's pool (default): workers spin for a bounded time after
+//            each run, so back-to-back layer calls find them awake, then
+//            sleep; the calling thread works too.
+//   kOpenMP  the process's OpenMP runtime (libgomp): runs the chunks on the
+//            host's OpenMP team, so that a host that already uses OpenMP
+//            (PyTorch) does not get a second set of threads fighting for
+//            its cores. Threads: SetNumThreads, else omp_get_max_threads().
+// Environment: W4JIT_THREADING=pool|omp, read once at first use.
+// Fails (Unimplemented, nothing changed) for kOpenMP when w4jit was built
+// without OpenMP, InvalidArgument for a value outside the enum.
+absl::Status SetThreadingBackend(ThreadingBackend backend);
+ThreadingBackend GetThreadingBackend();
+
+// How long (microseconds) a pool worker spins waiting for the next run
+// before it sleeps; 0 sleeps at once. Default 1000 (W4JIT_SPIN_US). Values
+// < 0 are ignored. An idle process is quiet again this long after its
+// last run.
+void SetSpinMicroseconds(int us);
+int GetSpinMicroseconds();
+
+// Pins the pool's workers to the CPUs of the process's affinity mask in
+// compact order (worker i to the mask's (i+1)-th CPU; the calling thread
+// is never pinned). Off by default (W4JIT_PIN=0|1). The OpenMP backend's
+// placement is OpenMP's (OMP_PROC_BIND, OMP_PLACES).
+void SetThreadPinning(bool on);
+bool GetThreadPinning();
 
 }  // namespace w4jit
 

@@ -88,6 +88,27 @@ void w4jit_layer_destroy(w4jit_layer* layer);
 w4jit_status w4jit_set_num_threads(int num_threads);
 int w4jit_get_num_threads(void);
 
+/* w4jit's own threading when no host backend is set (see
+ * w4jit/parallel.hpp): W4JIT_THREADING_POOL (default) or
+ * W4JIT_THREADING_OPENMP. Unimplemented when built without OpenMP;
+ * invalid argument for any other value. */
+typedef enum w4jit_threading {
+  W4JIT_THREADING_POOL = 0,
+  W4JIT_THREADING_OPENMP = 1
+} w4jit_threading;
+w4jit_status w4jit_set_threading_backend(w4jit_threading backend);
+w4jit_threading w4jit_get_threading_backend(void);
+
+/* Microseconds a pool worker spins for the next run before it sleeps
+ * (default 1000); invalid argument when < 0. */
+w4jit_status w4jit_set_spin_microseconds(int us);
+int w4jit_get_spin_microseconds(void);
+
+/* Pins the pool's workers to the process's CPUs, compact (0 off, default;
+ * 1 on). */
+void w4jit_set_thread_pinning(int on);
+int w4jit_get_thread_pinning(void);
+
 /* Message of the last failed call on this thread ("" if none). */
 const char* w4jit_last_error(void);
 

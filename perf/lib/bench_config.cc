@@ -87,6 +87,12 @@ absl::Status Apply(const std::string& name, const std::string& value,
   } else if (name == "--reference-max-macs") {
     if (!(s = ParseNumber(name, value, &d)).ok()) return s;
     c->reference_max_macs = d;
+  } else if (name == "--scaling-layer") {
+    if (value.empty()) {
+      return absl::InvalidArgumentError("--scaling-layer: empty");
+    }
+    c->scaling = true;
+    c->scaling_layer = value;
   } else if (name == "--out") {
     if (value.empty()) return absl::InvalidArgumentError("--out: empty");
     c->out_dir = value;
@@ -122,6 +128,10 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
     }
     if (arg == "--quick") {
       ApplyQuick(&c);
+      continue;
+    }
+    if (arg == "--scaling") {
+      c.scaling = true;
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
@@ -181,6 +191,11 @@ std::string BenchUsage() {
       "none)\n"
       "  --reference-max-macs=X  time a layer on the reference path only up\n"
       "                       to X multiply-adds per call (default 2^30)\n"
+      "  --scaling            also time one layer at M=1 and M=256 on 1..T\n"
+      "                       threads with each threading backend (pool,\n"
+      "                       OpenMP) and print the parallel efficiency\n"
+      "  --scaling-layer=NAME the layer --scaling times (default: the first\n"
+      "                       square one)\n"
       "  --out=DIR            output directory (default ./w4jit-bench-out)\n"
       "  --quick              M=1,16, fewer samples, cold only at M=1\n"
       "  --help               this text\n");

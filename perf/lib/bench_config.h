@@ -31,6 +31,11 @@ struct BenchConfig {
   // multiply-accumulates per call (it runs at ~1 GMAC/s); 0: no limit.
   double reference_max_macs = 1 << 30;
   std::string out_dir = "w4jit-bench-out";
+  // The --scaling section: one layer at M = 1 and 256 on 1..T threads,
+  // each threading backend. scaling_layer names it ("": ScalingLayer's
+  // default).
+  bool scaling = false;
+  std::string scaling_layer;
   bool quick = false;
   bool help = false;
 };

@@ -38,6 +38,7 @@ struct BenchRow {
   int samples = 0;
   double time_us = 0.0;  // median
   double min_us = 0.0;
+  double p90_us = 0.0;
   int64_t weight_bytes = 0;     // weights (+ scales, zeros, bias) per call
   int64_t footprint_bytes = 0;  // what is cycled through: copies * weights
   int cold_copies = 0;
@@ -72,6 +73,24 @@ struct LayerInfo {
   std::string kernel;
 };
 
+// One layer at one M on one threading backend and thread count (the
+// --scaling section). efficiency = p50(1 thread) / (threads * p50), same
+// backend, mode and M.
+struct ScalingRow {
+  std::string impl;     // kImplW4a16 / kImplDa8w4
+  std::string backend;  // "pool" / "omp"
+  std::string layer;
+  int64_t n = 0, k = 0, m = 0;
+  int threads = 0;
+  RowStatus status = RowStatus::kOk;
+  std::string note;
+  int samples = 0;
+  double time_us = 0.0;  // median
+  double min_us = 0.0;
+  double p90_us = 0.0;
+  double efficiency = 0.0;
+};
+
 struct BenchReport {
   std::string w4jit_version;
   std::string onednn_version;
@@ -86,6 +105,9 @@ struct BenchReport {
   Roofline roofline;
   std::vector<LayerInfo> layers;
   std::vector<BenchRow> rows;
+  // How waiting threads behave while the rows are timed (header line).
+  std::string wait_policy;
+  std::vector<ScalingRow> scaling;  // empty without --scaling
 
   bool any_failed() const;
 };

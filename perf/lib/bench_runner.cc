@@ -7,6 +7,7 @@
 #include "perf/lib/layer_bench.h"
 #include "perf/lib/onednn_peer.h"
 #include "perf/lib/row_metrics.h"
+#include "perf/lib/scaling_bench.h"
 #include "w4jit/w4jit.hpp"
 
 namespace w4jit::perf {
@@ -31,6 +32,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
   report.onednn_version = OneDnnVersion();
   report.date_utc = UtcNow();
   report.preset = config.preset;
+  report.wait_policy = DescribeWaitPolicy(config.timing);
   report.cpu = internal::HostCpu();
   report.ms = config.ms;
   report.min_time_s = config.timing.min_time_s;
@@ -63,6 +65,9 @@ absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
   }
   for (BenchRow& row : report.rows) FillRowMetrics(report.roofline, &row);
   FillSpeedups(&report.rows);
+  if (config.scaling) {
+    if (absl::Status s = RunScaling(config, say, &report); !s.ok()) return s;
+  }
   return report;
 }
 

@@ -56,6 +56,7 @@ std::vector<BenchRow> TimeCheckedContestants(
     row.samples = results[i]->samples;
     row.time_us = results[i]->median_us;
     row.min_us = results[i]->min_us;
+    row.p90_us = results[i]->p90_us;
     if (results[i]->budget_hit) {
       row.note = absl::StrCat("time budget: ", row.samples, " sample(s)");
     }

@@ -27,6 +27,13 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
+// One CSV line (with its newline) of quoted fields.
+std::string CsvLine(const std::vector<std::string>& fields) {
+  std::vector<std::string> quoted;
+  for (const std::string& f : fields) quoted.push_back(CsvField(f));
+  return absl::StrJoin(quoted, ",") + "\n";
+}
+
 std::string Num(double v) { return absl::StrFormat("%.6g", v); }
 
 json CpuJson(const internal::CpuProfile& c) {
@@ -72,6 +79,7 @@ json RowJson(const BenchRow& r) {
           {"samples", r.samples},
           {"time_us", r.time_us},
           {"min_us", r.min_us},
+          {"p90_us", r.p90_us},
           {"gflops", r.gflops},
           {"weight_bytes", r.weight_bytes},
           {"weight_gbps", r.weight_gbps},
@@ -110,6 +118,7 @@ const std::vector<std::string>& CsvColumns() {
                                    "status",
                                    "time_us",
                                    "min_us",
+                                   "p90_us",
                                    "samples",
                                    "gflops",
                                    "weight_bytes",
@@ -127,6 +136,30 @@ const std::vector<std::string>& CsvColumns() {
   return *columns;
 }
 
+std::string ScalingCsv(const BenchReport& report) {
+  std::string out =
+      "impl,backend,layer,n,k,m,threads,status,time_us,min_us,p90_us,samples,"
+      "efficiency,note\n";
+  for (const ScalingRow& r : report.scaling) {
+    const std::vector<std::string> fields = {r.impl,
+                                             r.backend,
+                                             r.layer,
+                                             absl::StrCat(r.n),
+                                             absl::StrCat(r.k),
+                                             absl::StrCat(r.m),
+                                             absl::StrCat(r.threads),
+                                             ToString(r.status),
+                                             Num(r.time_us),
+                                             Num(r.min_us),
+                                             Num(r.p90_us),
+                                             absl::StrCat(r.samples),
+                                             Num(r.efficiency),
+                                             r.note};
+    out += CsvLine(fields);
+  }
+  return out;
+}
+
 std::string ToCsv(const BenchReport& report) {
   std::string out = absl::StrJoin(CsvColumns(), ",") + "\n";
   for (const BenchRow& r : report.rows) {
@@ -140,6 +173,7 @@ std::string ToCsv(const BenchReport& report) {
                                              ToString(r.status),
                                              Num(r.time_us),
                                              Num(r.min_us),
+                                             Num(r.p90_us),
                                              absl::StrCat(r.samples),
                                              Num(r.gflops),
                                              absl::StrCat(r.weight_bytes),
@@ -154,9 +188,7 @@ std::string ToCsv(const BenchReport& report) {
                                              Num(r.speedup_vs_u8s8),
                                              r.kernel,
                                              r.note};
-    std::vector<std::string> quoted;
-    for (const std::string& f : fields) quoted.push_back(CsvField(f));
-    out += absl::StrJoin(quoted, ",") + "\n";
+    out += CsvLine(fields);
   }
   return out;
 }
@@ -198,6 +230,23 @@ std::string ToJson(const BenchReport& report) {
   }
   json rows = json::array();
   for (const BenchRow& r : report.rows) rows.push_back(RowJson(r));
+  json scaling = json::array();
+  for (const ScalingRow& r : report.scaling) {
+    scaling.push_back({{"impl", r.impl},
+                       {"backend", r.backend},
+                       {"layer", r.layer},
+                       {"n", r.n},
+                       {"k", r.k},
+                       {"m", r.m},
+                       {"threads", r.threads},
+                       {"status", ToString(r.status)},
+                       {"note", r.note},
+                       {"samples", r.samples},
+                       {"time_us", r.time_us},
+                       {"min_us", r.min_us},
+                       {"p90_us", r.p90_us},
+                       {"efficiency", r.efficiency}});
+  }
   const json doc = {{"schema", "w4jit-bench/1"},
                     {"w4jit_version", report.w4jit_version},
                     {"onednn_version", report.onednn_version},
@@ -213,7 +262,9 @@ std::string ToJson(const BenchReport& report) {
                     {"peaks", peaks},
                     {"bandwidths", bandwidths},
                     {"layers", layers},
+                    {"wait_policy", report.wait_policy},
                     {"rows", rows},
+                    {"scaling", scaling},
                     {"any_failed", report.any_failed()}};
   return doc.dump(2) + "\n";
 }
@@ -227,12 +278,15 @@ absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
     return absl::InternalError(
         absl::StrCat("cannot create ", dir, ": ", ec.message()));
   }
-  const std::vector<std::pair<std::string, std::string>> files = {
+  std::vector<std::pair<std::string, std::string>> files = {
       {"bench.csv", ToCsv(report)},
       {"bench.json", ToJson(report)},
       {"bench.txt", text},
       {"roofline.svg", RooflineSvg(report)},
       {"speedup.svg", SpeedupSvg(report)}};
+  if (!report.scaling.empty()) {
+    files.emplace_back("scaling.csv", ScalingCsv(report));
+  }
   std::vector<std::string> written;
   for (const auto& [name, content] : files) {
     const std::string path = (std::filesystem::path(dir) / name).string();

@@ -15,11 +15,14 @@ namespace w4jit::perf {
 // The CSV columns, in order.
 const std::vector<std::string>& CsvColumns();
 std::string ToCsv(const BenchReport& report);
+// The --scaling rows as CSV (scaling.csv).
+std::string ScalingCsv(const BenchReport& report);
 // JSON text (the schema is documented in report_files.cc).
 std::string ToJson(const BenchReport& report);
 
 // Creates `dir` if needed and writes bench.csv, bench.json, bench.txt
-// (`text`), roofline.svg and speedup.svg; returns the paths written.
+// (`text`), roofline.svg, speedup.svg and, with --scaling, scaling.csv;
+// returns the paths written.
 absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
     const BenchReport& report, const std::string& text, const std::string& dir);
 

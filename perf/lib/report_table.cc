@@ -106,13 +106,15 @@ std::string FormatHeader(const BenchReport& r) {
   std::string out = absl::StrFormat(
       "w4jit %s bench, %s, preset %s\n"
       "CPU: %s (family 0x%x model 0x%x%s), ISA tier %s, L2 %s/core, L3 %s\n"
-      "threads: %d, oneDNN %s\n\n",
+      "threads: %d, oneDNN %s\n%s\n",
       r.w4jit_version, r.date_utc, r.preset,
       r.cpu.name.empty() ? "unknown" : r.cpu.name, r.cpu.family, r.cpu.model,
       r.cpu.zen_generation > 0 ? absl::StrCat(", Zen ", r.cpu.zen_generation)
                                : "",
       internal::ToString(r.cpu.isa), FormatBytes(r.cpu.l2_bytes),
-      FormatBytes(r.cpu.l3_bytes), r.threads, r.onednn_version);
+      FormatBytes(r.cpu.l3_bytes), r.threads, r.onednn_version,
+      r.wait_policy.empty() ? ""
+                            : absl::StrCat("waiting: ", r.wait_policy, "\n"));
   if (std::find(r.impls.begin(), r.impls.end(), kImplOneDnnU8s8) !=
       r.impls.end()) {
     absl::StrAppend(
@@ -156,9 +158,10 @@ std::string FormatHeader(const BenchReport& r) {
 
 std::string FormatTable(const BenchReport& report, const std::string& impl) {
   std::string out = absl::StrFormat(
-      "\n== %s ==\n%-8s %5s %-5s %11s %9s %8s %6s %-22s %7s %7s  %s\n",
-      ImplTitle(impl), "layer", "M", "cache", "time(us)", "GFLOP/s", "W GB/s",
-      "roof%", "roofline basis", "x bf16", "x u8s8", "kernel");
+      "\n== %s ==\n%-8s %5s %-5s %10s %10s %9s %8s %6s %-22s %7s %7s  "
+      "%s\n",
+      ImplTitle(impl), "layer", "M", "cache", "p50(us)", "min(us)", "GFLOP/s",
+      "W GB/s", "roof%", "roofline basis", "x bf16", "x u8s8", "kernel");
   for (const BenchRow& row : report.rows) {
     if (row.impl != impl) continue;
     absl::StrAppendFormat(&out, "%-8s %5d %-5s ", row.layer, row.m,
@@ -169,9 +172,9 @@ std::string FormatTable(const BenchReport& report, const std::string& impl) {
     }
     const bool mode = row.impl == kImplW4a16 || row.impl == kImplDa8w4;
     absl::StrAppendFormat(
-        &out, "%11.1f %9.1f %8.1f %5.0f%% %-22s %7s %7s  %s%s\n", row.time_us,
-        row.gflops, row.weight_gbps, row.roofline_pct, row.roofline_basis,
-        mode ? Speedup(row.speedup_vs_bf16) : "-",
+        &out, "%10.1f %10.1f %9.1f %8.1f %5.0f%% %-22s %7s %7s  %s%s\n",
+        row.time_us, row.min_us, row.gflops, row.weight_gbps, row.roofline_pct,
+        row.roofline_basis, mode ? Speedup(row.speedup_vs_bf16) : "-",
         mode ? Speedup(row.speedup_vs_u8s8) : "-", ShortKernelNames(row.kernel),
         row.note.empty() ? "" : absl::StrCat("  [", row.note, "]"));
   }
@@ -215,11 +218,33 @@ std::string FormatSummary(const BenchReport& report, const std::string& impl) {
   return out + "\n";
 }
 
+std::string FormatScaling(const BenchReport& report) {
+  if (report.scaling.empty()) return "";
+  const ScalingRow& first = report.scaling.front();
+  std::string out = absl::StrFormat(
+      "\n== scaling: %s N=%d K=%d, hot; efficiency = p50(1 thread) / "
+      "(threads x p50) ==\n%-6s %-7s %5s %7s %10s %10s %10s %6s\n",
+      first.layer, first.n, first.k, "mode", "backend", "M", "threads",
+      "p50(us)", "min(us)", "p90(us)", "eff");
+  for (const ScalingRow& r : report.scaling) {
+    absl::StrAppendFormat(&out, "%-6s %-7s %5d %7d ", ImplTitle(r.impl),
+                          r.backend, r.m, r.threads);
+    if (r.status != RowStatus::kOk) {
+      absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
+      continue;
+    }
+    absl::StrAppendFormat(&out, "%10.1f %10.1f %10.1f %5.0f%%\n", r.time_us,
+                          r.min_us, r.p90_us, r.efficiency * 100);
+  }
+  return out;
+}
+
 std::string FormatReport(const BenchReport& report) {
   std::string out = FormatHeader(report);
   for (const std::string& impl : report.impls) {
     out += FormatTable(report, impl);
   }
+  out += FormatScaling(report);
   out += "\n";
   for (const std::string& impl : report.impls) {
     out += FormatSummary(report, impl);

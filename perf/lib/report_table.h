@@ -13,6 +13,8 @@ std::string FormatHeader(const BenchReport& report);
 // One table of `impl`'s rows (layer, M, cache, median time, GFLOP/s,
 // weight GB/s, % of roofline and its basis, speedups, kernel).
 std::string FormatTable(const BenchReport& report, const std::string& impl);
+// The --scaling section ("" without it).
+std::string FormatScaling(const BenchReport& report);
 // "W4A16: 20 ok, ...; geomean speedup ...; median roofline ..."
 std::string FormatSummary(const BenchReport& report, const std::string& impl);
 // Header, then table and summary of every implementation.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 namespace w4jit::perf {
@@ -75,6 +76,15 @@ double Median(std::vector<double>& v) {
   return m;
 }
 
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0.0;
+  const double rank = std::ceil(std::clamp(p, 0.0, 100.0) / 100.0 *
+                                static_cast<double>(v.size()));
+  const size_t i = static_cast<size_t>(std::max(rank, 1.0)) - 1;
+  std::nth_element(v.begin(), v.begin() + i, v.end());
+  return v[i];
+}
+
 std::vector<absl::StatusOr<TimingResult>> TimeInterleaved(
     const std::vector<Contender>& contenders, const TimingOptions& options) {
   std::vector<State> states(contenders.size());
@@ -116,6 +126,7 @@ std::vector<absl::StatusOr<TimingResult>> TimeInterleaved(
     r.min_us = *std::min_element(s.samples_s.begin(), s.samples_s.end()) * 1e6;
     r.budget_hit =
         r.samples < options.min_reps && s.timed_s < options.min_time_s;
+    r.p90_us = Percentile(s.samples_s, 90) * 1e6;
     r.median_us = Median(s.samples_s) * 1e6;
     results.push_back(r);
   }

@@ -29,6 +29,7 @@ struct TimingResult {
   int samples = 0;
   double median_us = 0.0;
   double min_us = 0.0;
+  double p90_us = 0.0;      // 90th percentile: how bad the slow calls are
   bool budget_hit = false;  // stopped by the budget before min_reps/min_time
 };
 
@@ -41,6 +42,10 @@ std::vector<absl::StatusOr<TimingResult>> TimeInterleaved(
 
 // Median of `v` (which it sorts); 0 for an empty vector.
 double Median(std::vector<double>& v);
+
+// The p-th percentile (0..100, nearest rank) of `v` (which it reorders);
+// 0 for an empty vector.
+double Percentile(std::vector<double>& v, double p);
 
 }  // namespace w4jit::perf
 

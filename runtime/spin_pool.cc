@@ -1,0 +1,172 @@
+#include "runtime/spin_pool.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+
+namespace w4jit::internal {
+namespace {
+
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+                  std::atomic<uint32_t>::is_always_lock_free,
+              "futex needs a plain 32-bit word");
+
+// Set on a thread while it runs a chunk of this pool's job (caller or
+// worker): a Run from inside a chunk then runs inline instead of waiting
+// for the pool it is part of.
+thread_local bool t_in_job = false;
+
+void FutexWait(std::atomic<uint32_t>* word, uint32_t value) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE,
+          value, nullptr, nullptr, 0);
+}
+
+void FutexWakeAll(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE,
+          INT_MAX, nullptr, nullptr, 0);
+}
+
+inline void CpuRelax() { __builtin_ia32_pause(); }
+
+// CPUs of the calling thread's affinity mask, in increasing order.
+std::vector<int> AffinityCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+void PinSelf(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  // Best effort: a failure leaves the worker where the kernel puts it.
+  (void)sched_setaffinity(0, sizeof set, &set);
+}
+
+// Waits until done(word) holds: spins with pause for up to spin_us, then
+// sleeps on the futex (counted in *sleepers so that the writer knows to
+// wake it). Returns the value that satisfied done.
+template <typename Done>
+uint32_t SpinThenSleep(std::atomic<uint32_t>* word, std::atomic<int>* sleepers,
+                       int spin_us, Done done) {
+  using Clock = std::chrono::steady_clock;
+  uint32_t w = word->load(std::memory_order_acquire);
+  if (done(w)) return w;
+  if (spin_us > 0) {
+    const Clock::time_point end =
+        Clock::now() + std::chrono::microseconds(spin_us);
+    for (int i = 1;; ++i) {
+      CpuRelax();
+      w = word->load(std::memory_order_acquire);
+      if (done(w)) return w;
+      if (i % 64 == 0 && Clock::now() >= end) break;
+    }
+  }
+  sleepers->fetch_add(1, std::memory_order_seq_cst);
+  for (;;) {
+    w = word->load(std::memory_order_seq_cst);
+    if (done(w)) break;
+    FutexWait(word, w);
+  }
+  sleepers->fetch_sub(1, std::memory_order_relaxed);
+  return w;
+}
+
+}  // namespace
+
+SpinPool::SpinPool(int threads, const std::atomic<int>* spin_us, bool pin)
+    : threads_(threads < 1 ? 1 : threads), pin_(pin), spin_us_(spin_us) {
+  const std::vector<int> cpus = pin ? AffinityCpus() : std::vector<int>();
+  for (int i = 1; i < threads_; ++i) {
+    const int cpu =
+        cpus.empty() ? -1 : cpus[static_cast<size_t>(i) % cpus.size()];
+    workers_.emplace_back([this, cpu] {
+      if (cpu >= 0) PinSelf(cpu);
+      Work();
+    });
+  }
+}
+
+SpinPool::~SpinPool() {
+  stop_.store(true, std::memory_order_seq_cst);
+  // A new job number wakes every worker, spinning or asleep; they see stop_.
+  generation_.fetch_add(2, std::memory_order_seq_cst);
+  FutexWakeAll(&generation_);
+  for (std::thread& t : workers_) t.join();
+}
+
+void SpinPool::Run(int num_chunks, const std::function<void(int)>& fn) {
+  if (num_chunks <= 0) return;
+  if (num_chunks == 1 || threads_ == 1 || t_in_job) {
+    for (int i = 0; i < num_chunks; ++i) fn(i);
+    return;
+  }
+  std::lock_guard<std::mutex> run_lock(run_mu_);
+  // No worker reads the job now: the previous Run waited for active_ == 0
+  // after closing its job, and a late worker re-checks the generation.
+  fn_.store(&fn, std::memory_order_relaxed);
+  num_chunks_.store(num_chunks, std::memory_order_relaxed);
+  next_.store(0, std::memory_order_relaxed);
+  const uint32_t open = (generation_.load(std::memory_order_relaxed) | 1u) + 1u;
+  generation_.store(open, std::memory_order_seq_cst);
+  if (job_sleepers_.load(std::memory_order_seq_cst) > 0) {
+    FutexWakeAll(&generation_);
+  }
+  t_in_job = true;
+  Drain();
+  t_in_job = false;
+  // Every chunk is taken; those a worker took finish before it leaves.
+  generation_.store(open | 1u, std::memory_order_seq_cst);
+  SpinThenSleep(&active_, &done_sleepers_,
+                spin_us_->load(std::memory_order_relaxed),
+                [](uint32_t a) { return a == 0; });
+}
+
+void SpinPool::Drain() {
+  const std::function<void(int)>& fn = *fn_.load(std::memory_order_relaxed);
+  const int n = num_chunks_.load(std::memory_order_relaxed);
+  for (;;) {
+    const int c = next_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= n) break;
+    fn(c);
+  }
+}
+
+void SpinPool::Work() {
+  // Job 0 is the closed one the pool starts with. Not the current value: a
+  // worker that starts after the first Run opened job 1 must still join it.
+  uint32_t seen_job = 0;
+  for (;;) {
+    const uint32_t w = SpinThenSleep(
+        &generation_, &job_sleepers_, spin_us_->load(std::memory_order_relaxed),
+        [&](uint32_t g) {
+          return (g >> 1) != seen_job || stop_.load(std::memory_order_relaxed);
+        });
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen_job = w >> 1;
+    if (w & 1u) continue;  // closed before this worker got to it
+    active_.fetch_add(1, std::memory_order_seq_cst);
+    // Counted before the caller closed the job, or it will not touch it:
+    // the caller waits for active_ == 0 only after closing.
+    if (generation_.load(std::memory_order_seq_cst) == w) {
+      t_in_job = true;
+      Drain();
+      t_in_job = false;
+    }
+    if (active_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        done_sleepers_.load(std::memory_order_seq_cst) > 0) {
+      FutexWakeAll(&active_);
+    }
+  }
+}
+
+}  // namespace w4jit::internal
