@@ -115,9 +115,9 @@ at::Tensor WoqRepackWeight(const at::Tensor& w) {
   const int hi_v = hi.item<int8_t>();
   if (lo_v < -8 || hi_v > 15) {
     const int bad = lo_v < -8 ? lo_v : hi_v;
-    const int64_t at_flat = (src == bad).nonzero()[0][0].item<int64_t>();
-    TORCH_CHECK(false, kRepack, ": weight[", at_flat / k, ", ", at_flat % k,
-                "] = ", bad,
+    const at::Tensor where = (src == bad).nonzero()[0];
+    TORCH_CHECK(false, kRepack, ": weight[", where[0].item<int64_t>(), ", ",
+                where[1].item<int64_t>(), "] = ", bad,
                 " is not a 4-bit value (must be in [-8, 7] for s4 or [0, 15]"
                 " for u4)");
   }
