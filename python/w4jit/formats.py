@@ -51,7 +51,8 @@ def pack_gptq(q, scales_gn, zeros_gn=None, version=1):
     stored = q.to(torch.int64) + (8 if zeros_gn is None else 0)
     n, k = stored.shape
     # [N, K] -> [K/8, N, 8]: the 8 k of word (k/8, n) last.
-    qweight = _pack_last(stored.t().reshape(k // 8, 8, n).permute(0, 2, 1))
+    qweight = _pack_last(
+        stored.t().reshape(k // 8, 8, n).permute(0, 2, 1).reshape(k // 8, -1))
     qzeros = None
     if zeros_gn is not None:
         z = zeros_gn.to(torch.int64) - (1 if version == 1 else 0)
