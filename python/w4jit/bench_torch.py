@@ -20,6 +20,7 @@ import argparse
 import datetime
 import os
 import platform
+import resource
 import statistics
 import sys
 import time
@@ -107,10 +108,17 @@ def bench_layers(args):
                 "Linear_da8w4": lambda: lin["da8w4"](x),
             }
             row = {"layer": name, "n": n, "k": k, "m": m}
+            # Involuntary context switches while timing: a quiet machine
+            # has few; many mean another process took our cores and the
+            # p50s are not to be trusted.
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
             for key, fn in cells.items():
                 row[key] = timeit(fn, args.min_time)
+            row["nivcsw"] = (resource.getrusage(resource.RUSAGE_SELF)
+                             .ru_nivcsw - before)
             rows.append(row)
-            print(f"  {name} M={m} done", file=sys.stderr, flush=True)
+            print(f"  {name} M={m} done ({row['nivcsw']} involuntary "
+                  "context switches)", file=sys.stderr, flush=True)
         del dense, dense_f32, lin, repacked
     return rows
 
