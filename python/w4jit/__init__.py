@@ -1,0 +1,28 @@
+"""w4jit for PyTorch: JIT-generated int4-weight linear layers (W4A16, DA8W4).
+
+Importing this package loads libw4jit_torch.so into torch, which registers
+
+- torch.ops.w4jit.woq_repack_weight / woq_linear / dynamic_qlinear: drop-in
+  replacements for the zentorch ops of the same names (same arguments and
+  results; weights are repacked into w4jit layers on first use and cached);
+- torch.classes.w4jit.Linear: a layer built once from a checkpoint's own
+  tensors, wrapped by the nn.Module w4jit.Linear.
+
+Threads: w4jit runs on ATen's intra-op pool, so torch.set_num_threads()
+governs it.
+"""
+import torch
+
+from . import _library
+
+_library.load()
+
+from .linear import Linear  # noqa: E402  (needs the library loaded)
+
+woq_repack_weight = torch.ops.w4jit.woq_repack_weight
+woq_linear = torch.ops.w4jit.woq_linear
+dynamic_qlinear = torch.ops.w4jit.dynamic_qlinear
+library_path = _library.library_path
+
+__all__ = ["Linear", "woq_repack_weight", "woq_linear", "dynamic_qlinear",
+           "library_path"]

@@ -1,0 +1,124 @@
+"""nn.Module wrapper around torch.classes.w4jit.Linear."""
+import torch
+
+# Which dims of the scales are [groups, N] for each format (formats.md).
+_SCALES_GROUPS_FIRST = {
+    "compressed_tensors": False,
+    "gptq_v1": True,
+    "gptq_v2": True,
+    "awq": True,
+}
+_ACT_DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
+
+
+def _in_features(fmt, qweight):
+    if fmt == "unpacked_int8":
+        return qweight.shape[1]
+    if fmt in ("zentorch_int32", "compressed_tensors"):
+        return qweight.shape[1] * 8
+    if fmt in ("gptq_v1", "gptq_v2"):
+        return qweight.shape[0] * 8
+    if fmt == "awq":
+        return qweight.shape[0]
+    raise ValueError(f"w4jit.Linear: unknown format {fmt!r}")
+
+
+class Linear(torch.nn.Module):
+    """y = x @ W.T (+ bias) with W int4, computed by a w4jit layer.
+
+    Build with one of the from_* constructors; the layer copies and repacks
+    the tensors once, so they may be freed afterwards. forward(x) takes x of
+    any leading shape [..., in_features] in the dtype given at construction
+    and returns [..., out_features] in that dtype.
+    """
+
+    def __init__(self, impl):
+        super().__init__()
+        self._impl = impl
+        self.in_features = impl.in_features()
+        self.out_features = impl.out_features()
+        self.group_size = impl.group_size()
+        self.mode = impl.mode()
+
+    def forward(self, x):
+        return self._impl.forward(x)
+
+    def kernel_names(self):
+        return list(self._impl.kernel_names())
+
+    def packed_bytes(self):
+        return self._impl.packed_bytes()
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, "
+                f"out_features={self.out_features}, "
+                f"group_size={self.group_size}, mode={self.mode}")
+
+    @classmethod
+    def from_checkpoint(cls, fmt, qweight, scales, zero_points=None,
+                        g_idx=None, bias=None, *, group_size=None,
+                        mode="w4a16", dtype=torch.bfloat16,
+                        groups_major=True):
+        """Any format: "compressed_tensors", "gptq_v1", "gptq_v2", "awq",
+        "unpacked_int8", "zentorch_int32". group_size None derives it from
+        the scales' shape (K / G; -1 when G == 1). zero_points given means
+        u4 weights; none means s4."""
+        if dtype not in _ACT_DTYPES:
+            raise ValueError(f"w4jit.Linear: dtype {dtype} is not "
+                             "torch.bfloat16 or torch.float32")
+        if group_size is None:
+            groups_first = _SCALES_GROUPS_FIRST.get(fmt, groups_major)
+            groups = scales.shape[0 if groups_first else 1]
+            k = _in_features(fmt, qweight)
+            if groups <= 0 or k % groups:
+                raise ValueError(f"w4jit.Linear: scales {tuple(scales.shape)}"
+                                 f" give {groups} groups, which do not "
+                                 f"divide K = {k}")
+            group_size = -1 if groups == 1 else k // groups
+        impl = torch.classes.w4jit.Linear(
+            fmt, qweight, scales, zero_points, g_idx, bias, mode,
+            int(group_size), _ACT_DTYPES[dtype], bool(groups_major))
+        return cls(impl)
+
+    @classmethod
+    def from_compressed_tensors(cls, weight_packed, weight_scale,
+                                weight_zero_point=None, bias=None, **kw):
+        """compressed-tensors pack_quantized: weight_packed int32 [N, K/8],
+        weight_scale [N, G], weight_zero_point int32 [N/8, G] (asymmetric)."""
+        return cls.from_checkpoint("compressed_tensors", weight_packed,
+                                   weight_scale, weight_zero_point, None,
+                                   bias, **kw)
+
+    @classmethod
+    def from_gptq(cls, qweight, qzeros, scales, g_idx=None, bias=None, *,
+                  version=1, **kw):
+        """AutoGPTQ/GPTQModel: qweight int32 [K/8, N], qzeros int32
+        [G, N/8] (None for symmetric, zero 8), scales [G, N], g_idx [K]
+        (identity order only). version 1 stores zero - 1, 2 the zero."""
+        if version not in (1, 2):
+            raise ValueError(f"w4jit.Linear.from_gptq: version {version} "
+                             "is not 1 or 2")
+        return cls.from_checkpoint(f"gptq_v{version}", qweight, scales,
+                                   qzeros, g_idx, bias, **kw)
+
+    @classmethod
+    def from_awq(cls, qweight, qzeros, scales, bias=None, **kw):
+        """AutoAWQ GEMM: qweight int32 [K, N/8] and qzeros int32 [G, N/8]
+        (interleaved columns), scales [G, N]."""
+        return cls.from_checkpoint("awq", qweight, scales, qzeros, None, bias,
+                                   **kw)
+
+    @classmethod
+    def from_unpacked(cls, weight, scales, zero_points=None, bias=None, **kw):
+        """int8 [N, K] values (s4, or u4 with int8 zero points), scales and
+        zero points [G, N] (groups_major=False for [N, G])."""
+        return cls.from_checkpoint("unpacked_int8", weight, scales,
+                                   zero_points, None, bias, **kw)
+
+    @classmethod
+    def from_zentorch(cls, repacked, scales, zero_points=None, bias=None,
+                      **kw):
+        """woq_repack_weight's int32 [N, K/8], scales/zero points as for
+        from_unpacked."""
+        return cls.from_checkpoint("zentorch_int32", repacked, scales,
+                                   zero_points, None, bias, **kw)

@@ -1,0 +1,106 @@
+"""Float64 references and the tolerances of shared/design/numerics.md."""
+import torch
+
+
+def random_layer(n, k, group_size, u4, scale_dtype=torch.float32):
+    """-> q int8 [N, K] (s4 in [-8,7] or u4 in [0,15]), scales [G, N],
+    zeros int8 [G, N] in [0, 15] or None."""
+    g = 1 if group_size == -1 else k // group_size
+    lo, hi = (0, 16) if u4 else (-8, 8)
+    q = torch.randint(lo, hi, (n, k), dtype=torch.int8)
+    scales = (torch.rand(g, n) * 0.02 + 0.001).to(scale_dtype)
+    zeros = torch.randint(0, 16, (g, n), dtype=torch.int8) if u4 else None
+    return q, scales, zeros
+
+
+def _expand(t_gn, k):
+    """[G, N] -> [N, K] repeating each group's value over its k."""
+    g = t_gn.shape[0]
+    return t_gn.t().repeat_interleave(k // g, dim=1)
+
+
+def dequant(q, scales, zeros):
+    """f64 [N, K] weights: (u - z) * s or q * s."""
+    k = q.shape[1]
+    w = q.double()
+    if zeros is not None:
+        w = w - _expand(zeros.double(), k)
+    return w * _expand(scales.double(), k)
+
+
+def w4a16_reference(x, q, scales, zeros, bias):
+    """(y f64 [..., N], magnitude T f64 [..., N]) with T = sum |terms| +
+    |bias| as in numerics.md's tolerance."""
+    w = dequant(q, scales, zeros)
+    xd = x.double()
+    y = xd @ w.t()
+    mag = xd.abs() @ w.abs().t()
+    if bias is not None:
+        y = y + bias.double()
+        mag = mag + bias.double().abs()
+    return y, mag
+
+
+def quantize_rows(x):
+    """numerics.md's per-row int8 quantization: (qa f64, sa f64 [..., 1])."""
+    xf = x.float()
+    amax = xf.abs().amax(dim=-1, keepdim=True)
+    sa = torch.clamp(amax, min=1e-10) / 127.0  # f32, as defined
+    qa = torch.clamp(torch.round(xf / sa), -127, 127)  # half-even
+    return qa.double(), sa.double()
+
+
+def da8w4_reference(x, q, scales, zeros, bias):
+    """Exact integer definition of DA8W4: (y f64, T f64)."""
+    qa, sa = quantize_rows(x)
+    k = q.shape[1]
+    g = scales.shape[0]
+    w = q.double()
+    if zeros is not None:
+        w = w - _expand(zeros.double(), k)
+    # acc[..., n, g] exact in f64 (|acc| < 2^53).
+    qa_g = qa.reshape(*qa.shape[:-1], g, k // g)
+    w_g = w.reshape(w.shape[0], g, k // g)
+    acc = torch.einsum("...gk,ngk->...ng", qa_g, w_g)
+    s = scales.double().t()  # [N, G]
+    y = sa * (acc * s).sum(-1)
+    mag = sa * (acc * s).abs().sum(-1)
+    if bias is not None:
+        y = y + bias.double()
+        mag = mag + bias.double().abs()
+    return y, mag
+
+
+def bf16_ulp(v):
+    """One bf16 ulp of |v| (f64)."""
+    a = v.abs().clamp(min=2.0**-126)
+    return torch.exp2(torch.floor(torch.log2(a)) - 7)
+
+
+def assert_close(got, want, mag, out_dtype):
+    """|got - want| <= 1e-5 * T + 1e-6 (+ 1 bf16 ulp of |want| for bf16)."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == out_dtype, (got.dtype, out_dtype)
+    tol = 1e-5 * mag + 1e-6
+    if out_dtype == torch.bfloat16:
+        tol = tol + bf16_ulp(want)
+    err = (got.double() - want).abs()
+    bad = err > tol
+    if bad.any():
+        idx = tuple(i.item() for i in bad.nonzero()[0])
+        raise AssertionError(
+            f"{int(bad.sum())} of {bad.numel()} outputs out of tolerance; "
+            f"first at {idx}: got {got[idx].item()}, want {want[idx].item()}"
+            f", tol {tol[idx].item()}")
+
+
+def make_x(shape, dtype, layout):
+    """Activations of `shape`: "contiguous"; "row_slice", rows wider than K
+    (unit last stride, read in place); "strided", every other element (the
+    op copies it)."""
+    if layout == "contiguous":
+        return torch.randn(shape).to(dtype)
+    wide = list(shape)
+    wide[-1] *= 2
+    x = torch.randn(wide).to(dtype)
+    return x[..., : shape[-1]] if layout == "row_slice" else x[..., ::2]

@@ -1,0 +1,99 @@
+// A cache of w4jit layers built by the stateless ops (woq_linear,
+// dynamic_qlinear), keyed on the identity and version of the tensors they
+// were built from.
+//
+// Each tensor is identified by its StorageImpl, held through a weak
+// reference: the weak reference keeps the StorageImpl *object* (not its
+// data) from being freed, so no other storage can ever appear at that
+// address while the entry exists, and a freed storage shows up as expired.
+// A buffer freed and reallocated at the same data address is therefore a
+// different key (unlike a key on data_ptr alone). The tensor's version
+// counter (bumped by every in-place write through the tensor or its views)
+// is recorded too, so a weight modified in place is rebuilt, never served
+// stale. Writes through an alias that does not share the version counter
+// (.data, a numpy array over the same memory) cannot be seen by anyone; the
+// custom class (linear_class.cc) is the form that needs no cache at all.
+#ifndef W4JIT_TORCH_LAYER_CACHE_H_
+#define W4JIT_TORCH_LAYER_CACHE_H_
+
+#include <ATen/ATen.h>
+#include <c10/util/intrusive_ptr.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "w4jit/layer.hpp"
+
+namespace w4jit::torch_ext {
+
+// What one tensor argument looked like when a layer was built from it.
+class TensorKey {
+ public:
+  TensorKey() = default;  // stands for an absent (None) argument
+  explicit TensorKey(const at::Tensor& t);
+
+  // True if `t` (or its absence) is the same tensor, unmodified, and its
+  // storage is still alive.
+  bool Matches(const c10::optional<at::Tensor>& t) const;
+  // Same storage, offset, dtype, sizes and strides, whatever the version.
+  bool SameView(const at::Tensor& t) const;
+  bool expired() const { return present_ && storage_.expired(); }
+  const c10::StorageImpl* storage_impl() const { return impl_; }
+
+ private:
+  bool present_ = false;
+  c10::weak_intrusive_ptr<c10::StorageImpl> storage_{
+      c10::weak_intrusive_ptr<c10::StorageImpl>(
+          c10::intrusive_ptr<c10::StorageImpl>())};
+  const c10::StorageImpl* impl_ = nullptr;
+  uint32_t version_ = 0;
+  int64_t offset_ = 0;
+  at::ScalarType dtype_ = at::kByte;
+  c10::SmallVector<int64_t, 4> sizes_;
+  c10::SmallVector<int64_t, 4> strides_;
+};
+
+// The tensors an op call passes, in a fixed order (weight, scales, zero
+// points, bias); absent ones are nullopt.
+using OpTensors = std::array<c10::optional<at::Tensor>, 4>;
+
+class LayerCache {
+ public:
+  using Builder = std::function<std::shared_ptr<const Layer>()>;
+
+  // The layer for (`signature`, `tensors`): the cached one if every tensor
+  // still matches, else the result of `build()` (called without the lock
+  // held; it may throw, and nothing is cached then). `signature` holds
+  // whatever else changes the layer (op, activation dtype).
+  std::shared_ptr<const Layer> GetOrBuild(uint64_t signature,
+                                          const OpTensors& tensors,
+                                          const Builder& build);
+
+  // Drops entries whose tensors have been freed; returns how many remain.
+  size_t Sweep();
+  void Clear();
+
+  static LayerCache& Global();
+
+ private:
+  struct Entry {
+    uint64_t signature;
+    std::array<TensorKey, 4> keys;
+    std::shared_ptr<const Layer> layer;
+  };
+  size_t SweepLocked();
+
+  std::mutex mu_;
+  // Keyed by the weight's StorageImpl; a bucket holds the layers built from
+  // the same weight storage (other dtypes, other scales, other views).
+  std::unordered_map<const c10::StorageImpl*, std::vector<Entry>> map_;
+};
+
+}  // namespace w4jit::torch_ext
+
+#endif  // W4JIT_TORCH_LAYER_CACHE_H_

@@ -1,0 +1,146 @@
+// TORCH_LIBRARY(w4jit, ...): the zentorch-compatible ops, the custom class,
+// and a few underscore-prefixed helpers for tests and the benchmark.
+//
+// Loading this library also makes ATen's intra-op pool w4jit's threading
+// backend (see aten_parallel_backend.h).
+#include <ATen/Parallel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "torch/aten_parallel_backend.h"
+#include "torch/layer_cache.h"
+#include "torch/linear_class.h"
+#include "torch/tensor_checks.h"
+#include "torch/zentorch_ops.h"
+#include "w4jit/parallel.hpp"
+
+namespace w4jit::torch_ext {
+namespace {
+
+// The zentorch schemas end in a keyword-only `zentorch_op_name` string; it
+// is accepted so calls written for them bind unchanged, and ignored.
+at::Tensor RepackOp(const at::Tensor& w, c10::string_view /*op_name*/) {
+  return WoqRepackWeight(w);
+}
+
+at::Tensor WoqLinearOp(const at::Tensor& x, const at::Tensor& packed,
+                       const at::Tensor& scales,
+                       const c10::optional<at::Tensor>& zero_points,
+                       const c10::optional<at::Tensor>& bias,
+                       c10::string_view /*op_name*/) {
+  return WoqLinear(x, packed, scales, zero_points, bias);
+}
+
+at::Tensor DynamicQLinearOp(const at::Tensor& x, const at::Tensor& packed,
+                            const at::Tensor& scales,
+                            const c10::optional<at::Tensor>& bias,
+                            c10::string_view /*op_name*/) {
+  return DynamicQLinear(x, packed, scales, bias);
+}
+
+int64_t CacheSize() {
+  return static_cast<int64_t>(LayerCache::Global().Sweep());
+}
+
+void ClearCache() { LayerCache::Global().Clear(); }
+
+// The chunk count w4jit would use now; with inside_parallel_region, as seen
+// from inside an ATen parallel region (nested calls must not fan out).
+int64_t Concurrency(bool inside_parallel_region) {
+  if (!inside_parallel_region) return GetNumThreads();
+  std::atomic<int> seen{0};
+  at::parallel_for(0, 2, 1,
+                   [&](int64_t, int64_t) { seen.store(GetNumThreads()); });
+  return seen.load();
+}
+
+double NowNs() {
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+// Per-call overhead of an op over Layer::Run on the same layer: `iters`
+// alternating pairs of (Layer::Run into a preallocated y, the op called
+// through the dispatcher as a C++ or TorchScript caller would). Returns
+// float64 [2, iters] nanoseconds: row 0 Layer::Run, row 1 the op.
+at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
+                         const at::Tensor& packed, const at::Tensor& scales,
+                         const c10::optional<at::Tensor>& zero_points,
+                         const c10::optional<at::Tensor>& bias, int64_t iters) {
+  const bool woq = op == "woq_linear";
+  TORCH_CHECK(woq || op == "dynamic_qlinear", "w4jit::_overhead_probe: op '",
+              std::string(op), "' is not woq_linear or dynamic_qlinear");
+  TORCH_CHECK(iters > 0, "w4jit::_overhead_probe: iters = ", iters,
+              " must be > 0");
+  TORCH_CHECK(x.dim() == 2 && x.is_contiguous() && x.size(0) > 0,
+              "w4jit::_overhead_probe: x must be a contiguous [M, K], M > 0");
+  const auto layer = woq ? WoqLinearLayer(x, packed, scales, zero_points, bias)
+                         : DynamicQLinearLayer(x, packed, scales, bias);
+  const LayerDesc& d = layer->desc();
+  at::Tensor y =
+      at::empty({x.size(0), d.n}, x.options().dtype(ToScalarType(d.out_dtype)));
+  static auto woq_op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("w4jit::woq_linear", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
+                            const at::Tensor&, const c10::optional<at::Tensor>&,
+                            const c10::optional<at::Tensor>&,
+                            c10::string_view)>();
+  static auto dq_op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("w4jit::dynamic_qlinear", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
+                            const at::Tensor&, const c10::optional<at::Tensor>&,
+                            c10::string_view)>();
+  at::Tensor out = at::empty({2, iters}, at::kDouble);
+  double* t = out.data_ptr<double>();
+  for (int64_t i = 0; i < iters; ++i) {
+    double t0 = NowNs();
+    absl::Status s =
+        layer->Run(x.size(0), x.data_ptr(), d.k, y.data_ptr(), d.n);
+    double t1 = NowNs();
+    TORCH_CHECK(s.ok(), "w4jit::_overhead_probe: ", std::string(s.message()));
+    at::Tensor r = woq ? woq_op.call(x, packed, scales, zero_points, bias, "")
+                       : dq_op.call(x, packed, scales, bias, "");
+    double t2 = NowNs();
+    t[i] = t1 - t0;
+    t[iters + i] = t2 - t1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY(w4jit, m) {
+  InstallAtenParallelBackend();
+  m.def(
+      "woq_repack_weight(Tensor weight, *, "
+      "str zentorch_op_name=\"w4jit::woq_repack_weight\") -> Tensor",
+      TORCH_FN(RepackOp));
+  m.def(
+      "woq_linear(Tensor input, Tensor qweight, Tensor weight_scales, "
+      "Tensor? weight_zero_point, Tensor? bias, *, "
+      "str zentorch_op_name=\"w4jit::woq_linear\") -> Tensor",
+      TORCH_FN(WoqLinearOp));
+  m.def(
+      "dynamic_qlinear(Tensor input, Tensor weight, Tensor weight_scales, "
+      "Tensor? bias, *, "
+      "str zentorch_op_name=\"w4jit::dynamic_qlinear\") -> Tensor",
+      TORCH_FN(DynamicQLinearOp));
+  m.def("_cache_size() -> int", TORCH_FN(CacheSize));
+  m.def("_clear_cache() -> ()", TORCH_FN(ClearCache));
+  m.def("_concurrency(bool inside_parallel_region=False) -> int",
+        TORCH_FN(Concurrency));
+  m.def(
+      "_overhead_probe(str op, Tensor x, Tensor packed, Tensor scales, "
+      "Tensor? zero_points, Tensor? bias, int iters) -> Tensor",
+      TORCH_FN(OverheadProbe));
+  RegisterLinearClass(m);
+}
+
+}  // namespace w4jit::torch_ext

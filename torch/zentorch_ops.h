@@ -1,0 +1,47 @@
+// The three ops vLLM's zentorch kernel class calls, with the same
+// arguments and results, so a host swaps torch.ops.zentorch.zentorch_X for
+// torch.ops.w4jit.X and nothing else.
+#ifndef W4JIT_TORCH_ZENTORCH_OPS_H_
+#define W4JIT_TORCH_ZENTORCH_OPS_H_
+
+#include <ATen/ATen.h>
+
+#include <memory>
+
+#include "w4jit/layer.hpp"
+
+namespace w4jit::torch_ext {
+
+// int8 [N, K] with values in [-8, 15] (s4 -8..7, or u4 0..15) -> int32
+// [N, K/8], value k at nibble k % 8 of word (n, k / 8).
+at::Tensor WoqRepackWeight(const at::Tensor& w);
+
+// W4A16. packed: int32 [K/8, N], normally the transposed view of
+// WoqRepackWeight's result; scales [G, N] f32/bf16/f16; zero_points int8
+// [G, N] (u4) or None (s4); bias [N] or None; x f32/bf16 [..., K]. Output
+// [..., N] in x's dtype.
+at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
+                     const at::Tensor& scales,
+                     const c10::optional<at::Tensor>& zero_points,
+                     const c10::optional<at::Tensor>& bias);
+
+// DA8W4, symmetric s4. packed: int8 [N, K/2] (or the same bytes as int32
+// [N, K/8]); scales [G, N]; bias [N] or None; x bf16 (or f32) [..., K].
+// Output [..., N] in x's dtype (bf16 for the calls the seed makes).
+at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
+                          const at::Tensor& scales,
+                          const c10::optional<at::Tensor>& bias);
+
+// The validated, cached layer a call with these arguments would run
+// (built on the first call). For the overhead probe.
+std::shared_ptr<const Layer> WoqLinearLayer(
+    const at::Tensor& x, const at::Tensor& packed, const at::Tensor& scales,
+    const c10::optional<at::Tensor>& zero_points,
+    const c10::optional<at::Tensor>& bias);
+std::shared_ptr<const Layer> DynamicQLinearLayer(
+    const at::Tensor& x, const at::Tensor& packed, const at::Tensor& scales,
+    const c10::optional<at::Tensor>& bias);
+
+}  // namespace w4jit::torch_ext
+
+#endif  // W4JIT_TORCH_ZENTORCH_OPS_H_
