@@ -28,7 +28,9 @@ struct LayerOptions {
 class Layer {
  public:
   // Validates `desc` and `weights`, imports the weights and packs them for
-  // the kernel chosen for this CPU. Errors name the offending value.
+  // the kernel chosen for this CPU. Errors name the offending value; when
+  // memory (or a JIT code buffer) cannot be had, RESOURCE_EXHAUSTED names
+  // the bytes wanted and nothing is left allocated.
   static absl::StatusOr<std::unique_ptr<Layer>> Create(
       const LayerDesc& desc, const WeightsView& weights,
       const LayerOptions& options = {});
@@ -40,7 +42,7 @@ class Layer {
   // y[m, :] = x[m, :] * W^T (+ bias) for m in [0, M). x rows are `ldx`
   // elements apart (ldx >= K) in desc().act_dtype; y rows are `ldy`
   // elements apart (ldy >= N) in desc().out_dtype. Only y[m, 0..N) is
-  // written.
+  // written. RESOURCE_EXHAUSTED if its scratch cannot be allocated.
   absl::Status Run(int64_t m, const void* x, int64_t ldx, void* y,
                    int64_t ldy) const;
 
@@ -53,6 +55,9 @@ class Layer {
 
  private:
   Layer(const LayerDesc& desc, std::unique_ptr<internal::LinearKernel> k);
+  static absl::StatusOr<std::unique_ptr<Layer>> CreateValidated(
+      const LayerDesc& desc, const WeightsView& weights,
+      const LayerOptions& options);
   LayerDesc desc_;
   std::unique_ptr<internal::LinearKernel> kernel_;
 };
