@@ -8,6 +8,7 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config
   libxbyak-dev libcpuinfo-dev libabsl-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()
