@@ -29,7 +29,8 @@ using internal::IsaTier;
 // chunk slot on every Run (so per-thread scratch is new every time too).
 class ThreadPerChunkBackend final : public ParallelBackend {
  public:
-  explicit ThreadPerChunkBackend(int threads) : threads_(std::max(1, threads)) {}
+  explicit ThreadPerChunkBackend(int threads)
+      : threads_(std::max(1, threads)) {}
   int concurrency() const override { return threads_; }
   void Run(int num_chunks, const std::function<void(int)>& fn) override {
     std::atomic<int> next{0};
@@ -106,9 +107,9 @@ bool NeedsK8(WeightFormat f) {
 }
 bool NeedsN8(WeightFormat f, WeightType t) {
   if (f == WeightFormat::kAwqGemm) return true;
-  return t == WeightType::kU4 && (f == WeightFormat::kCompressedTensors ||
-                                  f == WeightFormat::kGptqV1 ||
-                                  f == WeightFormat::kGptqV2);
+  return t == WeightType::kU4 &&
+         (f == WeightFormat::kCompressedTensors || f == WeightFormat::kGptqV1 ||
+          f == WeightFormat::kGptqV2);
 }
 
 constexpr int64_t kMacBudget = int64_t{1} << 21;  // M * N * K per case
@@ -155,8 +156,7 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
   const std::vector<std::string> items =
       absl::StrSplit(text, ',', absl::SkipEmpty());
   for (const std::string& item : items) {
-    std::vector<std::string> kv =
-        absl::StrSplit(item, absl::MaxSplits('=', 1));
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     if (kv.size() != 2) {
       return absl::InvalidArgumentError(
           absl::StrCat("case field '", item, "' is not name=value"));
@@ -178,8 +178,7 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
     } else if (name == "mode") {
       ok = ParseEnum(value, {Mode::kW4A16, Mode::kDA8W4}, &d.mode);
     } else if (name == "weights") {
-      ok = ParseEnum(value, {WeightType::kS4, WeightType::kU4},
-                     &d.weight_type);
+      ok = ParseEnum(value, {WeightType::kS4, WeightType::kU4}, &d.weight_type);
     } else if (name == "format") {
       ok = false;
       for (WeightFormat f : kAllFormats) {
@@ -238,17 +237,19 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
 
 Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
                 const std::vector<std::string>& backends) {
-  static constexpr WeightFormat kFormats[] = {
-      WeightFormat::kUnpackedInt8, WeightFormat::kZentorchInt32,
-      WeightFormat::kCompressedTensors, WeightFormat::kGptqV1,
-      WeightFormat::kGptqV2, WeightFormat::kAwqGemm};
+  static constexpr WeightFormat kFormats[] = {WeightFormat::kUnpackedInt8,
+                                              WeightFormat::kZentorchInt32,
+                                              WeightFormat::kCompressedTensors,
+                                              WeightFormat::kGptqV1,
+                                              WeightFormat::kGptqV2,
+                                              WeightFormat::kAwqGemm};
   static constexpr DType kScaleTypes[] = {DType::kF32, DType::kBF16,
                                           DType::kF16};
   static constexpr DType kIoTypes[] = {DType::kBF16, DType::kF32};
   // Even and odd groups, multiples of 4 and not, short and long.
-  static constexpr int64_t kGroups[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,
-                                        12, 16, 20, 24, 28, 32, 33,  48,  64,
-                                        96, 100, 128, 160, 256, 512};
+  static constexpr int64_t kGroups[] = {1,  2,  3,  4,   5,   6,   7,   8,
+                                        9,  12, 16, 20,  24,  28,  32,  33,
+                                        48, 64, 96, 100, 128, 160, 256, 512};
   Case c;
   c.isa = isa;
   LayerDesc& d = c.desc;
@@ -260,9 +261,10 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
   d.act_dtype = Pick(rng, kIoTypes);
   d.out_dtype = Pick(rng, kIoTypes);
   d.has_bias = Coin(rng);
-  d.bias_dtype = Pick(rng, kIoTypes) == DType::kF32 ? DType::kF32 : DType::kBF16;
-  d.allow_bf16_compute = d.mode == Mode::kW4A16 && d.act_dtype == DType::kF32 &&
-                         Coin(rng, 0.3);
+  d.bias_dtype =
+      Pick(rng, kIoTypes) == DType::kF32 ? DType::kF32 : DType::kBF16;
+  d.allow_bf16_compute =
+      d.mode == Mode::kW4A16 && d.act_dtype == DType::kF32 && Coin(rng, 0.3);
 
   // M: decode sizes most often, every tile tail (the register tiles are at
   // most 16 rows, the panel M blocks 96) up to a few hundred.
@@ -280,7 +282,8 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
     if (k8) d.k = RoundUp(d.k, 8);
   } else {
     d.group_size = Pick(rng, kGroups);
-    int64_t groups = Uniform(rng, 1, std::max<int64_t>(1, k_cap / d.group_size));
+    int64_t groups =
+        Uniform(rng, 1, std::max<int64_t>(1, k_cap / d.group_size));
     if (k8) groups = RoundUp(groups, 8 / std::gcd(d.group_size, int64_t{8}));
     d.k = d.group_size * groups;
   }
@@ -315,8 +318,7 @@ CaseResult RunCase(const Case& c) {
     result.error = absl::StrCat("export: ", ckpt.status().ToString());
     return result;
   }
-  absl::StatusOr<std::unique_ptr<Layer>> layer =
-      Layer::Create(d, ckpt->view());
+  absl::StatusOr<std::unique_ptr<Layer>> layer = Layer::Create(d, ckpt->view());
   if (!layer.ok()) {
     result.error = absl::StrCat("Layer::Create: ", layer.status().ToString());
     return result;
@@ -406,9 +408,9 @@ SelftestReport RunSelftest(
 }
 
 std::string FormatSummary(const SelftestReport& report) {
-  std::string out = absl::StrFormat("%-12s %-6s %8s %7s %8s %14s\n", "tier",
-                                    "mode", "configs", "failed", "on JIT",
-                                    "worst err/tol");
+  std::string out =
+      absl::StrFormat("%-12s %-6s %8s %7s %8s %14s\n", "tier", "mode",
+                      "configs", "failed", "on JIT", "worst err/tol");
   for (const TierModeStats& s : report.stats) {
     absl::StrAppendFormat(&out, "%-12s %-6s %8d %7d %8d %14.3f\n",
                           internal::ToString(s.tier), ToString(s.mode),

@@ -51,9 +51,9 @@ Case RandomCase(std::mt19937_64* rng, internal::IsaTier isa, int max_threads,
 
 struct CaseResult {
   bool ok = false;
-  bool on_jit = false;      // the layer runs JIT kernels (not the reference)
-  std::string error;        // why not ok: a Create/Run error or mismatches
-  double worst_ratio = 0;   // max |error| / tolerance
+  bool on_jit = false;     // the layer runs JIT kernels (not the reference)
+  std::string error;       // why not ok: a Create/Run error or mismatches
+  double worst_ratio = 0;  // max |error| / tolerance
 };
 // Creates the layer under the case's ISA cap, backend and thread count,
 // runs it and checks every output (and that nothing past N / M was
@@ -65,7 +65,7 @@ struct SelftestOptions {
   int64_t configs_per_tier = 10000;
   double seconds = 600;  // total over all tiers, split evenly
   uint64_t seed = 1;
-  int max_threads = 0;   // 0: the cores this process may use
+  int max_threads = 0;                   // 0: the cores this process may use
   std::vector<internal::IsaTier> tiers;  // empty: every supported tier
   std::vector<std::string> backends;     // empty: SelftestBackends()
 };
@@ -91,8 +91,8 @@ struct Progress {
 };
 
 struct SelftestReport {
-  std::vector<TierModeStats> stats;  // per tier, per mode
-  std::vector<std::string> failures; // "CASE\n  error" for the first few
+  std::vector<TierModeStats> stats;   // per tier, per mode
+  std::vector<std::string> failures;  // "CASE\n  error" for the first few
   int64_t total_failed = 0;
   double seconds = 0;
 };
@@ -100,8 +100,9 @@ struct SelftestReport {
 // Runs options.configs_per_tier cases on each tier, one tier after the
 // other, each within its share of options.seconds. `progress` (may be
 // empty) is called after every case.
-SelftestReport RunSelftest(const SelftestOptions& options,
-                           const std::function<void(const Progress&)>& progress);
+SelftestReport RunSelftest(
+    const SelftestOptions& options,
+    const std::function<void(const Progress&)>& progress);
 
 // The summary as an aligned text table.
 std::string FormatSummary(const SelftestReport& report);

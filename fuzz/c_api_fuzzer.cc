@@ -86,10 +86,9 @@ void Create(FuzzedDataProvider* fdp, std::vector<Handle>* handles) {
   int scale_dtype;
   std::memcpy(&scale_dtype, &d.scale_dtype, sizeof scale_dtype);
   cpp.scale_dtype = scale_dtype == 0 ? DType::kF32 : DType::kBF16;
-  const FuzzedCheckpoint ckpt =
-      MakeCheckpoint(fdp, cpp,
-                     static_cast<WeightFormat>(format < 0 || format > 5 ? 0
-                                                                        : format));
+  const FuzzedCheckpoint ckpt = MakeCheckpoint(
+      fdp, cpp,
+      static_cast<WeightFormat>(format < 0 || format > 5 ? 0 : format));
   w4jit_weights w;
   SetRaw(&w.format, format);
   auto maybe_null = [&](const void* p) {
@@ -139,9 +138,9 @@ void Run(FuzzedDataProvider* fdp, std::vector<Handle>* handles) {
   x.resize(xbytes, 0x3c);
   std::vector<uint8_t> y(ybytes);
   const int nulls = fdp->ConsumeIntegralInRange(0, 15);
-  const w4jit_status s = w4jit_layer_run(
-      h ? h->layer : nullptr, m, nulls == 1 ? nullptr : x.data(), ldx,
-      nulls == 2 ? nullptr : y.data(), ldy);
+  const w4jit_status s = w4jit_layer_run(h ? h->layer : nullptr, m,
+                                         nulls == 1 ? nullptr : x.data(), ldx,
+                                         nulls == 2 ? nullptr : y.data(), ldy);
   CheckStatus(s, "w4jit_layer_run");
   if (s == W4JIT_OK && (h == nullptr || m < 1 || ldx < k || ldy < n)) {
     Fail(absl::StrCat("run accepted m=", m, " ldx=", ldx, " ldy=", ldy,
@@ -172,12 +171,12 @@ void Step(FuzzedDataProvider* fdp, std::vector<Handle>* handles) {
     }
     case 5: {
       size_t bytes = 0;
-      const w4jit_layer* l =
-          handles->empty() || fdp->ConsumeBool() ? nullptr
-                                                 : handles->back().layer;
-      CheckStatus(w4jit_layer_packed_bytes(
-                      l, fdp->ConsumeBool() ? nullptr : &bytes),
-                  "w4jit_layer_packed_bytes");
+      const w4jit_layer* l = handles->empty() || fdp->ConsumeBool()
+                                 ? nullptr
+                                 : handles->back().layer;
+      CheckStatus(
+          w4jit_layer_packed_bytes(l, fdp->ConsumeBool() ? nullptr : &bytes),
+          "w4jit_layer_packed_bytes");
       break;
     }
     case 6: {
@@ -189,8 +188,7 @@ void Step(FuzzedDataProvider* fdp, std::vector<Handle>* handles) {
       break;
     }
     case 7:
-      w4jit_set_log_hook(fdp->ConsumeBool() ? CountingHook : nullptr,
-                         nullptr);
+      w4jit_set_log_hook(fdp->ConsumeBool() ? CountingHook : nullptr, nullptr);
       break;
     case 8: {
       const char* paths[] = {nullptr, "", "/nonexistent/w4jit-tuning.json",

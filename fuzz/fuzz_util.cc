@@ -52,7 +52,8 @@ TensorBytes BytesFor(const LayerDesc& d, WeightFormat format) {
 namespace {
 
 std::vector<uint8_t> Take(FuzzedDataProvider* fdp, int64_t bytes) {
-  std::vector<uint8_t> v = fdp->ConsumeBytes<uint8_t>(static_cast<size_t>(bytes));
+  std::vector<uint8_t> v =
+      fdp->ConsumeBytes<uint8_t>(static_cast<size_t>(bytes));
   // Short input: repeat what there is (or a pattern), so the layer is
   // still complete.
   const size_t have = v.size();
@@ -77,9 +78,8 @@ FuzzedCheckpoint MakeCheckpoint(FuzzedDataProvider* fdp, const LayerDesc& desc,
     // happens to be the identity).
     c.g_idx.resize(static_cast<size_t>(desc.k));
     const bool identity = fdp->ConsumeBool();
-    const int64_t gs = desc.effective_group_size() > 0
-                           ? desc.effective_group_size()
-                           : 1;
+    const int64_t gs =
+        desc.effective_group_size() > 0 ? desc.effective_group_size() : 1;
     for (int64_t i = 0; i < desc.k; ++i) {
       c.g_idx[i] = identity ? static_cast<int32_t>(i / gs)
                             : fdp->ConsumeIntegral<int32_t>();

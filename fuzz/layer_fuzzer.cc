@@ -19,10 +19,12 @@
 namespace w4jit::fuzz {
 namespace {
 
-constexpr WeightFormat kFormats[] = {
-    WeightFormat::kUnpackedInt8, WeightFormat::kZentorchInt32,
-    WeightFormat::kCompressedTensors, WeightFormat::kGptqV1,
-    WeightFormat::kGptqV2, WeightFormat::kAwqGemm};
+constexpr WeightFormat kFormats[] = {WeightFormat::kUnpackedInt8,
+                                     WeightFormat::kZentorchInt32,
+                                     WeightFormat::kCompressedTensors,
+                                     WeightFormat::kGptqV1,
+                                     WeightFormat::kGptqV2,
+                                     WeightFormat::kAwqGemm};
 constexpr DType kDtypes[] = {DType::kF32, DType::kBF16, DType::kF16};
 constexpr int64_t kGroups[] = {-1, 4, 8, 32, 128, 2, 3, 6, 12, 20, 64};
 
@@ -90,8 +92,9 @@ void RunOne(FuzzedDataProvider* fdp) {
   absl::StatusOr<internal::CanonicalWeights> w =
       internal::ImportWeights(desc, view);
   if (layer.ok() != w.ok()) {
-    Fail(absl::StrCat("Layer::Create and ImportWeights disagree: ",
-                      layer.status().ToString(), " vs ", w.status().ToString()));
+    Fail(absl::StrCat(
+        "Layer::Create and ImportWeights disagree: ", layer.status().ToString(),
+        " vs ", w.status().ToString()));
   }
   if (!layer.ok()) {
     if (layer.status().message().empty()) Fail("an error without a message");
@@ -102,8 +105,8 @@ void RunOne(FuzzedDataProvider* fdp) {
   // x: the fuzzer's bytes as raw f32/bf16 (NaN, Inf, denormals included),
   // padding columns NaN.
   const size_t xsize = internal::DTypeSize(desc.act_dtype);
-  std::vector<uint8_t> x = fdp->ConsumeBytes<uint8_t>(
-      static_cast<size_t>(m * ldx) * xsize);
+  std::vector<uint8_t> x =
+      fdp->ConsumeBytes<uint8_t>(static_cast<size_t>(m * ldx) * xsize);
   x.resize(static_cast<size_t>(m * ldx) * xsize, 0x3f);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = desc.k; j < ldx; ++j) {
@@ -119,8 +122,7 @@ void RunOne(FuzzedDataProvider* fdp) {
   bool w_safe = true;
   for (float s : w->scales) w_safe = w_safe && std::fabs(s) < kSafeMagnitude;
   for (float b : w->bias) w_safe = w_safe && std::fabs(b) < kSafeMagnitude;
-  const bool checkable =
-      w_safe && (x_safe || desc.mode == Mode::kDA8W4);
+  const bool checkable = w_safe && (x_safe || desc.mode == Mode::kDA8W4);
   const check::CheckResult r =
       check::CheckRun(**layer, *w, m, x.data(), ldx, ldy);
   if (!r.ran) Fail(r.report);

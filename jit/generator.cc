@@ -46,10 +46,12 @@ void DumpCode(const void* code, size_t size, const std::string& name) {
 
 // A code buffer that cannot be mapped is an AllocationError naming its size
 // (the kernel cache reports it as RESOURCE_EXHAUSTED and does not cache
-// it), not a generic Xbyak error.
+// it), not a generic Xbyak error. DontSetProtectRWE: the buffer starts
+// read+write only; Create() turns it read+execute once the code is
+// complete.
+// (Unformatted: clang-format 14 splits "Xbyak::" in a function-try-block.)
+// clang-format off
 Generator::Generator(std::string name, size_t max_code_bytes) try
-    // DontSetProtectRWE: the buffer starts read+write only; Create() turns
-    // it read+execute once the code is complete.
     : Xbyak::CodeGenerator(max_code_bytes, Xbyak::DontSetProtectRWE),
       name_(std::move(name)) {
 } catch (const Xbyak::Error& e) {
@@ -58,6 +60,7 @@ Generator::Generator(std::string name, size_t max_code_bytes) try
   }
   throw;
 }
+// clang-format on
 
 absl::Status Generator::Create() {
   if (created_) return absl::FailedPreconditionError("kernel created twice");
@@ -74,9 +77,8 @@ absl::Status Generator::Create() {
   if (!setProtectModeRE(/*throwException=*/false)) {
     // mprotect fails with ENOMEM when the kernel cannot split the mapping.
     const int err = errno;
-    const std::string what =
-        absl::StrFormat("JIT %s: mprotect(RX) failed: %s", name_,
-                        std::strerror(err));
+    const std::string what = absl::StrFormat("JIT %s: mprotect(RX) failed: %s",
+                                             name_, std::strerror(err));
     return err == ENOMEM ? absl::ResourceExhaustedError(what)
                          : absl::InternalError(what);
   }

@@ -25,7 +25,7 @@ for target in layer tuning c_api; do
     status=1
   fi
   # The last coverage line and the rate, for the record.
-  grep -E '^#[0-9]+ +DONE' "$log" | tail -1 || true
+  grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true
   grep -E 'average_exec_per_sec' "$log" || true
 done
 exit "$status"

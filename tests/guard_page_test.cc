@@ -36,8 +36,8 @@ std::vector<IsaTier> JitTiers() {
 // Every row count up to past the register tiles, the DA8W4 GEMV -> GEMM
 // handover (16) and the W4A16 panel path (from 10 rows, tiles of 6, M
 // blocks of 96), with tails of each.
-const std::vector<int64_t> kRows = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                    12, 13, 16, 17, 19, 31, 33, 97, 101};
+const std::vector<int64_t> kRows = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                                    11, 12, 13, 16, 17, 19, 31, 33, 97, 101};
 
 struct Shape {
   int64_t n, k, group;
@@ -49,8 +49,8 @@ struct Shape {
 // Runs every row count on `shape` with x, y and all library buffers flush
 // against guard pages at `flush`; returns the kernels the layer ran.
 std::string CheckShape(Mode mode, const Shape& s, Flush flush) {
-  const LayerDesc desc = KernelTestDesc(mode, s.n, s.k, s.group, s.type,
-                                        s.act, s.out, s.bias);
+  const LayerDesc desc =
+      KernelTestDesc(mode, s.n, s.k, s.group, s.type, s.act, s.out, s.bias);
   SCOPED_TRACE(absl::StrCat(Describe(desc), " ", ToString(flush)));
   GuardPageAllocator& guard = GuardPageAllocator::Instance();
   guard.set_flush(flush);

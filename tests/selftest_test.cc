@@ -13,8 +13,8 @@ namespace {
 TEST(SelftestTest, CaseTextRoundTrips) {
   std::mt19937_64 rng(5);
   for (int i = 0; i < 200; ++i) {
-    const Case c = RandomCase(&rng, internal::IsaTier::kRef, 4,
-                              SelftestBackends());
+    const Case c =
+        RandomCase(&rng, internal::IsaTier::kRef, 4, SelftestBackends());
     const std::string text = CaseToString(c);
     absl::StatusOr<Case> back = ParseCase(text);
     ASSERT_TRUE(back.ok()) << text << ": " << back.status();

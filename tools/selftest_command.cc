@@ -100,8 +100,8 @@ int RunSelftest(int argc, char** argv) {
     } else if (Value(arg, "--seed", &v)) {
       ok = absl::SimpleAtoi(v, &options.seed);
     } else if (Value(arg, "--threads", &v)) {
-      ok = absl::SimpleAtoi(v, &options.max_threads) &&
-           options.max_threads >= 1;
+      ok =
+          absl::SimpleAtoi(v, &options.max_threads) && options.max_threads >= 1;
     } else if (Value(arg, "--isa", &v)) {
       const std::vector<std::string> names = absl::StrSplit(v, ',');
       for (const std::string& t : names) {
@@ -148,7 +148,8 @@ int RunSelftest(int argc, char** argv) {
   const check::SelftestReport report =
       check::RunSelftest(options, [&](const check::Progress& p) {
         if (!tty || (p.done % 16 != 0 && p.done != p.target)) return;
-        std::fprintf(stderr, "\r  %-12s %6ld / %ld configs, %ld failed, %.0f s ",
+        std::fprintf(stderr,
+                     "\r  %-12s %6ld / %ld configs, %ld failed, %.0f s ",
                      internal::ToString(p.tier), static_cast<long>(p.done),
                      static_cast<long>(p.target), static_cast<long>(p.failed),
                      p.elapsed_s);

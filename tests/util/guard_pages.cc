@@ -35,7 +35,8 @@ GuardedBuffer::GuardedBuffer(size_t bytes, Flush flush, size_t align)
   if (flush == Flush::kFront) {
     data_ = first;
   } else {
-    const uintptr_t end = reinterpret_cast<uintptr_t>(first + data_pages * page);
+    const uintptr_t end =
+        reinterpret_cast<uintptr_t>(first + data_pages * page);
     data_ = reinterpret_cast<void*>((end - bytes) & ~(uintptr_t{align} - 1));
   }
 }

@@ -29,8 +29,8 @@ LayerDesc KernelTestDesc(Mode mode, int64_t n, int64_t k, int64_t group_size,
   if (r.ok()) return ::testing::AssertionSuccess();
   if (!r.ran) return ::testing::AssertionFailure() << r.report;
   return ::testing::AssertionFailure()
-         << r.bad << " bad outputs for " << Describe(layer.desc())
-         << " m=" << m << " ldx=" << ldx << " ldy=" << ldy << " kernels="
+         << r.bad << " bad outputs for " << Describe(layer.desc()) << " m=" << m
+         << " ldx=" << ldx << " ldy=" << ldy << " kernels="
          << (layer.kernel_names().empty() ? "?" : layer.kernel_names()[0])
          << ":\n"
          << r.report;

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "gtest/gtest.h"
 #include "check/layer_check.h"
+#include "gtest/gtest.h"
 #include "runtime/canonical_weights.h"
 #include "w4jit/layer.hpp"
 #include "w4jit/types.hpp"
