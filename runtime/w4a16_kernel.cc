@@ -267,8 +267,8 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
     static thread_local uint64_t generation[2] = {};
     float* panel_data = ScratchFor(&panel, &generation[0],
                                    static_cast<size_t>(plan_.kc * l.block_n()));
-    float* acc_data = ScratchFor(&acc, &generation[1],
-                                 static_cast<size_t>(mc * l.block_n()));
+    float* acc_data =
+        ScratchFor(&acc, &generation[1], static_cast<size_t>(mc * l.block_n()));
     const Range r = SplitRange(tasks, chunks, c);
     // Consecutive tasks share the M block: its rows stay in cache.
     for (int64_t t = r.begin; t < r.end; ++t) {
