@@ -20,7 +20,11 @@ std::atomic<int> g_scoped_cap{-1};
 
 bool Fp256Datapath() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_max(0x80000000u, nullptr) < 0x8000001Au) return false;
+  // unsigned: gcc declares the result unsigned, clang int.
+  if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) <
+      0x8000001Au) {
+    return false;
+  }
   __cpuid(0x8000001Au, eax, ebx, ecx, edx);
   return (eax >> 2) & 1;  // FP256: 512-bit ops run as two 256-bit halves
 }

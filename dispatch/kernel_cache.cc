@@ -5,7 +5,9 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "runtime/memory.h"
 
 namespace w4jit::internal {
 namespace {
@@ -55,6 +57,9 @@ absl::StatusOr<const Generator*> GetOrCreateKernel(
           entry->generator
               ? entry->generator->Create()
               : absl::InternalError("no generator for " + key.name());
+    } catch (const AllocationError& e) {
+      entry->status = absl::ResourceExhaustedError(absl::StrFormat(
+          "JIT %s: cannot map a %d-byte code buffer", key.name(), e.bytes()));
     } catch (const std::exception& e) {
       entry->status = absl::InternalError(key.name() + ": " + e.what());
     }
@@ -66,8 +71,23 @@ absl::StatusOr<const Generator*> GetOrCreateKernel(
     ++cache.stats.generations;
     cache.stats.total_generation_ms += ms;
   });
-  if (!entry->status.ok()) return entry->status;
+  if (!entry->status.ok()) {
+    // Running out of memory is not a property of the key: forget the
+    // failure so that a later request (when memory is back) tries again.
+    if (absl::IsResourceExhausted(entry->status)) {
+      absl::MutexLock lock(&cache.mu);
+      auto it = cache.map.find(key);
+      if (it != cache.map.end() && it->second == entry) cache.map.erase(it);
+    }
+    return entry->status;
+  }
   return entry->generator.get();
+}
+
+void ClearKernelCache() {
+  Cache& cache = GetCache();
+  absl::MutexLock lock(&cache.mu);
+  cache.map.clear();
 }
 
 KernelCacheStats GetKernelCacheStats() {

@@ -20,9 +20,18 @@ using GeneratorFactory = std::function<std::unique_ptr<Generator>()>;
 
 // Returns the created kernel for `key`, generating it with `factory` on the
 // first request. The pointer stays valid for the life of the process. A
-// failed generation is cached too (the same error is returned again).
+// failed generation is cached too (the same error is returned again),
+// except RESOURCE_EXHAUSTED (a code buffer that could not be mapped), which
+// is retried on the next request.
 absl::StatusOr<const Generator*> GetOrCreateKernel(
     const KernelKey& key, const GeneratorFactory& factory);
+
+// Frees every cached kernel (statistics are kept). Only for a process that
+// knows no Layer is alive and no kernel is being requested, such as
+// `w4jit selftest`, which creates tens of thousands of distinct shapes:
+// every cached kernel is one code mapping, and a process may hold only so
+// many (vm.max_map_count).
+void ClearKernelCache();
 
 struct KernelCacheStats {
   int64_t entries = 0;

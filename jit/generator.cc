@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "runtime/memory.h"
 
 namespace w4jit::internal {
 namespace {
@@ -41,11 +44,23 @@ void DumpCode(const void* code, size_t size, const std::string& name) {
 
 }  // namespace
 
-Generator::Generator(std::string name, size_t max_code_bytes)
-    // DontSetProtectRWE: the buffer starts read+write only; Create() turns
-    // it read+execute once the code is complete.
+// A code buffer that cannot be mapped is an AllocationError naming its size
+// (the kernel cache reports it as RESOURCE_EXHAUSTED and does not cache
+// it), not a generic Xbyak error. DontSetProtectRWE: the buffer starts
+// read+write only; Create() turns it read+execute once the code is
+// complete.
+// (Unformatted: clang-format 14 splits "Xbyak::" in a function-try-block.)
+// clang-format off
+Generator::Generator(std::string name, size_t max_code_bytes) try
     : Xbyak::CodeGenerator(max_code_bytes, Xbyak::DontSetProtectRWE),
-      name_(std::move(name)) {}
+      name_(std::move(name)) {
+} catch (const Xbyak::Error& e) {
+  if (static_cast<int>(e) == Xbyak::ERR_CANT_ALLOC) {
+    throw AllocationError(max_code_bytes);
+  }
+  throw;
+}
+// clang-format on
 
 absl::Status Generator::Create() {
   if (created_) return absl::FailedPreconditionError("kernel created twice");
@@ -60,8 +75,12 @@ absl::Status Generator::Create() {
         absl::StrFormat("JIT %s failed: %s", name_, e.what()));
   }
   if (!setProtectModeRE(/*throwException=*/false)) {
-    return absl::InternalError(
-        absl::StrFormat("JIT %s: mprotect(RX) failed", name_));
+    // mprotect fails with ENOMEM when the kernel cannot split the mapping.
+    const int err = errno;
+    const std::string what = absl::StrFormat("JIT %s: mprotect(RX) failed: %s",
+                                             name_, std::strerror(err));
+    return err == ENOMEM ? absl::ResourceExhaustedError(what)
+                         : absl::InternalError(what);
   }
   created_ = true;
   RegisterWithPerf(getCode(), getSize(), name_);

@@ -1,4 +1,5 @@
 // The C API: a thin shell over the C++ one. Exceptions never cross it.
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -44,25 +45,37 @@ w4jit_status FromStatus(const absl::Status& s) {
   return Fail(code, std::string(s.message()));
 }
 
+// The int a C caller stored in an enum field. C allows any int there, but
+// in C++ loading a value outside the enumerators' range from a C enum is
+// undefined, so the bytes are read as an int (the C++ side then validates
+// the value and names it if it is bad).
+template <class E>
+int RawEnum(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
   w4jit::LayerDesc out;
   out.n = d.n;
   out.k = d.k;
   out.group_size = d.group_size;
-  out.weight_type = static_cast<w4jit::WeightType>(d.weight_type);
-  out.scale_dtype = static_cast<w4jit::DType>(d.scale_dtype);
-  out.act_dtype = static_cast<w4jit::DType>(d.act_dtype);
-  out.out_dtype = static_cast<w4jit::DType>(d.out_dtype);
-  out.mode = static_cast<w4jit::Mode>(d.mode);
+  out.weight_type = static_cast<w4jit::WeightType>(RawEnum(d.weight_type));
+  out.scale_dtype = static_cast<w4jit::DType>(RawEnum(d.scale_dtype));
+  out.act_dtype = static_cast<w4jit::DType>(RawEnum(d.act_dtype));
+  out.out_dtype = static_cast<w4jit::DType>(RawEnum(d.out_dtype));
+  out.mode = static_cast<w4jit::Mode>(RawEnum(d.mode));
   out.has_bias = d.has_bias != 0;
-  out.bias_dtype = static_cast<w4jit::DType>(d.bias_dtype);
+  out.bias_dtype = static_cast<w4jit::DType>(RawEnum(d.bias_dtype));
   out.allow_bf16_compute = d.allow_bf16_compute != 0;
   return out;
 }
 
 w4jit::WeightsView ToCpp(const w4jit_weights& w) {
   w4jit::WeightsView out;
-  out.format = static_cast<w4jit::WeightFormat>(w.format);
+  out.format = static_cast<w4jit::WeightFormat>(RawEnum(w.format));
   out.qweight = w.qweight;
   out.scales = w.scales;
   out.zero_points = w.zero_points;

@@ -40,8 +40,10 @@ struct TileKernels {
   Da8w4GemmFn tail = nullptr;  // the partial last block (if N % NB != 0)
 };
 
-// Per-call buffers of the quantized activations (one per calling thread, so
-// concurrent Run() calls from different threads never share one).
+// Per-call buffers of the quantized activations (one set per calling
+// thread, so concurrent Run() calls from different threads never share
+// one). Three separate buffers, so that under a guard-page allocator hook
+// (runtime/memory.h) each one ends at a PROT_NONE page.
 struct Scratch {
   int8_t* qa;
   float* sa;
@@ -49,19 +51,15 @@ struct Scratch {
 };
 
 Scratch GetScratch(int64_t m, int64_t qa_stride, int64_t sums_stride) {
-  thread_local AlignedVector<uint8_t> buffer;
-  const int64_t qa_bytes = m * qa_stride;
-  const int64_t sa_bytes = CeilDiv(m * 4, 64) * 64;
-  const int64_t total = qa_bytes + sa_bytes + m * sums_stride;
-  if (static_cast<int64_t>(buffer.size()) < total) {
-    buffer.clear();
-    buffer.shrink_to_fit();
-    buffer.resize(static_cast<size_t>(total));
-  }
-  uint8_t* base = buffer.data();
-  return Scratch{reinterpret_cast<int8_t*>(base),
-                 reinterpret_cast<float*>(base + qa_bytes),
-                 reinterpret_cast<int32_t*>(base + qa_bytes + sa_bytes)};
+  thread_local AlignedVector<int8_t> qa;
+  thread_local AlignedVector<float> sa;
+  thread_local AlignedVector<int32_t> sums;
+  thread_local uint64_t generation[3] = {};
+  return Scratch{
+      ScratchFor(&qa, &generation[0], static_cast<size_t>(m * qa_stride)),
+      ScratchFor(&sa, &generation[1], static_cast<size_t>(m)),
+      ScratchFor(&sums, &generation[2],
+                 static_cast<size_t>(m * sums_stride / 4))};
 }
 
 // The kernel config of the tiles with `rows` rows: the GEMM tile's blocks

@@ -23,7 +23,7 @@
 #include <cstdint>
 
 #include "runtime/canonical_weights.h"
-#include "runtime/w4a16_pack.h"  // AlignedVector
+#include "runtime/memory.h"
 
 namespace w4jit::internal {
 

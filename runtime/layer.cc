@@ -1,13 +1,16 @@
 #include "w4jit/layer.hpp"
 
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "dispatch/cpu_profile.h"
 #include "runtime/formats/import.h"
 #include "runtime/jit_kernels.h"
 #include "runtime/linear_kernel.h"
 #include "runtime/log.h"
+#include "runtime/memory.h"
 #include "runtime/reference.h"
 #include "runtime/validate.h"
 
@@ -24,6 +27,28 @@ absl::StatusOr<std::unique_ptr<Layer>> Layer::Create(
       !s.ok()) {
     return s;
   }
+  // Out of memory is an answer, not a crash: every buffer is owned by RAII
+  // objects on this path, so unwinding frees what was allocated so far.
+  try {
+    return CreateValidated(desc, weights, options);
+  } catch (const internal::AllocationError& e) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "cannot allocate %d bytes for the packed weights of the layer n=%d "
+        "k=%d",
+        e.bytes(), desc.n, desc.k));
+  } catch (const std::bad_alloc&) {
+    // The canonical import: a nibble per weight plus scales and zeros.
+    const int64_t ng = desc.n * desc.groups();
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "out of memory importing the weights of the layer n=%d k=%d (about "
+        "%d bytes)",
+        desc.n, desc.k, desc.n * desc.k + 5 * ng + 4 * desc.n));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Layer>> Layer::CreateValidated(
+    const LayerDesc& desc, const WeightsView& weights,
+    const LayerOptions& options) {
   absl::StatusOr<CanonicalWeights> imported =
       internal::ImportWeights(desc, weights);
   if (!imported.ok()) return imported.status();
@@ -67,7 +92,15 @@ absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
   // An empty batch is a no-op (vLLM runs linear layers with zero tokens
   // while profiling); kernels are only ever given M >= 1.
   if (m == 0) return absl::OkStatus();
-  kernel_->Run(internal::RunArgs{m, x, ldx, y, ldy});
+  try {
+    kernel_->Run(internal::RunArgs{m, x, ldx, y, ldy});
+  } catch (const internal::AllocationError& e) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "cannot allocate %d bytes of scratch for M = %d", e.bytes(), m));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("out of memory running M = %d", m));
+  }
   return absl::OkStatus();
 }
 

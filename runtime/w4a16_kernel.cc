@@ -264,16 +264,17 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
     // Per-thread scratch, reused across calls (a thread runs one chunk at
     // a time).
     static thread_local AlignedVector<float> panel, acc;
-    const size_t panel_size = static_cast<size_t>(plan_.kc * l.block_n());
-    const size_t acc_size = static_cast<size_t>(mc * l.block_n());
-    if (panel.size() < panel_size) panel.resize(panel_size);
-    if (acc.size() < acc_size) acc.resize(acc_size);
+    static thread_local uint64_t generation[2] = {};
+    float* panel_data = ScratchFor(&panel, &generation[0],
+                                   static_cast<size_t>(plan_.kc * l.block_n()));
+    float* acc_data =
+        ScratchFor(&acc, &generation[1], static_cast<size_t>(mc * l.block_n()));
     const Range r = SplitRange(tasks, chunks, c);
     // Consecutive tasks share the M block: its rows stay in cache.
     for (int64_t t = r.begin; t < r.end; ++t) {
       const int64_t m0 = (t / blocks) * mc;
       RunPanelTask(args, xs.data(), m0, std::min(mc, m - m0), t % blocks,
-                   panel.data(), acc.data());
+                   panel_data, acc_data);
     }
   });
 }

@@ -23,39 +23,15 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <new>
 #include <vector>
 
 #include "dispatch/kernel_key.h"
 #include "jit/w4a16_decode.h"
 #include "runtime/canonical_weights.h"
+#include "runtime/memory.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
-
-// Minimal 64-byte aligned allocator: kernels read vectors out of these
-// buffers, and cache-line alignment keeps the panels and scratch from
-// straddling lines.
-template <class T>
-struct Aligned64Allocator {
-  using value_type = T;
-  Aligned64Allocator() = default;
-  template <class U>
-  Aligned64Allocator(const Aligned64Allocator<U>&) {}  // NOLINT: rebinding
-  T* allocate(size_t n) {
-    const size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, bytes == 0 ? 64 : bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t) { std::free(p); }
-  bool operator==(const Aligned64Allocator&) const { return true; }
-  bool operator!=(const Aligned64Allocator&) const { return false; }
-};
-template <class T>
-using AlignedVector = std::vector<T, Aligned64Allocator<T>>;
 
 struct W4a16Layout {
   Flavor flavor = Flavor::kF32Fma;

@@ -9,6 +9,7 @@ namespace w4jit::tools {
 int RunInfo(int argc, char** argv);
 int RunBench(int argc, char** argv);
 int RunSweep(int argc, char** argv);
+int RunSelftest(int argc, char** argv);
 
 }  // namespace w4jit::tools
 

@@ -19,6 +19,8 @@ constexpr Subcommand kSubcommands[] = {
      w4jit::tools::RunBench},
     {"sweep", "tune kernel parameters for this CPU, write a tuning file",
      w4jit::tools::RunSweep},
+    {"selftest", "check random layers against the reference on every ISA",
+     w4jit::tools::RunSelftest},
 };
 
 void Usage() {

@@ -28,7 +28,9 @@ struct LayerOptions {
 class Layer {
  public:
   // Validates `desc` and `weights`, imports the weights and packs them for
-  // the kernel chosen for this CPU. Errors name the offending value.
+  // the kernel chosen for this CPU. Errors name the offending value; when
+  // memory (or a JIT code buffer) cannot be had, RESOURCE_EXHAUSTED names
+  // the bytes wanted and nothing is left allocated.
   static absl::StatusOr<std::unique_ptr<Layer>> Create(
       const LayerDesc& desc, const WeightsView& weights,
       const LayerOptions& options = {});
@@ -42,6 +44,7 @@ class Layer {
   // elements apart (ldy >= N) in desc().out_dtype. Only y[m, 0..N) is
   // written. M = 0 is an empty batch: it succeeds without reading x or
   // writing y, which may then be null. M < 0 is an error.
+  // RESOURCE_EXHAUSTED if its scratch cannot be allocated.
   absl::Status Run(int64_t m, const void* x, int64_t ldx, void* y,
                    int64_t ldy) const;
 
@@ -54,6 +57,9 @@ class Layer {
 
  private:
   Layer(const LayerDesc& desc, std::unique_ptr<internal::LinearKernel> k);
+  static absl::StatusOr<std::unique_ptr<Layer>> CreateValidated(
+      const LayerDesc& desc, const WeightsView& weights,
+      const LayerOptions& options);
   LayerDesc desc_;
   std::unique_ptr<internal::LinearKernel> kernel_;
 };

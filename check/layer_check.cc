@@ -1,0 +1,294 @@
+#include "check/layer_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/formats/import.h"
+#include "runtime/numeric.h"
+#include "runtime/reference.h"
+
+namespace w4jit::check {
+namespace {
+
+using internal::CanonicalWeights;
+using internal::DTypeSize;
+using internal::LoadAsF32;
+
+int MantissaBits(DType t) {
+  switch (t) {
+    case DType::kF32:
+      return 23;
+    case DType::kBF16:
+      return 7;
+    case DType::kF16:
+      return 10;
+  }
+  return 7;
+}
+
+// ±(1 + m / 2^bits) * 2^e with e in [min_exp, max_exp]: exactly
+// representable in any dtype with `bits` mantissa bits whose normal range
+// covers the exponents.
+float RandomFloat(std::mt19937* rng, DType t, int min_exp, int max_exp) {
+  const int bits = MantissaBits(t);
+  std::uniform_int_distribution<uint32_t> mant(0, (1u << bits) - 1);
+  std::uniform_int_distribution<int> exp(min_exp, max_exp);
+  std::bernoulli_distribution negative(0.5);
+  const float magnitude = std::ldexp(
+      1.0f + std::ldexp(static_cast<float>(mant(*rng)), -bits), exp(*rng));
+  return negative(*rng) ? -magnitude : magnitude;
+}
+
+// Output sentinel: a signalling NaN, which no arithmetic produces.
+constexpr uint32_t kSentinelF32 = 0x7FA5A5A5u;
+constexpr uint16_t kSentinelBf16 = 0x7FA5u;
+constexpr int64_t kGuardElements = 32;
+
+uint32_t ElementBits(const uint8_t* p, size_t esize, int64_t i) {
+  if (esize == 4) {
+    uint32_t v;
+    std::memcpy(&v, p + i * 4, 4);
+    return v;
+  }
+  uint16_t v;
+  std::memcpy(&v, p + i * 2, 2);
+  return v;
+}
+
+double BfUlp(double v) {
+  if (v == 0.0 || !std::isfinite(v)) return 0.0;
+  int e;
+  std::frexp(v, &e);  // v = f * 2^e, f in [0.5, 1): bf16 ulp is 2^(e - 8)
+  return std::ldexp(1.0, e - 8);
+}
+
+}  // namespace
+
+CanonicalWeights RandomWeights(const LayerDesc& desc, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> nibble(0, 15);
+  CanonicalWeights w = internal::CanonicalShape(desc);
+  w.u.resize(static_cast<size_t>(w.n * w.k));
+  for (auto& u : w.u) u = static_cast<uint8_t>(nibble(rng));
+  w.zeros.resize(static_cast<size_t>(w.n * w.groups));
+  for (auto& z : w.zeros) {
+    z = w.asymmetric ? static_cast<uint8_t>(nibble(rng)) : 8;
+  }
+  w.scales.resize(static_cast<size_t>(w.n * w.groups));
+  for (auto& s : w.scales) s = RandomFloat(&rng, desc.scale_dtype, -8, -5);
+  if (desc.has_bias) {
+    w.bias.resize(static_cast<size_t>(w.n));
+    for (auto& b : w.bias) b = RandomFloat(&rng, desc.bias_dtype, -4, 0);
+  }
+  return w;
+}
+
+void SetActivation(const LayerDesc& desc, std::vector<uint8_t>* x, int64_t ldx,
+                   int64_t row, int64_t col, float v) {
+  internal::StoreFromF32(x->data(), desc.act_dtype, row * ldx + col, v);
+}
+
+std::vector<uint8_t> RandomActivations(const LayerDesc& desc, int64_t m,
+                                       int64_t ldx, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<uint8_t> x(static_cast<size_t>(m * ldx) *
+                         DTypeSize(desc.act_dtype));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < ldx; ++j) {
+      const float v =
+          j < desc.k ? normal(rng) : std::numeric_limits<float>::quiet_NaN();
+      SetActivation(desc, &x, ldx, i, j, v);
+    }
+  }
+  return x;
+}
+
+absl::StatusOr<std::unique_ptr<Layer>> MakeLayer(const LayerDesc& desc,
+                                                 const CanonicalWeights& w,
+                                                 const LayerOptions& options) {
+  absl::StatusOr<internal::OwnedCheckpoint> ckpt =
+      internal::ExportWeights(desc, w, WeightFormat::kUnpackedInt8);
+  if (!ckpt.ok()) return ckpt.status();
+  return Layer::Create(desc, ckpt->view(), options);
+}
+
+std::vector<Expected> ExpectedRow(const LayerDesc& desc,
+                                  const CanonicalWeights& w,
+                                  const void* x_row) {
+  std::vector<Expected> out(static_cast<size_t>(w.n));
+  if (desc.mode == Mode::kDA8W4) {
+    const internal::QuantizedRow q = internal::QuantizeRowRef(
+        x_row, desc.act_dtype, desc.k, desc.group_size);
+    std::vector<int32_t> acc(static_cast<size_t>(w.groups));
+    for (int64_t j = 0; j < w.n; ++j) {
+      internal::Da8w4GroupAccRef(w, q, j, acc.data());
+      double t = 0.0;
+      for (int64_t g = 0; g < w.groups; ++g) {
+        t += std::fabs(static_cast<double>(w.S(j, g)) * acc[g]);
+      }
+      t *= std::fabs(q.scale);
+      if (!w.bias.empty()) t += std::fabs(w.bias[j]);
+      out[j] = {internal::Da8w4OutputRef(w, q, j), t};
+    }
+    return out;
+  }
+  std::vector<double> x(static_cast<size_t>(w.k));
+  for (int64_t k = 0; k < w.k; ++k) x[k] = LoadAsF32(x_row, desc.act_dtype, k);
+  for (int64_t j = 0; j < w.n; ++j) {
+    double t = 0.0;
+    for (int64_t g = 0; g < w.groups; ++g) {
+      double partial = 0.0;
+      for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
+        partial += std::fabs((w.U(j, k) - w.Z(j, g)) * x[k]);
+      }
+      t += std::fabs(w.S(j, g)) * partial;
+    }
+    if (!w.bias.empty()) t += std::fabs(w.bias[j]);
+    out[j] = {internal::W4a16OutputRef(w, x_row, desc.act_dtype, j), t};
+  }
+  return out;
+}
+
+double Tolerance(const LayerDesc& desc, const Expected& e) {
+  double tol = 1e-5 * e.magnitude + 1e-6;
+  if (desc.mode == Mode::kW4A16 && desc.act_dtype == DType::kF32 &&
+      desc.allow_bf16_compute) {
+    tol += std::ldexp(e.magnitude, -8);
+  }
+  if (desc.out_dtype == DType::kBF16) {
+    tol += BfUlp(std::fabs(static_cast<double>(e.value)) + tol);
+  }
+  return tol;
+}
+
+CheckResult CheckRun(const Layer& layer, const CanonicalWeights& w, int64_t m,
+                     const void* x, int64_t ldx, int64_t ldy, void* y_out) {
+  CheckResult result;
+  const LayerDesc& desc = layer.desc();
+  const size_t esize = DTypeSize(desc.out_dtype);
+  const uint32_t sentinel = esize == 4 ? kSentinelF32 : kSentinelBf16;
+  // Own buffer: sentinel guard elements on both sides. Caller's: exactly
+  // m * ldy elements (its ends are the caller's to guard).
+  const int64_t guard = y_out == nullptr ? kGuardElements : 0;
+  const int64_t total = m * ldy + 2 * guard;
+  std::vector<uint8_t> own(y_out == nullptr ? static_cast<size_t>(total) * esize
+                                            : 0);
+  uint8_t* buf = y_out == nullptr ? own.data() : static_cast<uint8_t*>(y_out);
+  for (int64_t i = 0; i < total; ++i) {
+    std::memcpy(buf + i * esize, &sentinel, esize);
+  }
+  uint8_t* y = buf + guard * esize;
+  if (absl::Status s = layer.Run(m, x, ldx, y, ldy); !s.ok()) {
+    result.report = absl::StrCat("Run failed: ", s.ToString());
+    return result;
+  }
+  result.ran = true;
+
+  auto fail = [&](const std::string& line) {
+    if (++result.bad <= 8) result.report += line + "\n";
+  };
+  const size_t xsize = DTypeSize(desc.act_dtype);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  for (int64_t i = 0; i < m; ++i) {
+    const std::vector<Expected> want =
+        ExpectedRow(desc, w, xb + i * ldx * xsize);
+    for (int64_t j = 0; j < desc.n; ++j) {
+      const int64_t idx = i * ldy + j;
+      if (ElementBits(y, esize, idx) == sentinel) {
+        fail(absl::StrFormat("y[%d, %d] was not written", i, j));
+        continue;
+      }
+      const float got = LoadAsF32(y, desc.out_dtype, idx);
+      const Expected& e = want[j];
+      const double tol = Tolerance(desc, e);
+      bool ok;
+      if (std::isnan(e.value) || std::isnan(got)) {
+        ok = std::isnan(e.value) && std::isnan(got);
+      } else if (std::isinf(e.value) || std::isinf(got)) {
+        ok = e.value == got;
+      } else {
+        const double diff = std::fabs(static_cast<double>(got) - e.value);
+        ok = diff <= tol;
+        result.worst_ratio = std::max(result.worst_ratio, diff / tol);
+      }
+      if (!ok) {
+        fail(absl::StrFormat(
+            "y[%d, %d]: got %.9g, want %.9g (diff %.3g, tolerance %.3g, "
+            "term magnitude %.3g)",
+            i, j, got, e.value, std::fabs(static_cast<double>(got) - e.value),
+            tol, e.magnitude));
+      }
+    }
+    for (int64_t j = desc.n; j < ldy; ++j) {
+      if (ElementBits(y, esize, i * ldy + j) != sentinel) {
+        fail(absl::StrFormat("padding y[%d, %d] (N = %d, ldy = %d) was written",
+                             i, j, desc.n, ldy));
+      }
+    }
+  }
+  for (int64_t i = 0; i < guard; ++i) {
+    if (ElementBits(buf, esize, i) != sentinel) {
+      fail(absl::StrFormat("guard element %d before y was written",
+                           kGuardElements - i));
+    }
+    if (ElementBits(y, esize, m * ldy + i) != sentinel) {
+      fail(absl::StrFormat("guard element %d after y[m * ldy] was written", i));
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<float>> RunToF32(const Layer& layer, int64_t m,
+                                            const std::vector<uint8_t>& x,
+                                            int64_t ldx) {
+  const LayerDesc& desc = layer.desc();
+  std::vector<uint8_t> y(static_cast<size_t>(m * desc.n) *
+                         DTypeSize(desc.out_dtype));
+  if (absl::Status s = layer.Run(m, x.data(), ldx, y.data(), desc.n); !s.ok()) {
+    return s;
+  }
+  std::vector<float> out(static_cast<size_t>(m * desc.n));
+  for (int64_t i = 0; i < m * desc.n; ++i) {
+    out[i] = LoadAsF32(y.data(), desc.out_dtype, i);
+  }
+  return out;
+}
+
+std::vector<double> DequantMatmulF64(const LayerDesc& desc,
+                                     const CanonicalWeights& w, int64_t m,
+                                     const void* x, int64_t ldx) {
+  std::vector<double> y(static_cast<size_t>(m * w.n));
+  std::vector<double> wrow(static_cast<size_t>(w.k));
+  for (int64_t j = 0; j < w.n; ++j) {
+    for (int64_t k = 0; k < w.k; ++k) {
+      const int64_t g = k / w.group_size;
+      wrow[k] = static_cast<double>(w.U(j, k) - w.Z(j, g)) * w.S(j, g);
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      double sum = w.bias.empty() ? 0.0 : w.bias[j];
+      for (int64_t k = 0; k < w.k; ++k) {
+        sum += wrow[k] * LoadAsF32(x, desc.act_dtype, i * ldx + k);
+      }
+      y[i * w.n + j] = sum;
+    }
+  }
+  return y;
+}
+
+std::string Describe(const LayerDesc& d) {
+  std::string s = absl::StrFormat(
+      "n=%d k=%d g=%d %s %s act=%s out=%s scale=%s", d.n, d.k, d.group_size,
+      ToString(d.weight_type), ToString(d.mode), ToString(d.act_dtype),
+      ToString(d.out_dtype), ToString(d.scale_dtype));
+  if (d.has_bias) s += absl::StrCat(" bias=", ToString(d.bias_dtype));
+  if (d.allow_bf16_compute) s += " allow_bf16_compute";
+  return s;
+}
+
+}  // namespace w4jit::check

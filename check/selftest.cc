@@ -1,0 +1,422 @@
+#include "check/selftest.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "check/layer_check.h"
+#include "dispatch/kernel_cache.h"
+#include "runtime/formats/import.h"
+#include "w4jit/layer.hpp"
+#include "w4jit/parallel.hpp"
+
+namespace w4jit::check {
+namespace {
+
+using internal::IsaTier;
+
+// A host framework's backend, as simple as one can be: a fresh thread per
+// chunk slot on every Run (so per-thread scratch is new every time too).
+class ThreadPerChunkBackend final : public ParallelBackend {
+ public:
+  explicit ThreadPerChunkBackend(int threads)
+      : threads_(std::max(1, threads)) {}
+  int concurrency() const override { return threads_; }
+  void Run(int num_chunks, const std::function<void(int)>& fn) override {
+    std::atomic<int> next{0};
+    auto drain = [&] {
+      for (int c = next.fetch_add(1); c < num_chunks; c = next.fetch_add(1)) {
+        fn(c);
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (int i = 1; i < std::min(threads_, num_chunks); ++i) {
+      helpers.emplace_back(drain);
+    }
+    drain();
+    for (auto& t : helpers) t.join();
+  }
+
+ private:
+  const int threads_;
+};
+
+// Every backend selftest covers: a name and how to make it run the next
+// layers with `threads` threads. A new backend is one more line.
+struct BackendEntry {
+  const char* name;
+  void (*install)(int threads);
+};
+constexpr BackendEntry kBackends[] = {
+    {"pool",
+     [](int threads) {
+       SetParallelBackend(nullptr);
+       SetNumThreads(threads);
+     }},
+    {"host",
+     [](int threads) {
+       SetParallelBackend(std::make_shared<ThreadPerChunkBackend>(threads));
+     }},
+};
+
+const BackendEntry* FindBackend(const std::string& name) {
+  for (const BackendEntry& b : kBackends) {
+    if (name == b.name) return &b;
+  }
+  return nullptr;
+}
+
+void RestoreDefaultThreading() {
+  SetParallelBackend(nullptr);
+  SetNumThreads(0);
+}
+
+int AvailableThreads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? static_cast<int>(hw) : 1;
+}
+
+template <class T, size_t N>
+const T& Pick(std::mt19937_64* rng, const T (&options)[N]) {
+  return options[std::uniform_int_distribution<size_t>(0, N - 1)(*rng)];
+}
+
+int64_t Uniform(std::mt19937_64* rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, std::max(lo, hi))(*rng);
+}
+
+bool Coin(std::mt19937_64* rng, double p = 0.5) {
+  return std::bernoulli_distribution(p)(*rng);
+}
+
+int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// Which dimensions the format packs 8 to an int32 (formats.md).
+bool NeedsK8(WeightFormat f) {
+  return f != WeightFormat::kUnpackedInt8 && f != WeightFormat::kAwqGemm;
+}
+bool NeedsN8(WeightFormat f, WeightType t) {
+  if (f == WeightFormat::kAwqGemm) return true;
+  return t == WeightType::kU4 &&
+         (f == WeightFormat::kCompressedTensors || f == WeightFormat::kGptqV1 ||
+          f == WeightFormat::kGptqV2);
+}
+
+constexpr int64_t kMacBudget = int64_t{1} << 21;  // M * N * K per case
+
+// Text form of the enums, parsed back by name.
+template <class E>
+bool ParseEnum(const std::string& text, std::initializer_list<E> values,
+               E* out) {
+  for (E v : values) {
+    if (text == ToString(v)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> SelftestBackends() {
+  std::vector<std::string> names;
+  for (const BackendEntry& b : kBackends) names.push_back(b.name);
+  return names;
+}
+
+std::string CaseToString(const Case& c) {
+  const LayerDesc& d = c.desc;
+  return absl::StrFormat(
+      "isa=%s,mode=%s,n=%d,k=%d,group=%d,weights=%s,format=%s,"
+      "groups_major=%d,scales=%s,act=%s,out=%s,bias=%s,bf16_compute=%d,"
+      "m=%d,ldx=%d,ldy=%d,threads=%d,backend=%s,wseed=%u,xseed=%u",
+      internal::ToString(c.isa), ToString(d.mode), d.n, d.k, d.group_size,
+      ToString(d.weight_type), ToString(c.format), c.groups_major ? 1 : 0,
+      ToString(d.scale_dtype), ToString(d.act_dtype), ToString(d.out_dtype),
+      d.has_bias ? ToString(d.bias_dtype) : "none",
+      d.allow_bf16_compute ? 1 : 0, c.m, c.ldx, c.ldy, c.threads, c.backend,
+      c.weight_seed, c.x_seed);
+}
+
+absl::StatusOr<Case> ParseCase(const std::string& text) {
+  Case c;
+  LayerDesc& d = c.desc;
+  std::map<std::string, std::string> fields;
+  const std::vector<std::string> items =
+      absl::StrSplit(text, ',', absl::SkipEmpty());
+  for (const std::string& item : items) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("case field '", item, "' is not name=value"));
+    }
+    fields[kv[0]] = kv[1];
+  }
+  auto bad = [](const std::string& name, const std::string& value) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("case field ", name, "=", value, " is not valid"));
+  };
+  const std::initializer_list<DType> dtypes = {DType::kF32, DType::kBF16,
+                                               DType::kF16};
+  for (const auto& [name, value] : fields) {
+    int64_t num = 0;
+    const bool is_num = absl::SimpleAtoi(value, &num);
+    bool ok = true;
+    if (name == "isa") {
+      ok = internal::ParseIsaTier(value, &c.isa);
+    } else if (name == "mode") {
+      ok = ParseEnum(value, {Mode::kW4A16, Mode::kDA8W4}, &d.mode);
+    } else if (name == "weights") {
+      ok = ParseEnum(value, {WeightType::kS4, WeightType::kU4}, &d.weight_type);
+    } else if (name == "format") {
+      ok = false;
+      for (WeightFormat f : kAllFormats) {
+        if (value == ToString(f)) {
+          c.format = f;
+          ok = true;
+        }
+      }
+    } else if (name == "scales") {
+      ok = ParseEnum(value, dtypes, &d.scale_dtype);
+    } else if (name == "act") {
+      ok = ParseEnum(value, dtypes, &d.act_dtype);
+    } else if (name == "out") {
+      ok = ParseEnum(value, dtypes, &d.out_dtype);
+    } else if (name == "bias") {
+      d.has_bias = value != "none";
+      ok = !d.has_bias || ParseEnum(value, dtypes, &d.bias_dtype);
+    } else if (name == "backend") {
+      c.backend = value;
+      ok = FindBackend(value) != nullptr;
+    } else if (!is_num) {
+      ok = false;
+    } else if (name == "n") {
+      d.n = num;
+    } else if (name == "k") {
+      d.k = num;
+    } else if (name == "group") {
+      d.group_size = num;
+    } else if (name == "groups_major") {
+      c.groups_major = num != 0;
+    } else if (name == "bf16_compute") {
+      d.allow_bf16_compute = num != 0;
+    } else if (name == "m") {
+      c.m = num;
+    } else if (name == "ldx") {
+      c.ldx = num;
+    } else if (name == "ldy") {
+      c.ldy = num;
+    } else if (name == "threads") {
+      c.threads = static_cast<int>(num);
+      ok = num >= 1 && num <= 4096;
+    } else if (name == "wseed") {
+      c.weight_seed = static_cast<uint32_t>(num);
+    } else if (name == "xseed") {
+      c.x_seed = static_cast<uint32_t>(num);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown case field '", name, "'"));
+    }
+    if (!ok) return bad(name, value);
+  }
+  if (c.ldx == 0) c.ldx = d.k;
+  if (c.ldy == 0) c.ldy = d.n;
+  return c;
+}
+
+Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
+                const std::vector<std::string>& backends) {
+  static constexpr WeightFormat kFormats[] = {WeightFormat::kUnpackedInt8,
+                                              WeightFormat::kZentorchInt32,
+                                              WeightFormat::kCompressedTensors,
+                                              WeightFormat::kGptqV1,
+                                              WeightFormat::kGptqV2,
+                                              WeightFormat::kAwqGemm};
+  static constexpr DType kScaleTypes[] = {DType::kF32, DType::kBF16,
+                                          DType::kF16};
+  static constexpr DType kIoTypes[] = {DType::kBF16, DType::kF32};
+  // Even and odd groups, multiples of 4 and not, short and long.
+  static constexpr int64_t kGroups[] = {1,  2,  3,  4,   5,   6,   7,   8,
+                                        9,  12, 16, 20,  24,  28,  32,  33,
+                                        48, 64, 96, 100, 128, 160, 256, 512};
+  Case c;
+  c.isa = isa;
+  LayerDesc& d = c.desc;
+  d.mode = Coin(rng) ? Mode::kW4A16 : Mode::kDA8W4;
+  d.weight_type = Coin(rng) ? WeightType::kS4 : WeightType::kU4;
+  c.format = Pick(rng, kFormats);
+  c.groups_major = Coin(rng);
+  d.scale_dtype = Pick(rng, kScaleTypes);
+  d.act_dtype = Pick(rng, kIoTypes);
+  d.out_dtype = Pick(rng, kIoTypes);
+  d.has_bias = Coin(rng);
+  d.bias_dtype =
+      Pick(rng, kIoTypes) == DType::kF32 ? DType::kF32 : DType::kBF16;
+  d.allow_bf16_compute =
+      d.mode == Mode::kW4A16 && d.act_dtype == DType::kF32 && Coin(rng, 0.3);
+
+  // M: decode sizes most often, every tile tail (the register tiles are at
+  // most 16 rows, the panel M blocks 96) up to a few hundred.
+  const int64_t r = Uniform(rng, 0, 99);
+  c.m = r < 40 ? Uniform(rng, 1, 16)
+               : (r < 70 ? Uniform(rng, 17, 64) : Uniform(rng, 65, 320));
+  const int64_t nk_budget = kMacBudget / c.m;
+  const int64_t k_cap = std::clamp<int64_t>(nk_budget / 8, 8, 2048);
+
+  // K and the group: per-channel, or a group from the list times a count.
+  const bool k8 = NeedsK8(c.format);
+  if (Coin(rng, 0.15)) {
+    d.group_size = -1;
+    d.k = Uniform(rng, 1, k_cap);
+    if (k8) d.k = RoundUp(d.k, 8);
+  } else {
+    d.group_size = Pick(rng, kGroups);
+    int64_t groups =
+        Uniform(rng, 1, std::max<int64_t>(1, k_cap / d.group_size));
+    if (k8) groups = RoundUp(groups, 8 / std::gcd(d.group_size, int64_t{8}));
+    d.k = d.group_size * groups;
+  }
+  d.n = Uniform(rng, 1, std::clamp<int64_t>(nk_budget / d.k, 1, 320));
+  if (NeedsN8(c.format, d.weight_type)) d.n = RoundUp(d.n, 8);
+
+  c.ldx = d.k + (Coin(rng) ? 0 : Uniform(rng, 1, 19));
+  c.ldy = d.n + (Coin(rng) ? 0 : Uniform(rng, 1, 19));
+  c.threads = static_cast<int>(Uniform(rng, 1, std::max(1, max_threads)));
+  c.backend = backends.empty() ? "pool"
+                               : backends[static_cast<size_t>(Uniform(
+                                     rng, 0, int64_t(backends.size()) - 1))];
+  c.weight_seed = static_cast<uint32_t>((*rng)());
+  c.x_seed = static_cast<uint32_t>((*rng)());
+  return c;
+}
+
+CaseResult RunCase(const Case& c) {
+  CaseResult result;
+  const BackendEntry* backend = FindBackend(c.backend);
+  if (backend == nullptr) {
+    result.error = absl::StrCat("unknown backend ", c.backend);
+    return result;
+  }
+  backend->install(c.threads);
+  internal::ScopedIsaCap cap(c.isa);
+  const LayerDesc& d = c.desc;
+  const internal::CanonicalWeights w = RandomWeights(d, c.weight_seed);
+  absl::StatusOr<internal::OwnedCheckpoint> ckpt =
+      internal::ExportWeights(d, w, c.format, c.groups_major);
+  if (!ckpt.ok()) {
+    result.error = absl::StrCat("export: ", ckpt.status().ToString());
+    return result;
+  }
+  absl::StatusOr<std::unique_ptr<Layer>> layer = Layer::Create(d, ckpt->view());
+  if (!layer.ok()) {
+    result.error = absl::StrCat("Layer::Create: ", layer.status().ToString());
+    return result;
+  }
+  const std::vector<std::string> names = (*layer)->kernel_names();
+  result.on_jit = !names.empty() && names[0].rfind("reference", 0) != 0;
+  const std::vector<uint8_t> x = RandomActivations(d, c.m, c.ldx, c.x_seed);
+  const CheckResult r = CheckRun(**layer, w, c.m, x.data(), c.ldx, c.ldy);
+  result.ok = r.ok();
+  result.worst_ratio = r.worst_ratio;
+  if (!r.ok()) {
+    result.error = absl::StrCat(r.bad, " bad outputs (kernels: ",
+                                absl::StrJoin(names, " "), "):\n", r.report);
+  }
+  return result;
+}
+
+std::vector<IsaTier> SupportedTiers() {
+  std::vector<IsaTier> tiers;
+  const IsaTier top = internal::ActiveIsa();
+  for (int t = 0; t <= static_cast<int>(top); ++t) {
+    tiers.push_back(static_cast<IsaTier>(t));
+  }
+  return tiers;
+}
+
+SelftestReport RunSelftest(
+    const SelftestOptions& options,
+    const std::function<void(const Progress&)>& progress) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const std::vector<IsaTier> tiers =
+      options.tiers.empty() ? SupportedTiers() : options.tiers;
+  const std::vector<std::string> backends =
+      options.backends.empty() ? SelftestBackends() : options.backends;
+  const int max_threads =
+      options.max_threads > 0 ? options.max_threads : AvailableThreads();
+  constexpr size_t kMaxReported = 20;
+  // Kernels of every distinct shape stay cached for the process; each is a
+  // code mapping, so drop them now and then (no layer is alive here).
+  constexpr int64_t kClearEvery = 256;
+
+  SelftestReport report;
+  for (size_t ti = 0; ti < tiers.size(); ++ti) {
+    const IsaTier tier = tiers[ti];
+    // This tier's share of what is left, so a fast tier leaves its time to
+    // the ones after it.
+    const double deadline =
+        elapsed() + (options.seconds - elapsed()) / (tiers.size() - ti);
+    std::seed_seq seq{options.seed, static_cast<uint64_t>(tier)};
+    std::mt19937_64 rng(seq);
+    TierModeStats per_mode[2];
+    for (int mo = 0; mo < 2; ++mo) {
+      per_mode[mo].tier = tier;
+      per_mode[mo].mode = static_cast<Mode>(mo);
+    }
+    for (int64_t i = 0; i < options.configs_per_tier && elapsed() < deadline;
+         ++i) {
+      const Case c = RandomCase(&rng, tier, max_threads, backends);
+      const CaseResult r = RunCase(c);
+      TierModeStats& s = per_mode[static_cast<int>(c.desc.mode)];
+      ++s.configs;
+      s.on_jit += r.on_jit ? 1 : 0;
+      s.worst_ratio = std::max(s.worst_ratio, r.worst_ratio);
+      if (!r.ok) {
+        ++s.failed;
+        ++report.total_failed;
+        if (report.failures.size() < kMaxReported) {
+          report.failures.push_back(
+              absl::StrCat(CaseToString(c), "\n  ", r.error));
+        }
+      }
+      if ((i + 1) % kClearEvery == 0) internal::ClearKernelCache();
+      if (progress) {
+        progress(Progress{tier, i + 1, options.configs_per_tier,
+                          report.total_failed, elapsed()});
+      }
+    }
+    for (const TierModeStats& s : per_mode) report.stats.push_back(s);
+  }
+  RestoreDefaultThreading();
+  report.seconds = elapsed();
+  return report;
+}
+
+std::string FormatSummary(const SelftestReport& report) {
+  std::string out =
+      absl::StrFormat("%-12s %-6s %8s %7s %8s %14s\n", "tier", "mode",
+                      "configs", "failed", "on JIT", "worst err/tol");
+  for (const TierModeStats& s : report.stats) {
+    absl::StrAppendFormat(&out, "%-12s %-6s %8d %7d %8d %14.3f\n",
+                          internal::ToString(s.tier), ToString(s.mode),
+                          s.configs, s.failed, s.on_jit, s.worst_ratio);
+  }
+  return out;
+}
+
+}  // namespace w4jit::check

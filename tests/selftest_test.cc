@@ -1,0 +1,72 @@
+// The engine of `w4jit selftest` (check/selftest.h): reproducer lines parse
+// back to the same case, bad ones are named, and a short run covers every
+// supported tier and both modes without failures.
+#include "check/selftest.h"
+
+#include <random>
+
+#include "gtest/gtest.h"
+
+namespace w4jit::check {
+namespace {
+
+TEST(SelftestTest, CaseTextRoundTrips) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200; ++i) {
+    const Case c =
+        RandomCase(&rng, internal::IsaTier::kRef, 4, SelftestBackends());
+    const std::string text = CaseToString(c);
+    absl::StatusOr<Case> back = ParseCase(text);
+    ASSERT_TRUE(back.ok()) << text << ": " << back.status();
+    EXPECT_EQ(CaseToString(*back), text);
+  }
+}
+
+TEST(SelftestTest, BadCaseTextIsNamed) {
+  absl::StatusOr<Case> c = ParseCase("isa=ref,n=8,colour=blue");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("colour"), absl::string_view::npos);
+  c = ParseCase("format=safetensors");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("format=safetensors"),
+            absl::string_view::npos);
+  c = ParseCase("backend=tbb");
+  ASSERT_FALSE(c.ok());
+}
+
+TEST(SelftestTest, ACaseThatCannotBeBuiltFails) {
+  // AWQ packs N in eights: N = 7 cannot be exported.
+  absl::StatusOr<Case> c = ParseCase(
+      "isa=ref,mode=w4a16,n=7,k=16,group=8,weights=s4,format=awq-gemm,m=1");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const CaseResult r = RunCase(*c);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("export"), std::string::npos) << r.error;
+}
+
+TEST(SelftestTest, ShortRunCoversEveryTierAndModeWithoutFailures) {
+  SelftestOptions options;
+  options.configs_per_tier = 60;
+  options.seconds = 120;
+  options.seed = 7;
+  int64_t calls = 0;
+  const SelftestReport report =
+      RunSelftest(options, [&](const Progress&) { ++calls; });
+  const auto tiers = SupportedTiers();
+  ASSERT_EQ(report.stats.size(), 2 * tiers.size());
+  int64_t total = 0;
+  for (const TierModeStats& s : report.stats) {
+    EXPECT_GT(s.configs, 0) << internal::ToString(s.tier);
+    EXPECT_EQ(s.failed, 0);
+    if (s.tier != internal::IsaTier::kRef) {
+      EXPECT_GT(s.on_jit, 0);
+    }
+    total += s.configs;
+  }
+  EXPECT_EQ(total, 60 * static_cast<int64_t>(tiers.size()));
+  EXPECT_EQ(calls, total);
+  for (const std::string& f : report.failures) ADD_FAILURE() << f;
+}
+
+}  // namespace
+}  // namespace w4jit::check
