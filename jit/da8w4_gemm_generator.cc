@@ -50,6 +50,13 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
         "tile ", c.mr, "x", c.nblk, " blocks does not fit the registers of ",
         ToString(c.isa)));
   }
+  // AVX-512 decoded tiles hold every block's weights and one broadcast
+  // row in registers next to the accumulators (see EmitQuadDecodedVnni).
+  if (avx512 && c.decoded && 2 * c.mr * c.nblk + 2 * c.nblk + 1 > 32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("decoded tile ", c.mr, "x", c.nblk,
+                     " blocks needs more than 32 zmm registers"));
+  }
   const int max_chunk = avx512 ? 32 : 8;  // AVX2: the int16 bound
   if (c.chunk_quads < 1 || c.chunk_quads > max_chunk) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -60,9 +67,10 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   }
   // Every address is base + a displacement that must fit 32 bits.
   const int64_t limit = std::numeric_limits<int32_t>::max();
+  const int64_t wmul = c.decoded ? 2 : 1;
   const int64_t max_disp =
-      std::max({(c.nblk - 1) * lay.block_weight_bytes() +
-                    int64_t{c.chunk_quads} * lay.quad_bytes(),
+      std::max({wmul * ((c.nblk - 1) * lay.block_weight_bytes() +
+                        int64_t{c.chunk_quads} * lay.quad_bytes()),
                 c.nblk * lay.block_param_bytes(),
                 c.mr * (QaRowStride(lay.k) + SumsRowStride(lay.groups()))});
   if (max_disp >= limit) {
@@ -87,7 +95,7 @@ KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
   key.nr = c.nblk * c.layout.block_cols();
   key.bias = c.bias;
   key.flags =
-      (c.n_tail ? 1u : 0u) |
+      (c.n_tail ? 1u : 0u) | (c.decoded ? 2u : 0u) |
       (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
   return key;
 }
@@ -99,6 +107,15 @@ Da8w4GemmGenerator::Da8w4GemmGenerator(const Da8w4GemmConfig& config)
       qa_stride_(QaRowStride(config.layout.k)),
       sums_stride_(SumsRowStride(config.layout.groups())),
       out_bytes_(config.out_dtype == DType::kF32 ? 4 : 2) {}
+
+int64_t Da8w4GemmGenerator::QuadStride() const {
+  return (cfg_.decoded ? 2 : 1) * cfg_.layout.quad_bytes();
+}
+
+int64_t Da8w4GemmGenerator::BlockStride() const {
+  return cfg_.decoded ? cfg_.layout.decoded_block_bytes()
+                      : cfg_.layout.block_weight_bytes();
+}
 
 // GPRs: rdi args; r8 qa cursor, r9 weight cursor, r10 scale cursor,
 // r11 zero-point cursor, r12 group-sum cursor (these move along K);
@@ -120,7 +137,7 @@ void Da8w4GemmGenerator::Generate() {
   mov(ptr[rsp + Local(3)], rax);
   mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, y)]);
   mov(ptr[rsp + Local(4)], rax);
-  if (vec_.avx512()) {
+  if (vec_.avx512() && !cfg_.decoded) {
     vmovups(vec_.Vec(kAvx512MaskReg), pool_.Splat32(0x0F0F0F0F));
   }
   mov(r15, ptr[rdi + offsetof(Da8w4GemmArgs, steps)]);
@@ -168,7 +185,7 @@ void Da8w4GemmGenerator::EmitStep() {
   EmitEpilogue();
   // Next nblk blocks.
   const int64_t nblk = cfg_.nblk;
-  mov(rax, nblk * lay.block_weight_bytes());
+  mov(rax, nblk * BlockStride());
   add(ptr[rsp + Local(0)], rax);
   mov(rax, nblk * lay.block_param_bytes());
   add(ptr[rsp + Local(1)], rax);
@@ -222,10 +239,37 @@ void Da8w4GemmGenerator::EmitGroup() {
 void Da8w4GemmGenerator::EmitChunk(int quads) {
   for (int q = 0; q < quads; ++q) EmitQuad(q, q == 0);
   add(r8, quads * 4);
-  add(r9, quads * cfg_.layout.quad_bytes());
+  add(r9, quads * QuadStride());
+}
+
+// AVX-512 on a decoded panel: all blocks' weights of quad q in registers,
+// then per row one broadcast feeding 2 * nblk vpdpbusd. Per quad: 2 * nblk
+// + mr loads and 2 * mr * nblk vpdpbusd, nothing else.
+void Da8w4GemmGenerator::EmitQuadDecodedVnni(int q) {
+  const int nacc = NumAcc();
+  const int nw = 2 * cfg_.nblk;
+  const Xmm b = vec_.Vec(nacc + nw);
+  for (int i = 0; i < nw; ++i) {
+    vmovups(vec_.Vec(nacc + i),
+            ptr[r9 + (i / 2) * BlockStride() + q * QuadStride() +
+                (i % 2) * cfg_.layout.quad_bytes()]);
+  }
+  for (int r = 0; r < cfg_.mr; ++r) {
+    vpbroadcastd(b, ptr[r8 + r * qa_stride_ + q * 4]);
+    for (int blk = 0; blk < cfg_.nblk; ++blk) {
+      for (int half = 0; half < 2; ++half) {
+        vpdpbusd(vec_.Vec(AccIndex(r, blk, half)),
+                 vec_.Vec(nacc + 2 * blk + half), b);
+      }
+    }
+  }
 }
 
 void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
+  if (cfg_.decoded && vec_.avx512()) {
+    EmitQuadDecodedVnni(q);
+    return;
+  }
   const Da8w4Layout& lay = cfg_.layout;
   const int nacc = NumAcc();
   const Xmm wl = vec_.Vec(nacc), wh = vec_.Vec(nacc + 1);
@@ -235,14 +279,18 @@ void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
   const bool shared_broadcast = cfg_.mr == 1;
   if (shared_broadcast) vpbroadcastd(b, ptr[r8 + q * 4]);
   for (int blk = 0; blk < cfg_.nblk; ++blk) {
-    vmovups(wh,
-            ptr[r9 + blk * lay.block_weight_bytes() + q * lay.quad_bytes()]);
-    if (vec_.avx512()) {
+    const Xbyak::RegExp w = r9 + blk * BlockStride() + q * QuadStride();
+    if (cfg_.decoded) {
+      vmovups(wl, ptr[w]);
+      vmovups(wh, ptr[w + lay.quad_bytes()]);
+    } else if (vec_.avx512()) {
+      vmovups(wh, ptr[w]);
       const Xmm mask = vec_.Vec(kAvx512MaskReg);
       vpandd(wl, wh, mask);
       vpsrlw(wh, wh, 4);
       vpandd(wh, wh, mask);
     } else {
+      vmovups(wh, ptr[w]);
       vpand(wl, wh, pool_.Splat32(0x0F0F0F0F));
       vpsrlw(wh, wh, 4);
       vpand(wh, wh, pool_.Splat32(0x0F0F0F0F));

@@ -11,6 +11,9 @@
 //   y[m,n]    = tile[m,n] * sa[m] (+ bias[n])         (bf16: nearest even)
 // The unsigned nibbles u are the unsigned operand and qa the signed one.
 //   AVX-512 VNNI: vpdpbusd acc, u, {1to16}[qa + 4q] into int32 registers.
+// The nibbles are either unpacked in the loop from the packed layout (one
+// load and three ALU ops per quad and block, shared by the tile's rows) or
+// read as bytes from a panel decoded beforehand (`decoded`: two loads).
 //   AVX2 (no VNNI on Zen 3): vpmaddubsw pairs u*qa into int16 (exact:
 //   2 * 15 * 127 = 3810) and adds up to 8 quads in int16 (8 * 3810 < 32767)
 //   before one vpmaddwd with ones widens them to int32. That is 2 vector ops
@@ -66,6 +69,11 @@ struct Da8w4GemmConfig {
   bool n_tail = false;
   // Quads per unrolled chunk; on AVX2 also the int16 flush period (<= 8).
   int chunk_quads = 8;
+  // The weights come already decoded (Da8w4DecodedBlockBytes per block,
+  // runtime/da8w4_pack.h: per quad the low-nibble vector, then the
+  // high-nibble one): the inner loop is two loads and the dot products,
+  // no unpacking. The decode is paid once per panel, not per row tile.
+  bool decoded = false;
 };
 
 // Why this config cannot be generated (register budget, displacement
@@ -92,11 +100,15 @@ class Da8w4GemmGenerator : public Generator {
   int I32Tile(int acc) const { return acc * vec_.bytes(); }
   int F32Tile(int acc) const { return (NumAcc() + acc) * vec_.bytes(); }
   int Local(int i) const { return 2 * NumAcc() * vec_.bytes() + 8 * i; }
+  // Bytes the weight cursor moves per quad and per block.
+  int64_t QuadStride() const;
+  int64_t BlockStride() const;
 
   void EmitStep();
   void EmitGroup();
   void EmitChunk(int quads);
   void EmitQuad(int q, bool first_in_chunk);
+  void EmitQuadDecodedVnni(int q);
   void EmitFlush(Flush mode);  // AVX2: int16 -> int32
   // acc (int32, one group) -> tile += float(acc - z * sum) * s.
   void EmitGroupEndOne(int row, int blk, int half, const Xbyak::Xmm& acc,

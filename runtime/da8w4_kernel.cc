@@ -6,10 +6,11 @@
 // is computed by the same instruction sequence whichever tile holds it):
 //   M <= handover_m: column ranges only, each thread taking whole ranges of
 //     column blocks for all rows, so the weights stream from memory once.
-//   M >  handover_m: panels of columns (sized to stay in L2) x ranges of
-//     row tiles.
-// Within a work item, all row tiles sweep one L2-sized column panel before
-// the next, so weights are re-read from L2, not memory.
+//   M >  handover_m: the 2-D split of runtime/work_split.h, column panels
+//     (sized to stay in L2) x ranges of row tiles. Within a work item all
+//     row tiles sweep the panel, so weights are re-read from L2, not
+//     memory; from panel_min_m rows the item first decodes its panel into
+//     per-thread scratch and runs the decoded-panel tile on it.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "jit/act_quantizer_generator.h"
 #include "jit/da8w4_gemm_generator.h"
+#include "runtime/da8w4_decode.h"
 #include "runtime/da8w4_pack.h"
 #include "runtime/da8w4_params.h"
 #include "runtime/jit_kernels.h"
@@ -62,11 +64,20 @@ Scratch GetScratch(int64_t m, int64_t qa_stride, int64_t sums_stride) {
                  static_cast<size_t>(m * sums_stride / 4))};
 }
 
-// The kernel config of the tiles with `rows` rows: the GEMM tile's blocks
-// for full tiles, as many as the registers allow (up to small_m_nblk) for
-// shorter ones, never more blocks than N has.
+// The decoded panel of the calling thread's work item, grown as needed.
+uint8_t* PanelScratch(int64_t bytes) {
+  thread_local AlignedVector<uint8_t> buffer;
+  thread_local uint64_t generation = 0;
+  return ScratchFor(&buffer, &generation, static_cast<size_t>(bytes));
+}
+
+// The kernel config of the tiles with `rows` rows. Unpacking tiles: the
+// GEMM tile's blocks for full tiles, as many as the registers allow (up to
+// small_m_nblk) for shorter ones. Decoded-panel tiles: panel_nblk blocks
+// at every height. Never more blocks than N has.
 Da8w4GemmConfig TileConfig(const LayerDesc& desc, const Da8w4Params& params,
-                           IsaTier isa, const Da8w4Layout& layout, int rows) {
+                           IsaTier isa, const Da8w4Layout& layout, int rows,
+                           bool decoded) {
   Da8w4GemmConfig c;
   c.isa = isa;
   c.act_dtype = desc.act_dtype;
@@ -76,9 +87,12 @@ Da8w4GemmConfig TileConfig(const LayerDesc& desc, const Da8w4Params& params,
   c.bias = desc.has_bias;
   c.mr = rows;
   c.chunk_quads = params.chunk_quads;
-  const int nblk = rows == params.mr ? params.nblk
-                                     : std::min(params.small_m_nblk,
-                                                Da8w4MaxTileBlocks(isa) / rows);
+  c.decoded = decoded;
+  const int nblk =
+      decoded ? params.panel_nblk
+      : rows == params.mr
+          ? params.nblk
+          : std::min(params.small_m_nblk, Da8w4MaxTileBlocks(isa) / rows);
   c.nblk = static_cast<int>(std::clamp<int64_t>(nblk, 1, layout.blocks()));
   return c;
 }
@@ -98,17 +112,22 @@ class Da8w4JitKernel final : public LinearKernel {
     quantize_ = (*q)->entry<ActQuantFn>();
     names_.push_back((*q)->name());
 
-    tiles_.resize(static_cast<size_t>(params_.mr) + 1);
-    for (int rows = params_.mr; rows >= 1; --rows) {
-      TileKernels& tk = tiles_[rows];
-      Da8w4GemmConfig c = TileConfig(desc_, params_, isa_, lay, rows);
-      tk.nblk = c.nblk;
-      if (absl::Status s = Get(c, &tk.main); !s.ok()) return s;
-      c.nblk = 1;
-      if (absl::Status s = Get(c, &tk.one); !s.ok()) return s;
-      if (lay.last_block_cols() < lay.block_cols()) {
-        c.n_tail = true;
-        if (absl::Status s = Get(c, &tk.tail); !s.ok()) return s;
+    for (const bool decoded : {false, true}) {
+      std::vector<TileKernels>& tiles = decoded ? panel_tiles_ : tiles_;
+      const int mr = decoded ? params_.panel_mr : params_.mr;
+      tiles.resize(static_cast<size_t>(mr) + 1);
+      for (int rows = mr; rows >= 1; --rows) {
+        TileKernels& tk = tiles[rows];
+        Da8w4GemmConfig c =
+            TileConfig(desc_, params_, isa_, lay, rows, decoded);
+        tk.nblk = c.nblk;
+        if (absl::Status s = Get(c, &tk.main); !s.ok()) return s;
+        c.nblk = 1;
+        if (absl::Status s = Get(c, &tk.one); !s.ok()) return s;
+        if (lay.last_block_cols() < lay.block_cols()) {
+          c.n_tail = true;
+          if (absl::Status s = Get(c, &tk.tail); !s.ok()) return s;
+        }
       }
     }
     return absl::OkStatus();
@@ -138,44 +157,55 @@ class Da8w4JitKernel final : public LinearKernel {
     });
 
     // Row tiles: ceil(m / mr) tiles whose heights differ by at most one.
-    const int64_t tiles = CeilDiv(m, params_.mr);
+    const bool decode = m > params_.handover_m && m >= params_.panel_min_m;
+    const std::vector<TileKernels>& kernels = decode ? panel_tiles_ : tiles_;
+    const int64_t tiles = CeilDiv(m, decode ? params_.panel_mr : params_.mr);
     const int64_t base_rows = m / tiles, extra = m % tiles;
     auto tile_row0 = [&](int64_t t) {
       return t * base_rows + std::min(t, extra);
     };
-    const int64_t blocks = lay.blocks();
-    const int64_t align = tiles_[base_rows + (extra > 0 ? 1 : 0)].nblk;
-    const int64_t panel = std::max<int64_t>(
-        align, params_.panel_bytes / lay.block_weight_bytes() / align * align);
-
-    // Sweeps columns [b0, b1) panel by panel, row tiles [t0, t1) inside.
-    auto sweep = [&](int64_t b0, int64_t b1, int64_t t0, int64_t t1) {
-      for (int64_t p0 = b0; p0 < b1; p0 += panel) {
-        const int64_t p1 = std::min(b1, p0 + panel);
-        for (int64_t t = t0; t < t1; ++t) {
-          const int64_t row0 = tile_row0(t);
-          RunTile(s, args, row0, static_cast<int>(tile_row0(t + 1) - row0), p0,
-                  p1);
-        }
+    auto run_tiles = [&](int64_t t0, int64_t t1, int64_t b0, int64_t b1,
+                         const uint8_t* w, int64_t block_bytes) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t row0 = tile_row0(t);
+        const int rows = static_cast<int>(tile_row0(t + 1) - row0);
+        RunTile(kernels[rows], s, args, row0, b0, b1, w, block_bytes);
       }
     };
+    const int64_t blocks = lay.blocks();
+    const int64_t align = kernels[base_rows + (extra > 0 ? 1 : 0)].nblk;
+    const int64_t units = CeilDiv(blocks, align);
+    const int64_t packed_block = lay.block_weight_bytes();
     if (m <= params_.handover_m) {
+      const int64_t panel = std::max<int64_t>(
+          align, params_.panel_bytes / packed_block / align * align);
       const int parts = SmallMParts(blocks, threads, align);
       ParallelRun(parts, [&](int c) {
         const Range r = SplitRange(blocks, parts, c, align);
-        sweep(r.begin, r.end, 0, tiles);
+        for (int64_t p0 = r.begin; p0 < r.end; p0 += panel) {
+          const int64_t p1 = std::min(r.end, p0 + panel);
+          run_tiles(0, tiles, p0, p1,
+                    packed_.weights.data() + p0 * packed_block, packed_block);
+        }
       });
       return;
     }
-    const int64_t panels = CeilDiv(blocks, panel);
-    const int64_t mparts = std::min<int64_t>(
-        tiles, std::max<int64_t>(1, CeilDiv(int64_t{4} * threads, panels)));
-    const int items = static_cast<int>(panels * mparts);
-    ParallelRun(items, [&](int i) {
-      const int64_t p = i / mparts;
-      const Range tr = SplitRange(tiles, static_cast<int>(mparts),
-                                  static_cast<int>(i % mparts));
-      sweep(p * panel, std::min(blocks, (p + 1) * panel), tr.begin, tr.end);
+    const int64_t block_bytes =
+        decode ? lay.decoded_block_bytes() : packed_block;
+    const GemmSplit2d split = PlanGemmSplit2d(
+        tiles, units, params_.panel_bytes / block_bytes / align, threads);
+    ParallelRun(static_cast<int>(split.items()), [&](int i) {
+      const GemmWorkItem item = GemmSplit2dItem(split, tiles, units, i);
+      const int64_t b0 = item.cols.begin * align;
+      const int64_t b1 = std::min(blocks, item.cols.end * align);
+      if (b1 <= b0 || item.rows.end <= item.rows.begin) return;
+      const uint8_t* w = packed_.weights.data() + b0 * packed_block;
+      if (decode) {
+        uint8_t* panel = PanelScratch((b1 - b0) * block_bytes);
+        DecodeDa8w4Blocks(packed_, b0, b1, panel);
+        w = panel;
+      }
+      run_tiles(item.rows.begin, item.rows.end, b0, b1, w, block_bytes);
     });
   }
 
@@ -193,11 +223,13 @@ class Da8w4JitKernel final : public LinearKernel {
     return absl::OkStatus();
   }
 
-  // Rows [row0, row0 + rows) x column blocks [b0, b1).
-  void RunTile(const Scratch& s, const RunArgs& args, int64_t row0, int rows,
-               int64_t b0, int64_t b1) const {
+  // The rows of one tile from row0 x column blocks [b0, b1) with the
+  // kernels `tk` (of that tile height); the weights of block b (packed or
+  // decoded) are at w + (b - b0) * block_bytes.
+  void RunTile(const TileKernels& tk, const Scratch& s, const RunArgs& args,
+               int64_t row0, int64_t b0, int64_t b1, const uint8_t* w,
+               int64_t block_bytes) const {
     const Da8w4Layout& lay = packed_.layout;
-    const TileKernels& tk = tiles_[rows];
     const bool has_tail =
         b1 == lay.blocks() && lay.last_block_cols() < lay.block_cols();
     const int64_t full = b1 - b0 - (has_tail ? 1 : 0);
@@ -212,7 +244,7 @@ class Da8w4JitKernel final : public LinearKernel {
       a.qa = s.qa + row0 * QaRowStride(lay.k);
       a.sums = s.sums + row0 * (SumsRowStride(lay.groups()) / 4);
       a.sa = s.sa + row0;
-      a.w = packed_.weights.data() + b * lay.block_weight_bytes();
+      a.w = w + (b - b0) * block_bytes;
       a.scales = packed_.scales.data() + b * param_elems;
       a.zeros = packed_.zeros.empty() ? nullptr
                                       : packed_.zeros.data() + b * param_elems;
@@ -235,7 +267,8 @@ class Da8w4JitKernel final : public LinearKernel {
   const IsaTier isa_;
   const Da8w4Packed packed_;
   ActQuantFn quantize_ = nullptr;
-  std::vector<TileKernels> tiles_;  // [rows], 1 .. mr
+  std::vector<TileKernels> tiles_;        // [rows], 1 .. mr: unpacking
+  std::vector<TileKernels> panel_tiles_;  // [rows], 1 .. panel_mr: decoded
   std::vector<std::string> names_;
 };
 
@@ -261,11 +294,14 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
       MakeDa8w4Layout(w, isa >= IsaTier::kAvx512Vnni ? 16 : 8);
   // Shapes the generator cannot address (tiles over 2 GiB) run on the
   // reference; checked before the (costly) packing.
-  for (int rows = params.mr; rows >= 1; --rows) {
-    const Da8w4GemmConfig c = TileConfig(desc, params, isa, layout, rows);
-    if (absl::Status s = CheckDa8w4GemmConfig(c); !s.ok()) {
-      *why_not = std::string(s.message());
-      return std::unique_ptr<LinearKernel>();
+  for (const bool decoded : {false, true}) {
+    for (int rows = decoded ? params.panel_mr : params.mr; rows >= 1; --rows) {
+      const Da8w4GemmConfig c =
+          TileConfig(desc, params, isa, layout, rows, decoded);
+      if (absl::Status s = CheckDa8w4GemmConfig(c); !s.ok()) {
+        *why_not = std::string(s.message());
+        return std::unique_ptr<LinearKernel>();
+      }
     }
   }
   auto kernel =

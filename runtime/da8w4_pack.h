@@ -12,6 +12,8 @@
 // unsigned operand of columns n0 .. n0+L-1 for vpmaddubsw / vpdpbusd, and
 // `>> 4, and 0x0F` that of columns n0+L .. n0+2L-1. A block's quads are
 // contiguous, so the kernel streams each block once, front to back.
+// Large-M kernels read a decoded copy of a panel of blocks instead
+// (decoded_block_bytes): the same bytes with the nibbles split apart.
 //
 // Scales (f32) and, for u4, zero points (int32) are stored per block, per
 // group, as NB values in column order: what one group end reads is two
@@ -43,6 +45,9 @@ struct Da8w4Layout {
   }
   int64_t blocks() const { return (n + block_cols() - 1) / block_cols(); }
   int64_t block_weight_bytes() const { return k_quads() * quad_bytes(); }
+  // The same block decoded (runtime/da8w4_decode.h): per quad the vector of
+  // low nibbles, then the vector of high nibbles, one byte each.
+  int64_t decoded_block_bytes() const { return 2 * block_weight_bytes(); }
   // Bytes of scales (or of zero points) of one block.
   int64_t block_param_bytes() const { return groups() * block_cols() * 4; }
   // Columns of the last block that are real (1 .. NB).

@@ -1,5 +1,7 @@
 #include "runtime/da8w4_params.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "jit/da8w4_gemm_generator.h"
 
@@ -39,6 +41,21 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   // tile); 256 KiB when the cache size is unknown. Measured flat on Zen 3
   // (64 KiB .. 512 KiB within 5% at M = 64), so a guess elsewhere.
   p.panel_bytes = cpu.l2_bytes > 0 ? cpu.l2_bytes / 2 : 256 * 1024;
+  if (isa >= IsaTier::kAvx512Vnni) {
+    // Guess (no AVX-512 machine here): the largest tile the 32 zmm hold on
+    // a decoded panel, 14 rows x 1 block = 28 accumulators + 2 weight
+    // registers + 1 broadcast; per quad 16 loads feed 28 vpdpbusd.
+    p.panel_mr = 14;
+    p.panel_nblk = 1;
+  } else {
+    // 6 x 1 as the unpacking tile: 12 int16 accumulators, 2 weight
+    // registers, broadcast and product fill the 16 ymm.
+    p.panel_mr = 6;
+    p.panel_nblk = 1;
+  }
+  // Guess from the op counts: a decode costs about as much as the in-loop
+  // unpacking of 3-5 row tiles.
+  p.panel_min_m = 32;
   return p;
 }
 
@@ -61,6 +78,17 @@ absl::Status CheckDa8w4Params(const Da8w4Params& p, IsaTier isa) {
   if (p.chunk_quads < 1 || p.chunk_quads > max_chunk) {
     return absl::InvalidArgumentError(absl::StrCat(
         "da8w4 chunk_quads ", p.chunk_quads, " not in [1, ", max_chunk, "]"));
+  }
+  if (p.panel_mr < 1 || p.panel_nblk < 1 ||
+      p.panel_mr * p.panel_nblk > max_blocks ||
+      (isa >= IsaTier::kAvx512Vnni &&
+       2 * p.panel_mr * p.panel_nblk + 2 * p.panel_nblk + 1 > 32)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("da8w4 panel tile ", p.panel_mr, " x ", p.panel_nblk,
+                     " blocks does not fit the registers of ", ToString(isa)));
+  }
+  if (p.panel_min_m < 0) {
+    return absl::InvalidArgumentError("da8w4 panel_min_m < 0");
   }
   if (p.panel_bytes < 1) {
     return absl::InvalidArgumentError("da8w4 panel_bytes < 1");
@@ -85,6 +113,12 @@ absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
       p.chunk_quads = static_cast<int>(value);
     } else if (name == "panel_bytes") {
       p.panel_bytes = value;
+    } else if (name == "panel_min_m") {
+      p.panel_min_m = static_cast<int>(std::min<int64_t>(value, 1 << 30));
+    } else if (name == "panel_mr") {
+      p.panel_mr = static_cast<int>(value);
+    } else if (name == "panel_nblk") {
+      p.panel_nblk = static_cast<int>(value);
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown DA8W4 parameter \"", name, "\""));

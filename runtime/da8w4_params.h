@@ -33,8 +33,17 @@ struct Da8w4Params {
   // Quads unrolled per chunk (AVX2: also the int16 flush period, <= 8).
   int chunk_quads = 8;
   // Packed weight bytes of the column panel that all row tiles of a work
-  // item sweep before moving on: sized to stay in L2.
+  // item sweep before moving on: sized to stay in L2 (decoded bytes when
+  // the panel is decoded).
   int64_t panel_bytes = 256 * 1024;
+  // M >= panel_min_m (and above the hand-over): each work item decodes its
+  // column panel once into per-thread scratch (runtime/da8w4_decode.h) and
+  // runs the panel_mr x panel_nblk tile on it, whose inner loop is only
+  // loads and dot products. Below it the tiles unpack nibbles in the loop,
+  // which costs less than a decode when there are few row tiles.
+  int panel_min_m = 32;
+  int panel_mr = 6;
+  int panel_nblk = 1;
 };
 
 // The defaults for `isa` on `cpu` (each commented with where it came from).
@@ -44,9 +53,9 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa);
 absl::Status CheckDa8w4Params(const Da8w4Params& params, IsaTier isa);
 
 // Overrides fields of `base` from a tuning entry ("mr", "nblk",
-// "small_m_nblk", "handover_m", "chunk_quads",
-// "panel_bytes"); unknown names or unusable values are an error and
-// leave nothing applied.
+// "small_m_nblk", "handover_m", "chunk_quads", "panel_bytes",
+// "panel_min_m", "panel_mr", "panel_nblk"); unknown names or unusable values
+// are an error and leave nothing applied.
 absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
                                              const Da8w4Params& base,
                                              IsaTier isa);

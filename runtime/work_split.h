@@ -1,6 +1,7 @@
-// How a layer's work is cut into chunks for the threads: pure functions of
-// the sizes, so that every backend and thread count computes the same
-// output elements in the same order (results stay bit-identical).
+// How a layer's work is cut into the chunks ParallelRun hands to threads.
+// Pure functions of the shape and thread count: no timing, no state, so
+// every backend and thread count computes the same output elements in the
+// same order (results stay bit-identical).
 #ifndef W4JIT_RUNTIME_WORK_SPLIT_H_
 #define W4JIT_RUNTIME_WORK_SPLIT_H_
 
@@ -25,6 +26,36 @@ Range SplitRange(int64_t total, int parts, int part, int64_t align = 1);
 // more than the aligned units, at least 1); part i is
 // SplitRange(blocks, parts, i, align).
 int SmallMParts(int64_t blocks, int threads, int64_t align = 1);
+
+// Large-M GEMM split (prefill, batched decode above the hand-over): the
+// column units are cut into `panels` ranges of at most panel_units each
+// (panel_units is sized so that one panel of weights stays in a core's
+// L2), the row tiles into `row_parts` ranges; work item i is the panel
+// i / row_parts with the row range i % row_parts. A thread running item i
+// streams its panel's weights once into L2 and reuses them for every row
+// tile of its range.
+struct GemmSplit2d {
+  int64_t panels = 1;
+  int64_t row_parts = 1;
+  int64_t items() const { return panels * row_parts; }
+};
+
+// Chooses the split for `threads` threads. Rows are cut only when there
+// are fewer panels than threads (each extra row part re-reads its panel);
+// the item count is rounded up to a multiple of `threads` where the
+// columns allow, so no thread idles through a partial last round. Every
+// argument is clamped to >= 1.
+GemmSplit2d PlanGemmSplit2d(int64_t row_tiles, int64_t col_units,
+                            int64_t panel_units, int threads);
+
+// The row tiles and column units of work item `item`; panel sizes differ
+// by at most one unit, row range sizes by at most one tile.
+struct GemmWorkItem {
+  Range rows;
+  Range cols;
+};
+GemmWorkItem GemmSplit2dItem(const GemmSplit2d& split, int64_t row_tiles,
+                             int64_t col_units, int64_t item);
 
 }  // namespace w4jit::internal
 

@@ -97,8 +97,11 @@ TEST_P(Da8w4Test, EveryMTail) {
   auto layer = MakeLayer(desc, w);
   ASSERT_TRUE(layer.ok()) << layer.status();
   ASSERT_TRUE(HasJitKernel(**layer)) << NamesOf(**layer);
+  // Around the hand-over (16), the decoded-panel threshold (32) and the
+  // tile heights (6 rows; 14 on AVX-512 panels).
   for (int64_t m :
-       {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 64, 255}) {
+       {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18,
+        23, 28, 29, 30, 31, 32, 33, 35, 36, 41, 42, 43, 47, 48, 49, 64, 255}) {
     const auto x = RandomActivations(desc, m, desc.k, 100 + m);
     EXPECT_TRUE(RunAndCheck(**layer, w, m, x, desc.k, desc.n)) << "m=" << m;
   }
@@ -120,7 +123,8 @@ TEST_P(Da8w4Test, GroupsTailsTypesAndStrides) {
         const DType out = seed % 2 ? DType::kF32 : DType::kBF16;
         const bool bias = seed % 3 != 0;
         const LayerDesc desc = Desc(c.n, c.k, c.group, type, act, out, bias);
-        for (int64_t m : {1, 5, 13}) {
+        // 40: the decoded-panel path.
+        for (int64_t m : {1, 5, 13, 40}) {
           Check(desc, m, c.k + (seed % 4) * 3, c.n + (seed % 5), seed);
           ++seed;
         }
@@ -183,7 +187,7 @@ TEST_P(Da8w4Test, IntegerPartIsExact) {
       auto layer = MakeLayer(desc, w);
       ASSERT_TRUE(layer.ok()) << layer.status();
       ASSERT_TRUE(HasJitKernel(**layer));
-      const int64_t m = 9;
+      const int64_t m = 41;  // above the hand-over: decoded panels
       auto x = RandomActivations(desc, m, desc.k, 8);
       for (int64_t j = 0; j < desc.k; ++j) {
         testing::SetActivation(desc, &x, desc.k, 2, j, 0.0f);
@@ -207,7 +211,7 @@ TEST_P(Da8w4Test, IntegerPartIsExact) {
 
 TEST_P(Da8w4Test, AnyThreadCountGivesIdenticalResults) {
   ThreadsGuard restore;
-  for (int64_t m : {1, 3, 40}) {
+  for (int64_t m : {1, 3, 40, 100}) {
     const LayerDesc desc =
         Desc(200, 384, 128, WeightType::kU4, DType::kBF16, DType::kF32, true);
     const CanonicalWeights w = RandomWeights(desc, 21);
@@ -263,6 +267,24 @@ TEST_P(Da8w4Test, EveryTileShapeGivesIdenticalResults) {
       p.handover_m = mr % 2 ? 0 : 64;
       p.panel_bytes = mr * 3000;
       SCOPED_TRACE(absl::StrCat("mr=", mr, " nblk=", p.nblk, " chunk=", chunk));
+      EXPECT_EQ(run(p), want);
+    }
+  }
+  // Decoded-panel tiles: every height and width the registers allow, any
+  // panel size, the threshold below and above m.
+  const bool avx512 = isa >= IsaTier::kAvx512Vnni;
+  for (int pmr = 1; pmr <= (avx512 ? 14 : 6); ++pmr) {
+    for (int pnblk = 1; pnblk <= 3; ++pnblk) {
+      if (pmr * pnblk > max_blocks) continue;
+      if (avx512 && 2 * pmr * pnblk + 2 * pnblk + 1 > 32) continue;
+      internal::Da8w4Params p = defaults;
+      p.handover_m = pmr % 2 ? 0 : 8;
+      p.panel_min_m = pnblk == 2 ? 0 : 23;
+      p.panel_mr = pmr;
+      p.panel_nblk = pnblk;
+      p.chunk_quads = pmr % 3 == 0 ? 3 : 8;
+      p.panel_bytes = pmr * 5000;
+      SCOPED_TRACE(absl::StrCat("panel_mr=", pmr, " panel_nblk=", pnblk));
       EXPECT_EQ(run(p), want);
     }
   }
@@ -331,9 +353,16 @@ TEST(Da8w4Generation, Avx512KernelsGenerateForManyShapes) {
                                                IsaTier::kAvx512Vnni, &why);
     ASSERT_TRUE(kernel.ok()) << kernel.status();
     ASSERT_NE(kernel->get(), nullptr) << why;
+    bool decoded_tile = false;
     for (const std::string& n : (*kernel)->kernel_names()) {
       EXPECT_TRUE(testing::KernelNameIs(n, "", "avx512vnni"));
+      // The default decoded-panel tile: 14 rows x one 32-column block.
+      if (n.find("_m14x32_") != std::string::npos &&
+          n.find("_f2") != std::string::npos) {
+        decoded_tile = true;
+      }
     }
+    EXPECT_TRUE(decoded_tile) << (*kernel)->kernel_names()[1];
   }
 }
 
@@ -408,6 +437,23 @@ TEST(Da8w4Params, TuningOverridesAndRejects) {
           .ok());
   EXPECT_FALSE(
       internal::ApplyDa8w4Tuning({{"bogus", 1}}, base, IsaTier::kAvx2).ok());
+  auto panel = internal::ApplyDa8w4Tuning(
+      {{"panel_mr", 5}, {"panel_nblk", 1}, {"panel_min_m", 64}}, base,
+      IsaTier::kAvx2);
+  ASSERT_TRUE(panel.ok()) << panel.status();
+  EXPECT_EQ(panel->panel_mr, 5);
+  EXPECT_EQ(panel->panel_min_m, 64);
+  // 14 x 1 fits 32 zmm (28 accumulators + 2 weights + 1 broadcast); 7 x 2
+  // (28 + 4 + 1) does not, and 14 rows never fit 16 ymm.
+  EXPECT_TRUE(
+      internal::ApplyDa8w4Tuning({{"panel_mr", 14}}, base, IsaTier::kAvx512Vnni)
+          .ok());
+  EXPECT_FALSE(internal::ApplyDa8w4Tuning({{"panel_mr", 7}, {"panel_nblk", 2}},
+                                          base, IsaTier::kAvx512Vnni)
+                   .ok());
+  EXPECT_FALSE(
+      internal::ApplyDa8w4Tuning({{"panel_mr", 14}}, base, IsaTier::kAvx2)
+          .ok());
 }
 
 }  // namespace

@@ -52,6 +52,33 @@ std::vector<CandidateGroup> Da8w4Groups(IsaTier isa, bool quick) {
   }
   groups.push_back(large);
 
+  // The decoded-panel tile (M >= panel_min_m): no unpack registers, so on
+  // AVX-512 up to 28 accumulators + the weights + one broadcast.
+  CandidateGroup panel_tile{"panel_tile", Regime::kLargeM, {}};
+  const std::vector<std::pair<int, int>> panel_tiles =
+      Avx512(isa) ? (quick ? std::vector<std::pair<int, int>>{{14, 1}, {6, 2}}
+                           : std::vector<std::pair<int, int>>{{14, 1},
+                                                              {12, 1},
+                                                              {10, 1},
+                                                              {8, 1},
+                                                              {6, 2},
+                                                              {4, 3},
+                                                              {3, 4}})
+                  : (quick ? std::vector<std::pair<int, int>>{{6, 1}, {4, 1}}
+                           : std::vector<std::pair<int, int>>{
+                                 {6, 1}, {5, 1}, {4, 1}, {3, 2}, {2, 3}});
+  for (auto [mr, nblk] : panel_tiles) {
+    if (mr * nblk > max_blocks) continue;
+    if (Avx512(isa) && 2 * mr * nblk + 2 * nblk + 1 > 32) continue;
+    panel_tile.options.push_back({{"panel_mr", mr}, {"panel_nblk", nblk}});
+  }
+  groups.push_back(panel_tile);
+  // From which M the panel is decoded; 1 << 30: never (in-loop unpacking
+  // at every M, the path before decoded panels).
+  groups.push_back({"panel_min_m", Regime::kLargeM,
+                    Each("panel_min_m",
+                         quick ? std::vector<int64_t>{1 << 30}
+                               : std::vector<int64_t>{17, 64, 128, 1 << 30})});
   if (!quick) {
     groups.push_back({"panel", Regime::kLargeM,
                       Each("panel_bytes", {128 << 10, 512 << 10, 1 << 20})});
