@@ -100,6 +100,11 @@ TEST(BenchReport, ComputeRowsAreJudgedAgainstTheBestCeilingOfTheRun) {
   FoldInterleavedCeilings({small}, &r.roofline);
   FillRowMetrics(r.roofline, &small);
   EXPECT_NEAR(small.roofline_pct, 100 * small.weight_gbps / 45, 1e-9);
+  // A row above even the best ceiling says so.
+  BenchRow fast = SampleRow(kImplW4a16, 64, false, 10000, 1000);
+  FillRowMetrics(r.roofline, &fast);
+  EXPECT_GT(fast.roofline_pct, 100.0);
+  EXPECT_NE(fast.note.find("disturbed"), std::string::npos) << fast.note;
   // The table says which: roof% of the best, ilv% interleaved.
   const std::string table = FormatTable(r, kImplW4a16);
   EXPECT_NE(table.find("ilv%"), std::string::npos) << table;

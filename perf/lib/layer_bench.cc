@@ -208,7 +208,7 @@ void SkipOverBudget(const LayerContext& ctx, int64_t m,
     c.verify = nullptr;
     c.unavailable = RowStatus::kNotAvailable;
     c.unavailable_note = absl::StrFormat(
-        "n/a: not timed, one call would take ~%.1f s, over --budget %.1f s", s,
+        "not timed: one call would take ~%.2g s, over --budget %g s", s,
         budget);
   }
 }

@@ -101,6 +101,13 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
     row->roofline_basis = row->ceiling_basis;
   }
   if (ceiling > 0) row->roofline_pct = 100.0 * rate / ceiling;
+  // The kernel cannot outrun the loop that measures its instruction's
+  // peak: every timing of that ceiling in the run met a busy machine.
+  if (row->roofline_pct > 100.0 && row->note.empty()) {
+    row->note =
+        "above the best ceiling of the run: every timing of it was "
+        "disturbed";
+  }
 }
 
 void FillSpeedups(std::vector<BenchRow>* rows) {
