@@ -4,10 +4,10 @@
 // Small M (and every M of the bf16-dot flavour): the int4 kernel
 // (W4a16GemvGenerator) over column blocks split between threads, each
 // weight streamed once per call per row tile.
-// Large M, f32-FMA flavour: per (M block, column block) task, each K block
-// of the column block is dequantized once into an f32 panel
-// (W4a16DequantGenerator) and multiplied with all rows of the M block
-// (W4a16PanelGenerator).
+// Large M, f32-FMA flavour: per (row block, column block) task of a 2-D
+// grid (runtime/work_split.h), each K block of the column block is
+// dequantized once into an f32 panel (W4a16DequantGenerator) and
+// multiplied with all rows of the row block (W4a16PanelGenerator).
 // Either way every output is computed by the same instructions whatever
 // the thread count, so results are bit-identical across thread counts.
 #include <algorithm>
@@ -29,9 +29,9 @@
 #include "runtime/log.h"
 #include "runtime/numeric.h"
 #include "runtime/parallel.h"
-#include "runtime/work_split.h"
 #include "runtime/w4a16_pack.h"
 #include "runtime/w4a16_params.h"
+#include "runtime/work_split.h"
 
 namespace w4jit::internal {
 namespace {
@@ -254,26 +254,23 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
   const int mr = plan_.p.gemm_mr;
   AlignedVector<float> xs(static_cast<size_t>(m * k));
   PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs.data());
-  // M blocks start on row tiles so that they start on packed row groups.
-  const int64_t mc = std::max<int64_t>(mr, plan_.p.mc / mr * mr);
-  const int64_t m_blocks = (m + mc - 1) / mc;
-  const int64_t blocks = l.blocks();
-  const int64_t tasks = m_blocks * blocks;
-  const int chunks = static_cast<int>(std::min<int64_t>(Concurrency(), tasks));
-  ParallelRun(chunks, [&](int c) {
+  // Row blocks are whole row tiles, so they start on packed row groups
+  // (runtime/work_split.h).
+  const W4a16PanelGrid grid =
+      MakeW4a16PanelGrid(m, l.blocks(), mr, plan_.p.mc, Concurrency());
+  ParallelRun(grid.chunks, [&](int c) {
     // Per-thread scratch, reused across calls (a thread runs one chunk at
     // a time).
     static thread_local AlignedVector<float> panel, acc;
     static thread_local uint64_t generation[2] = {};
     float* panel_data = ScratchFor(&panel, &generation[0],
                                    static_cast<size_t>(plan_.kc * l.block_n()));
-    float* acc_data =
-        ScratchFor(&acc, &generation[1], static_cast<size_t>(mc * l.block_n()));
-    const Range r = SplitRange(tasks, chunks, c);
-    // Consecutive tasks share the M block: its rows stay in cache.
+    float* acc_data = ScratchFor(
+        &acc, &generation[1], static_cast<size_t>(grid.row_block * l.block_n()));
+    const Range r = W4a16PanelChunk(grid, c);
     for (int64_t t = r.begin; t < r.end; ++t) {
-      const int64_t m0 = (t / blocks) * mc;
-      RunPanelTask(args, xs.data(), m0, std::min(mc, m - m0), t % blocks,
+      const W4a16PanelTask task = W4a16PanelTaskAt(grid, t);
+      RunPanelTask(args, xs.data(), task.m0, task.rows, task.col_block,
                    panel_data, acc_data);
     }
   });

@@ -56,10 +56,12 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // bf16 flavour for large M: 6 rows x 4 zmm accumulators (a guess; no
   // AVX512_BF16 machine was available to measure).
   p.dot_mr_large = 6;
-  // Where the panel path beats the int4 kernel: measured here on Zen 3 at
-  // 4096 x 4096 (int4 faster at M = 8, panels at M = 12); a guess for
-  // AVX-512, whose int4 tile holds more rows.
-  p.gemm_min_m = avx512 ? 16 : 10;
+  // Where the panel path beats the int4 kernel: measured on Zen 3, 2
+  // threads, 4096 x 4096 and 6144 x 4096, min of 20 (2026-12-03): even at
+  // M = 8 (2.71-2.77 ms panels vs 2.78-2.80 int4 on 4096 x 4096), panels
+  // 1.08x faster at M = 9; from M = 8 on every weight is dequantized once
+  // per call. A guess for AVX-512, whose int4 tile holds twice the rows.
+  p.gemm_min_m = avx512 ? 16 : 8;
   return p;
 }
 

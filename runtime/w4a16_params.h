@@ -39,7 +39,7 @@ struct W4a16Params {
   // bf16-dot flavour from gemm_min_m rows on: the int4 kernel with this
   // (taller) row tile; it decodes once per this many rows.
   int dot_mr_large = 6;
-  int64_t gemm_min_m = 10;
+  int64_t gemm_min_m = 8;
 };
 
 // The defaults for a CPU and the ISA tier kernels may use; see the comment

@@ -61,7 +61,7 @@ TEST(BenchConfig, DefaultsAreTheFullLlamaRun) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->preset, "llama3-8b");
   EXPECT_EQ(c->layers.size(), 4u);
-  EXPECT_EQ(c->ms, (std::vector<int64_t>{1, 4, 16, 64, 256}));
+  EXPECT_EQ(c->ms, (std::vector<int64_t>{1, 4, 16, 64, 256, 1024, 4096}));
   EXPECT_EQ(c->modes.size(), 2u);
   EXPECT_TRUE(c->peers);
   EXPECT_EQ(c->out_dir, "w4jit-bench-out");
@@ -127,6 +127,12 @@ TEST(BenchConfig, QuickSetsSmallDefaultsThatOptionsOverride) {
   c = Parse({"--quick"});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->ms, (std::vector<int64_t>{1, 16}));
+}
+
+TEST(BenchConfig, PrefillRowsAreAccepted) {
+  absl::StatusOr<BenchConfig> c = Parse({"--m=1024,4096"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->ms, (std::vector<int64_t>{1024, 4096}));
 }
 
 TEST(BenchConfig, BadInputIsAnErrorThatNamesIt) {

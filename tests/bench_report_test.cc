@@ -69,6 +69,47 @@ TEST(BenchReport, DerivedFiguresFollowTheDefinitions) {
   EXPECT_TRUE(r.any_failed());
 }
 
+TEST(BenchReport, ComputeRowsAreJudgedAgainstTheBestCeilingOfTheRun) {
+  BenchReport r = SampleReport();
+  const double macs = 64.0 * 6144 * 4096;
+  const double rate = macs / 40000e-6;  // 40 G: below the 50 G peak
+  // A disturbed interleaved ceiling below the row's own rate: the row is
+  // judged against the best one (the roofline's 50 G), the interleaved
+  // figure is a column above 100%.
+  BenchRow row = SampleRow(kImplW4a16, 64, false, 40000, 1000);
+  row.ceiling_rate = rate / 1.25;
+  row.ceiling_basis = "peak f32_fma_ymm";
+  FoldInterleavedCeilings({row}, &r.roofline);
+  EXPECT_EQ(r.roofline.Peak("f32_fma_ymm")->macs_per_s, 50e9);
+  FillRowMetrics(r.roofline, &row);
+  EXPECT_EQ(row.roofline_basis, "peak f32_fma_ymm");
+  EXPECT_NEAR(row.roofline_pct, 100 * rate / 50e9, 1e-9);
+  EXPECT_NEAR(row.interleaved_pct, 125.0, 1e-9);
+  EXPECT_LE(row.roofline_pct, 100.0);
+  // An interleaved timing above the roofline's best raises the ceiling.
+  row.ceiling_rate = 80e9;
+  FoldInterleavedCeilings({row}, &r.roofline);
+  EXPECT_EQ(r.roofline.Peak("f32_fma_ymm")->macs_per_s, 80e9);
+  FillRowMetrics(r.roofline, &row);
+  EXPECT_NEAR(row.roofline_pct, 100 * rate / 80e9, 1e-9);
+  EXPECT_NEAR(row.roofline_pct, row.interleaved_pct, 1e-9);
+  // Bandwidth rows: the measurement at the row's footprint is raised.
+  BenchRow small = SampleRow(kImplW4a16, 1, false, 900, 16 << 20);
+  small.ceiling_rate = 45e9;
+  small.ceiling_basis = "bw 16.8 MB read";
+  FoldInterleavedCeilings({small}, &r.roofline);
+  FillRowMetrics(r.roofline, &small);
+  EXPECT_NEAR(small.roofline_pct, 100 * small.weight_gbps / 45, 1e-9);
+  // A row above even the best ceiling says so.
+  BenchRow fast = SampleRow(kImplW4a16, 64, false, 10000, 1000);
+  FillRowMetrics(r.roofline, &fast);
+  EXPECT_GT(fast.roofline_pct, 100.0);
+  EXPECT_NE(fast.note.find("disturbed"), std::string::npos) << fast.note;
+  // The table says which: roof% of the best, ilv% interleaved.
+  const std::string table = FormatTable(r, kImplW4a16);
+  EXPECT_NE(table.find("ilv%"), std::string::npos) << table;
+}
+
 TEST(BenchReport, ComputePeakFollowsTheKernel) {
   Roofline roof;
   for (const char* key : {"int8_avx2", "int8_avx2_i16", "int8_vnni_zmm",

@@ -204,6 +204,129 @@ TEST_F(W4a16Avx2, BitIdenticalAcrossThreadCounts) {
   }
 }
 
+// Row counts around the hand-over (int4 kernel below gemm_min_m, panels
+// from it), around every multiple of the 6-row panel tile, at and past the
+// 96-row M block (uneven blocks: 100 = 54 + 46), with N tails of the
+// 32-column block and the 16-column panel tile, K = one group, and u4
+// zero points, on the default parameters and on forced small tiles.
+TEST_F(W4a16Avx2, MTailsAroundHandoverAndTileHeights) {
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= 26; ++m) ms.push_back(m);
+  for (int64_t m :
+       {29, 30, 31, 35, 36, 37, 47, 48, 49, 63, 64, 65, 95, 96, 97, 100, 193}) {
+    ms.push_back(m);
+  }
+  const struct {
+    const char* what;
+    void (*edit)(W4a16Params*);
+  } cases[] = {
+      {"defaults", [](W4a16Params*) {}},
+      {"hand-over at 8, 4-row tiles, 2 K blocks, 20-row M blocks",
+       [](W4a16Params* p) {
+         p->gemm_min_m = 8;
+         p->gemm_mr = 4;
+         p->kc = 64;
+         p->mc = 20;
+       }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    ScopedW4a16ParamsOverride o(c.edit);
+    // K = group (one group, 128 = two K blocks at kc 64), u4 zero points,
+    // a 5-column tail past 32-column blocks.
+    CheckLayer(
+        Desc(37, 128, 128, WeightType::kU4, DType::kBF16, DType::kBF16, true),
+        ms, 2, 3);
+    // Per-channel s4, f32 in and out, a 9-column tail of a panel tile.
+    CheckLayer(
+        Desc(25, 192, -1, WeightType::kS4, DType::kF32, DType::kF32, false),
+        {1, 7, 8, 9, 10, 11, 12, 13, 17, 18, 19, 64, 65});
+  }
+}
+
+// Every ISA tier this machine has, forced: the same layer on each agrees
+// with the reference on both paths.
+TEST(W4a16Tiers, EveryTierTheMachineHas) {
+  for (IsaTier tier : {IsaTier::kRef, IsaTier::kAvx2, IsaTier::kAvx512Vnni,
+                       IsaTier::kAvx512Bf16}) {
+    if (!HostHas(tier)) continue;
+    SCOPED_TRACE(internal::ToString(tier));
+    ScopedIsaCap cap(tier);
+    const LayerDesc desc =
+        Desc(70, 256, 64, WeightType::kU4, DType::kBF16, DType::kBF16, true);
+    const auto w = RandomWeights(desc, 11);
+    auto layer = MakeLayer(desc, w);
+    ASSERT_TRUE(layer.ok()) << layer.status();
+    const std::string name = (*layer)->kernel_names()[0];
+    if (tier == IsaTier::kRef) {
+      EXPECT_EQ(name.rfind("reference", 0), 0u) << name;
+    } else {
+      EXPECT_EQ(name.rfind("w4a16_", 0), 0u) << name;
+    }
+    for (int64_t m : {1, 9, 10, 16, 40}) {
+      const auto x = RandomActivations(desc, m, desc.k, 12);
+      EXPECT_TRUE(RunAndCheck(**layer, w, m, x, desc.k, desc.n)) << m;
+    }
+  }
+}
+
+// The panel path computes every output by the same FMAs in k order
+// whatever the thread count, row tile, M block, K block or panel tile
+// width: results are bit-identical across all of them.
+TEST_F(W4a16Avx2, PanelsBitIdenticalAcrossThreadsAndTiles) {
+  const LayerDesc desc =
+      Desc(100, 384, 128, WeightType::kU4, DType::kBF16, DType::kF32, true);
+  const auto w = RandomWeights(desc, 21);
+  const struct {
+    const char* what;
+    void (*edit)(W4a16Params*);
+  } tilings[] = {
+      {"defaults", [](W4a16Params* p) { p->gemm_min_m = 1; }},
+      {"4-row tiles, 8-row M blocks",
+       [](W4a16Params* p) {
+         p->gemm_min_m = 1;
+         p->gemm_mr = 4;
+         p->mc = 8;
+       }},
+      {"K blocks of 64, one-vector tiles",
+       [](W4a16Params* p) {
+         p->gemm_min_m = 1;
+         p->kc = 64;
+         p->gemm_nr_vectors = 1;
+         p->gemm_mr = 8;
+       }},
+      {"2-row tiles, 2-row M blocks",
+       [](W4a16Params* p) {
+         p->gemm_min_m = 1;
+         p->gemm_mr = 2;
+         p->mc = 2;
+       }},
+  };
+  for (int64_t m : {1, 13, 40, 101}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    const auto x = RandomActivations(desc, m, desc.k, 22);
+    std::vector<float> first;
+    for (const auto& t : tilings) {
+      ScopedW4a16ParamsOverride o(t.edit);
+      auto layer = MakeLayer(desc, w);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      for (int threads : {1, 2, 3, 5}) {
+        SCOPED_TRACE(std::string(t.what) + ", " + std::to_string(threads) +
+                     " threads");
+        ScopedThreads th(threads);
+        auto y = RunToF32(**layer, m, x, desc.k);
+        ASSERT_TRUE(y.ok()) << y.status();
+        if (first.empty()) {
+          first = *y;
+          EXPECT_TRUE(RunAndCheck(**layer, w, m, x, desc.k, desc.n));
+        } else {
+          ASSERT_EQ(*y, first);
+        }
+      }
+    }
+  }
+}
+
 TEST_F(W4a16Avx2, AllowBf16ComputeStaysF32OnAvx2) {
   LayerDesc desc =
       Desc(33, 128, 32, WeightType::kS4, DType::kF32, DType::kF32, false);

@@ -50,10 +50,13 @@ struct BenchRow {
   std::string roofline_basis;  // "bw DRAM-sized", "peak int8_avx2", ...
   // The ceiling that was timed interleaved with this row, if any: bytes/s
   // (M <= 8) or MAC/s, and what it is ("bw 13.4 MB read", "peak
-  // int8_avx2_i16"). roofline_pct then uses it instead of the run's
-  // roofline (it met the same load as the row).
+  // int8_avx2_i16"), and the row's rate as a percentage of it. It met the
+  // same load as the row, but on a shared machine it can catch a busy
+  // moment and read low, so roofline_pct is of the best figure of that
+  // ceiling in the run (FoldInterleavedCeilings) and this is a column.
   double ceiling_rate = 0.0;
   std::string ceiling_basis;
+  double interleaved_pct = 0.0;
   // time(oneDNN peer) / time(this row); 0 where unknown.
   double speedup_vs_bf16 = 0.0;
   double speedup_vs_u8s8 = 0.0;

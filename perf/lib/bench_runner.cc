@@ -63,6 +63,7 @@ absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
       !s.ok()) {
     return s;
   }
+  FoldInterleavedCeilings(report.rows, &report.roofline);
   for (BenchRow& row : report.rows) FillRowMetrics(report.roofline, &row);
   FillSpeedups(&report.rows);
   if (config.scaling) {

@@ -174,6 +174,45 @@ Contestant PeerContestant(PeerKind kind, int64_t m, int64_t n, int64_t k,
   return c;
 }
 
+// Seconds one call of `impl` on this layer would take at M rows,
+// extrapolated linearly from its largest hot M timed so far; 0 if none.
+double EstimatedCallSeconds(const BenchReport& report, const std::string& layer,
+                            const std::string& impl, int64_t m) {
+  const BenchRow* last = nullptr;
+  for (const BenchRow& row : report.rows) {
+    if (row.layer == layer && row.impl == impl && !row.cold && row.ok() &&
+        row.m < m && (last == nullptr || row.m > last->m)) {
+      last = &row;
+    }
+  }
+  if (last == nullptr) return 0.0;
+  return last->time_us * 1e-6 * static_cast<double>(m) / last->m;
+}
+
+// Every M up to this is timed, however long a call takes.
+constexpr int64_t kAlwaysTimedMaxM = 1024;
+
+// Prefill shapes above kAlwaysTimedMaxM (M = 4096) where the budget
+// allows: a contestant whose one call would take longer than the
+// per-figure budget is n/a, not timed.
+void SkipOverBudget(const LayerContext& ctx, int64_t m,
+                    std::vector<Contestant>* contestants) {
+  const double budget = ctx.config.timing.budget_s;
+  if (m <= kAlwaysTimedMaxM) return;
+  for (Contestant& c : *contestants) {
+    if (!c.run || budget <= 0) continue;
+    const double s =
+        EstimatedCallSeconds(*ctx.report, ctx.shape.name, c.impl, m);
+    if (s <= budget) continue;
+    c.run = nullptr;
+    c.verify = nullptr;
+    c.unavailable = RowStatus::kNotAvailable;
+    c.unavailable_note = absl::StrFormat(
+        "not timed: one call would take ~%.2g s, over --budget %g s", s,
+        budget);
+  }
+}
+
 // Checks and times every mode and peer at M rows, hot or cold.
 void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
                int64_t m, bool cold) {
@@ -190,6 +229,7 @@ void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
     contestants.push_back(ModeContestant(ctx, modes[i], m, copies, x.data(),
                                          &ys[i], std::make_shared<int>(0)));
   }
+  if (!cold) SkipOverBudget(ctx, m, &contestants);
   // Ceilings, timed as contestants of their own (impl "ceiling").
   const auto probes = ProbesFor(ctx, contestants, m);
   for (const auto& [basis, probe] : probes) {
@@ -209,6 +249,7 @@ void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
       contestants.push_back(PeerContestant(
           kind, m, n, k, cold ? ColdCopies(bytes, llc) : 1, &peers));
     }
+    if (!cold) SkipOverBudget(ctx, m, &contestants);
   }
   BenchRow shape;
   shape.layer = ctx.shape.name;

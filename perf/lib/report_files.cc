@@ -89,6 +89,7 @@ json RowJson(const BenchRow& r) {
           {"roofline_basis", r.roofline_basis},
           {"ceiling_rate", r.ceiling_rate},
           {"ceiling_basis", r.ceiling_basis},
+          {"interleaved_pct", r.interleaved_pct},
           {"speedup_vs_onednn_bf16", r.speedup_vs_bf16},
           {"speedup_vs_onednn_u8s8", r.speedup_vs_u8s8}};
 }
@@ -129,6 +130,7 @@ const std::vector<std::string>& CsvColumns() {
                                    "roofline_basis",
                                    "ceiling_rate",
                                    "ceiling_basis",
+                                   "interleaved_pct",
                                    "speedup_vs_onednn_bf16",
                                    "speedup_vs_onednn_u8s8",
                                    "kernel",
@@ -184,6 +186,7 @@ std::string ToCsv(const BenchReport& report) {
                                              r.roofline_basis,
                                              Num(r.ceiling_rate),
                                              r.ceiling_basis,
+                                             Num(r.interleaved_pct),
                                              Num(r.speedup_vs_bf16),
                                              Num(r.speedup_vs_u8s8),
                                              r.kernel,

@@ -125,11 +125,13 @@ std::string FormatHeader(const BenchReport& r) {
   }
   absl::StrAppendFormat(
       &out,
-      "roofline: %% of the ceiling timed interleaved with the row ('*' in "
-      "'roofline basis'),\n  else of the ceilings below. M <= %d: weight "
+      "roofline: roof%% is %% of the best ceiling measured in this run (the "
+      "ceilings below:\n  best of several runs, raised to any higher timing "
+      "of the same ceiling\n  interleaved with the rows); ilv%% is %% of the "
+      "ceiling timed interleaved\n  with that row alone. M <= %d: weight "
       "bytes/s over read bandwidth at the\n  footprint; larger M: MAC/s over "
       "the compute peak of the kernel's instruction.\n\n"
-      "ceilings (measured in this run, best of several, %d thread(s)):\n",
+      "ceilings (measured in this run, best of all timings, %d thread(s)):\n",
       kBandwidthBoundMaxM, r.threads);
   for (const ComputePeak& p : r.roofline.peaks) {
     if (p.available) {
@@ -158,10 +160,11 @@ std::string FormatHeader(const BenchReport& r) {
 
 std::string FormatTable(const BenchReport& report, const std::string& impl) {
   std::string out = absl::StrFormat(
-      "\n== %s ==\n%-8s %5s %-5s %10s %10s %9s %8s %6s %-22s %7s %7s  "
+      "\n== %s ==\n%-8s %5s %-5s %10s %10s %9s %8s %6s %-22s %5s %7s %7s  "
       "%s\n",
       ImplTitle(impl), "layer", "M", "cache", "p50(us)", "min(us)", "GFLOP/s",
-      "W GB/s", "roof%", "roofline basis", "x bf16", "x u8s8", "kernel");
+      "W GB/s", "roof%", "roofline basis", "ilv%", "x bf16", "x u8s8",
+      "kernel");
   for (const BenchRow& row : report.rows) {
     if (row.impl != impl) continue;
     absl::StrAppendFormat(&out, "%-8s %5d %-5s ", row.layer, row.m,
@@ -172,9 +175,12 @@ std::string FormatTable(const BenchReport& report, const std::string& impl) {
     }
     const bool mode = row.impl == kImplW4a16 || row.impl == kImplDa8w4;
     absl::StrAppendFormat(
-        &out, "%10.1f %10.1f %9.1f %8.1f %5.0f%% %-22s %7s %7s  %s%s\n",
+        &out, "%10.1f %10.1f %9.1f %8.1f %5.0f%% %-22s %5s %7s %7s  %s%s\n",
         row.time_us, row.min_us, row.gflops, row.weight_gbps, row.roofline_pct,
-        row.roofline_basis, mode ? Speedup(row.speedup_vs_bf16) : "-",
+        row.roofline_basis,
+        row.interleaved_pct > 0 ? absl::StrFormat("%.0f%%", row.interleaved_pct)
+                                : std::string("-"),
+        mode ? Speedup(row.speedup_vs_bf16) : "-",
         mode ? Speedup(row.speedup_vs_u8s8) : "-", ShortKernelNames(row.kernel),
         row.note.empty() ? "" : absl::StrCat("  [", row.note, "]"));
   }

@@ -1,5 +1,8 @@
 #include "perf/lib/row_metrics.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -39,37 +42,71 @@ std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof) {
   return FirstAvailable(roof, {"bf16_dot_zmm", "f32_fma_zmm", "f32_fma_ymm"});
 }
 
+void FoldInterleavedCeilings(const std::vector<BenchRow>& rows,
+                             Roofline* roof) {
+  for (const BenchRow& row : rows) {
+    if (row.ceiling_rate <= 0) continue;
+    if (absl::StartsWith(row.ceiling_basis, "peak ")) {
+      const std::string key = row.ceiling_basis.substr(5);
+      for (ComputePeak& p : roof->peaks) {
+        if (p.key == key && p.available) {
+          p.macs_per_s = std::max(p.macs_per_s, row.ceiling_rate);
+        }
+      }
+      continue;
+    }
+    const int64_t bytes =
+        row.footprint_bytes > 0 ? row.footprint_bytes : row.weight_bytes;
+    for (ReadBandwidth& b : roof->bandwidths) {
+      if (std::fabs(static_cast<double>(b.bytes) / bytes - 1.0) <= 0.1) {
+        b.bytes_per_s = std::max(b.bytes_per_s, row.ceiling_rate);
+      }
+    }
+  }
+}
+
 void FillRowMetrics(const Roofline& roof, BenchRow* row) {
   if (!row->ok() || row->time_us <= 0) return;
   const double seconds = row->time_us * 1e-6;
   const double macs = static_cast<double>(row->m) * row->n * row->k;
   row->gflops = 2.0 * macs / seconds * 1e-9;
   row->weight_gbps = row->weight_bytes / seconds * 1e-9;
+  const bool bandwidth_bound = row->m <= kBandwidthBoundMaxM;
+  const double rate =
+      bandwidth_bound ? row->weight_bytes / seconds : macs / seconds;
   row->roofline_pct = 0.0;
   row->roofline_basis.clear();
-  if (row->ceiling_rate > 0) {
-    const double rate = row->m <= kBandwidthBoundMaxM
-                            ? row->weight_bytes / seconds
-                            : macs / seconds;
-    row->roofline_pct = 100.0 * rate / row->ceiling_rate;
-    row->roofline_basis = row->ceiling_basis + "*";  // '*': interleaved
-    return;
-  }
-  if (row->m <= kBandwidthBoundMaxM) {
+  row->interleaved_pct =
+      row->ceiling_rate > 0 ? 100.0 * rate / row->ceiling_rate : 0.0;
+  // The run's ceiling for this row and what it is.
+  double ceiling = 0.0;
+  if (bandwidth_bound) {
     const ReadBandwidth* bw = roof.BandwidthFor(
         row->footprint_bytes > 0 ? row->footprint_bytes : row->weight_bytes);
     if (bw != nullptr && bw->bytes_per_s > 0) {
-      row->roofline_pct = 100.0 * row->weight_gbps * 1e9 / bw->bytes_per_s;
+      ceiling = bw->bytes_per_s;
       // By footprint: the ceilings list says what each measurement was.
       row->roofline_basis = absl::StrFormat(
           "bw %.1f MB read", static_cast<double>(bw->bytes) / 1e6);
     }
-    return;
+  } else {
+    const std::string key = ComputePeakKeyFor(*row, roof);
+    if (const ComputePeak* peak = roof.Peak(key); peak != nullptr) {
+      ceiling = peak->macs_per_s;
+      row->roofline_basis = absl::StrCat("peak ", key);
+    }
   }
-  const std::string key = ComputePeakKeyFor(*row, roof);
-  if (const ComputePeak* peak = roof.Peak(key); peak != nullptr) {
-    row->roofline_pct = 100.0 * macs / seconds / peak->macs_per_s;
-    row->roofline_basis = absl::StrCat("peak ", key);
+  if (row->ceiling_rate > ceiling) {
+    ceiling = row->ceiling_rate;
+    row->roofline_basis = row->ceiling_basis;
+  }
+  if (ceiling > 0) row->roofline_pct = 100.0 * rate / ceiling;
+  // The kernel cannot outrun the loop that measures its instruction's
+  // peak: every timing of that ceiling in the run met a busy machine.
+  if (row->roofline_pct > 100.0 && row->note.empty()) {
+    row->note =
+        "above the best ceiling of the run: every timing of it was "
+        "disturbed";
   }
 }
 

@@ -20,10 +20,18 @@ inline constexpr int64_t kBandwidthBoundMaxM = 8;
 // best int8 / bf16 one the CPU has. Empty if none was measured.
 std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof);
 
-// Sets gflops, weight_gbps, roofline_pct and roofline_basis of an ok row
-// from time_us, m, n, k, weight_bytes and footprint_bytes: against its
-// interleaved ceiling_rate if it has one (basis marked '*'), else against
-// the run's roofline.
+// Raises each ceiling of `roof` to the best timing of the same ceiling
+// interleaved with `rows` (compute peaks by key, read bandwidths at the
+// row's footprint, within 10%): every figure is a measurement of what the
+// machine can do, and the best one is the ceiling.
+void FoldInterleavedCeilings(const std::vector<BenchRow>& rows, Roofline* roof);
+
+// Sets gflops, weight_gbps, roofline_pct, roofline_basis and
+// interleaved_pct of an ok row from time_us, m, n, k, weight_bytes,
+// footprint_bytes and ceiling_rate: roofline_pct against the best of the
+// run's ceiling and the row's interleaved one (so a disturbed, low
+// interleaved ceiling cannot push a figure past 100%), interleaved_pct
+// against the interleaved one alone.
 void FillRowMetrics(const Roofline& roof, BenchRow* row);
 
 // Sets speedup_vs_bf16 / speedup_vs_u8s8 of every ok w4jit row from the ok

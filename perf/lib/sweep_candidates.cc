@@ -104,6 +104,14 @@ std::vector<CandidateGroup> W4a16Groups(IsaTier isa, bool quick) {
     if (!Avx512(isa) && mr * nr > 12) continue;  // 16 ymm: acc + panel + bcast
     large.options.push_back({{"gemm_mr", mr}, {"gemm_nr_vectors", nr}});
   }
+  if (!Avx512(isa)) {
+    // 4 x 3 vectors: 3 FMAs per broadcast instead of 2 (16 ymm exactly),
+    // on 24- or 48-column blocks.
+    for (int bv : {3, 6}) {
+      large.options.push_back(
+          {{"gemm_mr", 4}, {"gemm_nr_vectors", 3}, {"block_vectors", bv}});
+    }
+  }
   groups.push_back(large);
   groups.push_back({"k_block", Regime::kLargeM,
                     Each("kc", quick ? std::vector<int64_t>{128, 512}
