@@ -61,6 +61,14 @@ constexpr BackendEntry kBackends[] = {
     {"pool",
      [](int threads) {
        SetParallelBackend(nullptr);
+       (void)SetThreadingBackend(ThreadingBackend::kPool);
+       SetNumThreads(threads);
+     }},
+    // Only listed when w4jit was built with OpenMP (OpenMpAvailable).
+    {"omp",
+     [](int threads) {
+       SetParallelBackend(nullptr);
+       (void)SetThreadingBackend(ThreadingBackend::kOpenMP);
        SetNumThreads(threads);
      }},
     {"host",
@@ -76,9 +84,20 @@ const BackendEntry* FindBackend(const std::string& name) {
   return nullptr;
 }
 
-void RestoreDefaultThreading() {
+// The process's threading choice when selftest started (W4JIT_THREADING or
+// the host's call), put back when it ends.
+void RestoreThreading(ThreadingBackend before) {
   SetParallelBackend(nullptr);
+  (void)SetThreadingBackend(before);
   SetNumThreads(0);
+}
+
+// Whether this build has the OpenMP backend: setting it fails otherwise.
+bool OpenMpAvailable() {
+  const ThreadingBackend before = GetThreadingBackend();
+  const bool ok = SetThreadingBackend(ThreadingBackend::kOpenMP).ok();
+  (void)SetThreadingBackend(before);
+  return ok;
 }
 
 int AvailableThreads() {
@@ -131,7 +150,10 @@ bool ParseEnum(const std::string& text, std::initializer_list<E> values,
 
 std::vector<std::string> SelftestBackends() {
   std::vector<std::string> names;
-  for (const BackendEntry& b : kBackends) names.push_back(b.name);
+  for (const BackendEntry& b : kBackends) {
+    if (std::string(b.name) == "omp" && !OpenMpAvailable()) continue;
+    names.push_back(b.name);
+  }
   return names;
 }
 
@@ -350,6 +372,7 @@ SelftestReport RunSelftest(
     const std::function<void(const Progress&)>& progress) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  const ThreadingBackend threading_before = GetThreadingBackend();
   auto elapsed = [&] {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
@@ -402,7 +425,7 @@ SelftestReport RunSelftest(
     }
     for (const TierModeStats& s : per_mode) report.stats.push_back(s);
   }
-  RestoreDefaultThreading();
+  RestoreThreading(threading_before);
   report.seconds = elapsed();
   return report;
 }

@@ -20,9 +20,9 @@
 namespace w4jit::check {
 
 // The parallel backends a case may run on, by name: "pool" (w4jit's own
-// pool sized by SetNumThreads) and "host" (a std::thread-per-chunk
-// ParallelBackend installed with SetParallelBackend, as a host framework
-// would).
+// pool sized by SetNumThreads), "omp" (the OpenMP backend, when built with
+// it) and "host" (a std::thread-per-chunk ParallelBackend installed with
+// SetParallelBackend, as a host framework would).
 std::vector<std::string> SelftestBackends();
 
 struct Case {

@@ -265,8 +265,9 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
     static thread_local uint64_t generation[2] = {};
     float* panel_data = ScratchFor(&panel, &generation[0],
                                    static_cast<size_t>(plan_.kc * l.block_n()));
-    float* acc_data = ScratchFor(
-        &acc, &generation[1], static_cast<size_t>(grid.row_block * l.block_n()));
+    float* acc_data =
+        ScratchFor(&acc, &generation[1],
+                   static_cast<size_t>(grid.row_block * l.block_n()));
     const Range r = W4a16PanelChunk(grid, c);
     for (int64_t t = r.begin; t < r.end; ++t) {
       const W4a16PanelTask task = W4a16PanelTaskAt(grid, t);

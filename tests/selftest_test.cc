@@ -3,9 +3,11 @@
 // supported tier and both modes without failures.
 #include "check/selftest.h"
 
+#include <algorithm>
 #include <random>
 
 #include "gtest/gtest.h"
+#include "w4jit/parallel.hpp"
 
 namespace w4jit::check {
 namespace {
@@ -42,6 +44,29 @@ TEST(SelftestTest, ACaseThatCannotBeBuiltFails) {
   const CaseResult r = RunCase(*c);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("export"), std::string::npos) << r.error;
+}
+
+// Every backend the build has is drawn from, and a case on each runs: the
+// OpenMP one only where setting it succeeds (a build with OpenMP).
+TEST(SelftestTest, EveryAvailableBackendRunsACase) {
+  const std::vector<std::string> backends = SelftestBackends();
+  const ThreadingBackend before = GetThreadingBackend();
+  const bool have_omp = SetThreadingBackend(ThreadingBackend::kOpenMP).ok();
+  ASSERT_TRUE(SetThreadingBackend(before).ok());
+  EXPECT_EQ(std::count(backends.begin(), backends.end(), "omp"),
+            have_omp ? 1 : 0);
+  for (const std::string& b : backends) {
+    absl::StatusOr<Case> c = ParseCase(
+        "isa=ref,mode=da8w4,n=40,k=64,group=32,weights=s4,m=5,threads=2,"
+        "backend=" +
+        b);
+    ASSERT_TRUE(c.ok()) << c.status();
+    const CaseResult r = RunCase(*c);
+    EXPECT_TRUE(r.ok) << b << ": " << r.error;
+  }
+  SetParallelBackend(nullptr);
+  ASSERT_TRUE(SetThreadingBackend(before).ok());
+  SetNumThreads(0);
 }
 
 TEST(SelftestTest, ShortRunCoversEveryTierAndModeWithoutFailures) {
