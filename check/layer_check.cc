@@ -122,6 +122,9 @@ std::vector<Expected> ExpectedRow(const LayerDesc& desc,
                                   const CanonicalWeights& w,
                                   const void* x_row) {
   std::vector<Expected> out(static_cast<size_t>(w.n));
+  // Act-order: the reference works on the permuted K, as the kernels do.
+  std::vector<uint8_t> permuted;
+  x_row = internal::ActOrderRow(x_row, desc.act_dtype, w.k_perm, &permuted);
   if (desc.mode == Mode::kDA8W4) {
     const internal::QuantizedRow q = internal::QuantizeRowRef(
         x_row, desc.act_dtype, desc.k, desc.group_size);
@@ -273,7 +276,8 @@ std::vector<double> DequantMatmulF64(const LayerDesc& desc,
     for (int64_t i = 0; i < m; ++i) {
       double sum = w.bias.empty() ? 0.0 : w.bias[j];
       for (int64_t k = 0; k < w.k; ++k) {
-        sum += wrow[k] * LoadAsF32(x, desc.act_dtype, i * ldx + k);
+        const int64_t xk = w.k_perm.empty() ? k : w.k_perm[k];
+        sum += wrow[k] * LoadAsF32(x, desc.act_dtype, i * ldx + xk);
       }
       y[i * w.n + j] = sum;
     }

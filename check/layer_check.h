@@ -100,7 +100,8 @@ absl::StatusOr<std::vector<float>> RunToF32(const Layer& layer, int64_t m,
                                             int64_t ldx);
 
 // f64 oracle: dequantize W to (u - z) * s in f64 and multiply with x
-// widened to f64, plus bias. [m x N], row-major.
+// widened to f64 (column j of W with x[w.k_perm[j]] under act-order), plus
+// bias. [m x N], row-major.
 std::vector<double> DequantMatmulF64(const LayerDesc& desc,
                                      const internal::CanonicalWeights& w,
                                      int64_t m, const void* x, int64_t ldx);

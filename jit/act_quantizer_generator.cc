@@ -35,6 +35,7 @@ KernelKey ActQuantKey(const ActQuantConfig& c) {
   key.group_size = c.group_size;
   key.per_channel = c.group_size == c.k;
   key.k = c.k;
+  key.flags = c.permuted ? 1 : 0;
   return key;
 }
 
@@ -48,10 +49,12 @@ ActQuantizerGenerator::ActQuantizerGenerator(const ActQuantConfig& config)
 // Register plan (System V; Preamble saves the callee-saved ones):
 //   rsi x row, rdx ldx, rcx rows left, r8 qa row, r9 sa, r10 sums row,
 //   r11 x cursor, r12 qa cursor, r13 sums cursor, r14 group counter,
-//   rbx chunk counter, rax scratch.
-//   v4 abs mask, v5 sa, v6 group sum, v7 +127, v8 -127,
+//   rbx chunk counter, rax scratch; act-order: rbp table, r15 table cursor.
+//   v4 abs mask (pass 1; act-order bf16: x[0] in every lane's high half
+//   in pass 2, so pass 1 reloads it), v5 sa, v6 group sum, v7 +127, v8 -127,
 //   v13 / v14 AVX2 lane masks for the row tail / group tail (f32 only),
-//   k1 / k2 the same for AVX-512; v0-v3, v9-v12 temporaries.
+//   k1 / k2 the same for AVX-512; v0-v3, v9-v12 temporaries; act-order:
+//   v15 / k3 gather mask.
 void ActQuantizerGenerator::Generate() {
   const Xmm v_abs = vec_.Vec(4), v_sa = vec_.Vec(5), v_pos = vec_.Vec(7),
             v_neg = vec_.Vec(8);
@@ -62,6 +65,7 @@ void ActQuantizerGenerator::Generate() {
   mov(r8, ptr[rdi + offsetof(ActQuantArgs, qa)]);
   mov(r9, ptr[rdi + offsetof(ActQuantArgs, sa)]);
   mov(r10, ptr[rdi + offsetof(ActQuantArgs, sums)]);
+  if (cfg_.permuted) mov(rbp, ptr[rdi + offsetof(ActQuantArgs, k_perm)]);
   vmovups(v_abs, pool_.Splat32(0x7FFFFFFF));
   vmovups(v_pos, pool_.Splat32(127));
   vmovups(v_neg, pool_.Splat32(static_cast<uint32_t>(-127)));
@@ -149,6 +153,58 @@ void ActQuantizerGenerator::LoadF32(const Xmm& v, const Xbyak::RegExp& at,
   vpslld(v, v, 16);
 }
 
+void ActQuantizerGenerator::GatherF32(const Xmm& v, const Xmm& idx,
+                                      const Address& table, int count,
+                                      const Opmask& kmask, const Xmm& vmask) {
+  const bool partial = count < vec_.lanes32();
+  const Xmm vmask_all = vec_.Vec(15);
+  vmovups(idx, table);
+  if (cfg_.act_dtype == DType::kF32) {
+    // Lanes left out of the gather keep the zero (row / group padding).
+    vpxor(Xmm(v.getIdx()), Xmm(v.getIdx()), Xmm(v.getIdx()));
+    if (vec_.avx512()) {
+      if (partial) {
+        kmovw(k3, kmask);
+      } else {
+        kxnorw(k3, k3, k3);
+      }
+      vpgatherdd(v | k3, ptr[rsi + idx * 4]);
+    } else {
+      if (partial) {
+        vmovaps(vmask_all, vmask);
+      } else {
+        vpcmpeqd(vmask_all, vmask_all, vmask_all);
+      }
+      vpgatherdd(v, ptr[rsi + idx * 4], vmask_all);
+    }
+    return;
+  }
+  // bf16: the dword at x + 2 * k_perm[j] - 2 holds x[k_perm[j]] in its
+  // high half. Lanes with k_perm[j] = 0 are left out (that dword would
+  // start before x) and keep x[0] from v4; lanes past `count` keep 0.
+  const Xmm x0 = vec_.Vec(4);
+  if (vec_.avx512()) {
+    if (partial) {
+      vpcmpgtd(k3 | kmask, idx, pool_.Splat32(0));
+      vmovaps(v | kmask | T_z, x0);
+    } else {
+      vpcmpgtd(k3, idx, pool_.Splat32(0));
+      vmovaps(v, x0);
+    }
+    vpgatherdd(v | k3, ptr[rsi + idx * 2 - 2]);
+  } else {
+    vpcmpgtd(vmask_all, idx, pool_.Splat32(0));
+    if (partial) {
+      vpand(vmask_all, vmask_all, vmask);
+      vpand(v, x0, vmask);
+    } else {
+      vmovaps(v, x0);
+    }
+    vpgatherdd(v, ptr[rsi + idx * 2 - 2], vmask_all);
+  }
+  vec_.And(v, v, pool_.Splat32(0xFFFF0000));
+}
+
 void ActQuantizerGenerator::EmitAbsMax() {
   const int lanes = vec_.lanes32();
   const int64_t full = cfg_.k / lanes;
@@ -157,6 +213,10 @@ void ActQuantizerGenerator::EmitAbsMax() {
   const int tail = static_cast<int>(cfg_.k % lanes);
   const int step = lanes * elem_bytes_;
   const Xmm v_abs = vec_.Vec(4);
+  // Act-order bf16 uses v4 for x[0] in pass 2 of the previous row.
+  if (cfg_.permuted && cfg_.act_dtype == DType::kBF16) {
+    vmovups(v_abs, pool_.Splat32(0x7FFFFFFF));
+  }
   // (VEX xor of the xmm clears the whole register at either width.)
   for (int u = 0; u < 4; ++u) vpxor(Xmm(u), Xmm(u), Xmm(u));
   mov(r11, rsi);
@@ -215,7 +275,11 @@ void ActQuantizerGenerator::EmitChunk(int slot, int count, const Opmask& kmask,
   const Xmm a = vec_.Vec(slot), b = vec_.Vec(9 + slot);
   const int x_off = slot * lanes * elem_bytes_;
   const int q_off = slot * lanes;
-  LoadF32(a, r11 + x_off, count, kmask, vmask);
+  if (cfg_.permuted) {
+    GatherF32(a, b, ptr[r15 + slot * lanes * 4], count, kmask, vmask);
+  } else {
+    LoadF32(a, r11 + x_off, count, kmask, vmask);
+  }
   vdivps(a, a, vec_.Vec(5));
   vcvtps2dq(a, a);  // default MXCSR: round half to even
   vpminsd(a, a, vec_.Vec(7));
@@ -242,6 +306,17 @@ void ActQuantizerGenerator::EmitQuantizeGroups() {
   mov(r12, r8);
   mov(r13, r10);
   mov(r14, groups_);
+  if (cfg_.permuted) {
+    mov(r15, rbp);
+    if (cfg_.act_dtype == DType::kBF16) {
+      // x[0] as f32 bits in every lane: the value of the lane that the
+      // gather leaves out (GatherF32).
+      movzx(eax, word[rsi]);
+      shl(eax, 16);
+      vmovd(xmm4, eax);
+      vpbroadcastd(vec_.Vec(4), xmm4);
+    }
+  }
   Xbyak::Label group_loop;
   L(group_loop);
   vpxor(xmm6, xmm6, xmm6);
@@ -252,6 +327,7 @@ void ActQuantizerGenerator::EmitQuantizeGroups() {
     for (int u = 0; u < 4; ++u) EmitChunk(u, lanes, k2, vec_.Vec(14));
     add(r11, 4 * lanes * elem_bytes_);
     add(r12, 4 * lanes);
+    if (cfg_.permuted) add(r15, 4 * lanes * 4);
     dec(rbx);
     jnz(loop, T_NEAR);
   }
@@ -259,6 +335,7 @@ void ActQuantizerGenerator::EmitQuantizeGroups() {
   if (rest > 0) {
     add(r11, rest * lanes * elem_bytes_);
     add(r12, rest * lanes);
+    if (cfg_.permuted) add(r15, rest * lanes * 4);
   }
   if (tail > 0) {
     // The store writes a full chunk: bytes past the group are zeros that
@@ -266,6 +343,7 @@ void ActQuantizerGenerator::EmitQuantizeGroups() {
     EmitChunk(0, tail, k2, vec_.Vec(14));
     add(r11, tail * elem_bytes_);
     add(r12, tail);
+    if (cfg_.permuted) add(r15, tail * 4);
   }
   ReduceLanes(6, 9, /*max=*/false);  // -> sums[g]
   vmovd(ptr[r13], xmm6);

@@ -9,6 +9,13 @@
 // Pass 2 (over the row again, now L1-resident) divides (vdivps, a true
 // division), rounds with vcvtps2dq under the default MXCSR (round half to
 // even), clamps, packs to int8 and sums per group.
+// Act-order (config.permuted): qa[j] quantizes x[k_perm[j]] instead, so
+// that the groups of a GPTQ act-order layer are contiguous in qa as in the
+// packed weights. Pass 1 is unchanged (a maximum does not care about
+// order); pass 2 gathers x through the table (vpgatherdd). bf16 gathers
+// the dword ending at x[k_perm[j]] and keeps its high half, so it never
+// reads before x; the one lane with k_perm[j] = 0 is masked off and takes
+// x[0] from a register instead.
 #ifndef W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
 #define W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
 
@@ -36,7 +43,12 @@ struct ActQuantArgs {
   int8_t* qa;         // [rows][QaRowStride(k)]
   float* sa;          // [rows]
   int32_t* sums;      // [rows][SumsRowStride(groups) / 4]
+  // Act-order only (ActQuantConfig::permuted): k_perm[j] for j < K, then
+  // at least 16 more readable entries (their values are never used).
+  const int32_t* k_perm;
 };
+// The padding an act-order table needs past its K entries.
+inline constexpr int64_t kActOrderTablePad = 16;
 using ActQuantFn = void (*)(const ActQuantArgs*);
 
 struct ActQuantConfig {
@@ -45,6 +57,7 @@ struct ActQuantConfig {
   int64_t k = 0;
   int64_t group_size = 0;  // resolved: K for per-channel; any value >= 1
                            // dividing K
+  bool permuted = false;   // act-order: read x through ActQuantArgs::k_perm
 };
 
 KernelKey ActQuantKey(const ActQuantConfig& config);
@@ -61,6 +74,11 @@ class ActQuantizerGenerator : public Generator {
   // `count` (< lanes) read as 0 and their memory is never touched.
   void LoadF32(const Xbyak::Xmm& v, const Xbyak::RegExp& at, int count,
                const Xbyak::Opmask& kmask, const Xbyak::Xmm& vmask);
+  // The same for act-order: lanes [0, count) <- x[k_perm[j]] for the table
+  // entries j at `table`, gathered from the row at rsi; `idx` is clobbered.
+  void GatherF32(const Xbyak::Xmm& v, const Xbyak::Xmm& idx,
+                 const Xbyak::Address& table, int count,
+                 const Xbyak::Opmask& kmask, const Xbyak::Xmm& vmask);
   void EmitAbsMax();          // pass 1 -> eax
   void EmitQuantizeGroups();  // pass 2
   void EmitChunk(int slot, int count, const Xbyak::Opmask& kmask,

@@ -24,6 +24,12 @@ struct CanonicalWeights {
   std::vector<uint8_t> zeros;
   // Bias[n] widened to f32; empty if the layer has no bias.
   std::vector<float> bias;
+  // GPTQ act-order: column j of u (and of every kernel's view of x) is the
+  // checkpoint's input channel k_perm[j], so that each group's members are
+  // the contiguous columns [g * group_size, (g + 1) * group_size) although
+  // the checkpoint's g_idx scatters them. Kernels read x[k_perm[j]] where
+  // they would read x[j]. Empty: the identity (no g_idx, or one in order).
+  std::vector<int32_t> k_perm;
 
   uint8_t U(int64_t row, int64_t col) const { return u[row * k + col]; }
   float S(int64_t row, int64_t g) const { return scales[row * groups + g]; }

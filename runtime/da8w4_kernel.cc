@@ -100,13 +100,21 @@ Da8w4GemmConfig TileConfig(const LayerDesc& desc, const Da8w4Params& params,
 class Da8w4JitKernel final : public LinearKernel {
  public:
   Da8w4JitKernel(const LayerDesc& desc, const Da8w4Params& params, IsaTier isa,
-                 Da8w4Packed packed)
-      : desc_(desc), params_(params), isa_(isa), packed_(std::move(packed)) {}
+                 Da8w4Packed packed, const std::vector<int32_t>& k_perm)
+      : desc_(desc), params_(params), isa_(isa), packed_(std::move(packed)) {
+    if (!k_perm.empty()) {
+      // Act-order: the quantizer gathers x through this table (padded for
+      // its last vector loads, act_quantizer_generator.h).
+      perm_table_.assign(k_perm.size() + kActOrderTablePad, 0);
+      std::copy(k_perm.begin(), k_perm.end(), perm_table_.begin());
+    }
+  }
 
   // JITs the quantizer and the kernels of every tile height 1..mr.
   absl::Status Build() {
     const Da8w4Layout& lay = packed_.layout;
-    ActQuantConfig qc{isa_, desc_.act_dtype, lay.k, lay.group_size};
+    ActQuantConfig qc{isa_, desc_.act_dtype, lay.k, lay.group_size,
+                      !perm_table_.empty()};
     absl::StatusOr<const Generator*> q = GetActQuantizer(qc);
     if (!q.ok()) return q.status();
     quantize_ = (*q)->entry<ActQuantFn>();
@@ -152,7 +160,8 @@ class Da8w4JitKernel final : public LinearKernel {
                       r.end - r.begin,
                       s.qa + r.begin * qa_stride,
                       s.sa + r.begin,
-                      s.sums + r.begin * (sums_stride / 4)};
+                      s.sums + r.begin * (sums_stride / 4),
+                      perm_table_.empty() ? nullptr : perm_table_.data()};
       quantize_(&qa);
     });
 
@@ -209,7 +218,9 @@ class Da8w4JitKernel final : public LinearKernel {
     });
   }
 
-  size_t packed_bytes() const override { return packed_.bytes(); }
+  size_t packed_bytes() const override {
+    return packed_.bytes() + perm_table_.size() * sizeof(int32_t);
+  }
   std::vector<std::string> kernel_names() const override { return names_; }
 
  private:
@@ -266,6 +277,7 @@ class Da8w4JitKernel final : public LinearKernel {
   const Da8w4Params params_;
   const IsaTier isa_;
   const Da8w4Packed packed_;
+  std::vector<int32_t> perm_table_;  // act-order: k_perm + padding, or empty
   ActQuantFn quantize_ = nullptr;
   std::vector<TileKernels> tiles_;        // [rows], 1 .. mr: unpacking
   std::vector<TileKernels> panel_tiles_;  // [rows], 1 .. panel_mr: decoded
@@ -304,8 +316,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
       }
     }
   }
-  auto kernel =
-      std::make_unique<Da8w4JitKernel>(desc, params, isa, PackDa8w4(w, layout));
+  auto kernel = std::make_unique<Da8w4JitKernel>(
+      desc, params, isa, PackDa8w4(w, layout), w.k_perm);
   if (absl::Status s = kernel->Build(); !s.ok()) return s;
   return std::unique_ptr<LinearKernel>(std::move(kernel));
 }

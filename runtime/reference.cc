@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -65,9 +66,11 @@ struct PreparedRows {
   std::vector<std::vector<float>> widened;
 };
 
-void PrepareRow(const LayerDesc& desc, const RunArgs& args, int64_t i,
-                PreparedRows* rows) {
-  const void* x = RowPtr(args.x, desc.act_dtype, i, args.ldx);
+void PrepareRow(const LayerDesc& desc, const CanonicalWeights& w,
+                const RunArgs& args, int64_t i, PreparedRows* rows) {
+  std::vector<uint8_t> permuted;
+  const void* x = ActOrderRow(RowPtr(args.x, desc.act_dtype, i, args.ldx),
+                              desc.act_dtype, w.k_perm, &permuted);
   if (desc.mode == Mode::kDA8W4) {
     rows->quantized[i] =
         QuantizeRowRef(x, desc.act_dtype, desc.k, desc.group_size);
@@ -116,7 +119,7 @@ class ReferenceKernel final : public LinearKernel {
     ParallelRun(row_chunks, [&](int c) {
       const Range r = SplitRange(args.m, row_chunks, c);
       for (int64_t i = r.begin; i < r.end; ++i) {
-        PrepareRow(desc_, args, i, &rows);
+        PrepareRow(desc_, w_, args, i, &rows);
       }
     });
 
@@ -137,7 +140,7 @@ class ReferenceKernel final : public LinearKernel {
 
   size_t packed_bytes() const override {
     return w_.u.size() + w_.zeros.size() + w_.scales.size() * sizeof(float) +
-           w_.bias.size() * sizeof(float);
+           w_.bias.size() * sizeof(float) + w_.k_perm.size() * sizeof(int32_t);
   }
 
   std::vector<std::string> kernel_names() const override { return {name_}; }
@@ -210,11 +213,24 @@ float W4a16OutputRef(const CanonicalWeights& w, const void* x_row,
   return W4a16OutputF32(w, x.data(), n);
 }
 
+const void* ActOrderRow(const void* x_row, DType act_dtype,
+                        const std::vector<int32_t>& k_perm,
+                        std::vector<uint8_t>* storage) {
+  if (k_perm.empty()) return x_row;
+  const size_t esize = DTypeSize(act_dtype);
+  storage->resize(k_perm.size() * esize);
+  for (size_t j = 0; j < k_perm.size(); ++j) {
+    std::memcpy(storage->data() + j * esize,
+                static_cast<const char*>(x_row) + k_perm[j] * esize, esize);
+  }
+  return storage->data();
+}
+
 void RunReference(const LayerDesc& desc, const CanonicalWeights& w,
                   const RunArgs& args) {
   PreparedRows rows = MakePreparedRows(desc, args.m);
   for (int64_t i = 0; i < args.m; ++i) {
-    PrepareRow(desc, args, i, &rows);
+    PrepareRow(desc, w, args, i, &rows);
     ComputeRowCols(desc, w, args, rows, i, 0, desc.n);
   }
 }

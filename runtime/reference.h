@@ -41,7 +41,13 @@ float Da8w4OutputRef(const CanonicalWeights& w, const QuantizedRow& row,
 float W4a16OutputRef(const CanonicalWeights& w, const void* x_row,
                      DType act_dtype, int64_t n);
 
-// Whole-layer reference: y = layer(x) in desc.out_dtype.
+// x_row (act_dtype) as the kernels see it under act-order: element j is
+// x_row[k_perm[j]] (copied into *storage). With an empty k_perm, x_row.
+const void* ActOrderRow(const void* x_row, DType act_dtype,
+                        const std::vector<int32_t>& k_perm,
+                        std::vector<uint8_t>* storage);
+
+// Whole-layer reference (reads x through w.k_perm): y = layer(x) in desc.out_dtype.
 void RunReference(const LayerDesc& desc, const CanonicalWeights& w,
                   const RunArgs& args);
 

@@ -86,8 +86,12 @@ absl::StatusOr<typename G::Fn> GetKernel(const KernelKey& key,
 
 class W4a16Kernel final : public LinearKernel {
  public:
-  W4a16Kernel(const LayerDesc& desc, const Plan& plan, W4a16Packed packed)
-      : desc_(desc), plan_(plan), packed_(std::move(packed)) {}
+  W4a16Kernel(const LayerDesc& desc, const Plan& plan, W4a16Packed packed,
+              std::vector<int32_t> k_perm)
+      : desc_(desc),
+        plan_(plan),
+        packed_(std::move(packed)),
+        k_perm_(std::move(k_perm)) {}
 
   // Builds (or finds in the cache) every kernel the layer may run.
   absl::Status BuildKernels(std::string* why_not);
@@ -99,10 +103,16 @@ class W4a16Kernel final : public LinearKernel {
       RunInt4(args, args.m >= plan_.p.gemm_min_m ? int4_large_ : int4_small_);
     }
   }
-  size_t packed_bytes() const override { return packed_.bytes(); }
+  size_t packed_bytes() const override {
+    return packed_.bytes() + k_perm_.size() * sizeof(int32_t);
+  }
   std::vector<std::string> kernel_names() const override { return names_; }
 
  private:
+  // Act-order: x is packed through this permutation (or nullptr).
+  const int32_t* KPerm() const {
+    return k_perm_.empty() ? nullptr : k_perm_.data();
+  }
   KernelKey BaseKey(KernelFamily family) const;
   void RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn) const;
   void RunPanels(const RunArgs& args) const;
@@ -113,6 +123,7 @@ class W4a16Kernel final : public LinearKernel {
   LayerDesc desc_;
   Plan plan_;
   W4a16Packed packed_;
+  std::vector<int32_t> k_perm_;  // CanonicalWeights::k_perm
   W4a16GemvGenerator::Fn int4_small_ = nullptr;
   W4a16GemvGenerator::Fn int4_large_ = nullptr;
   W4a16DequantGenerator::Fn dequant_ = nullptr;
@@ -212,20 +223,22 @@ void W4a16Kernel::RunInt4(const RunArgs& args,
   const int64_t k = desc_.k;
   const int mr = fn == int4_small_ ? plan_.p.gemv_mr : plan_.p.dot_mr_large;
   // A single bf16 row already is in the packed-row format of the dot
-  // flavour.
+  // flavour (unless act-order permutes it).
   const void* xs = args.x;
   AlignedVector<float> xf;
   AlignedVector<uint32_t> xb;
   if (plan_.flavor == Flavor::kBf16Dot) {
-    if (m > 1 || desc_.act_dtype != DType::kBF16) {
+    if (m > 1 || desc_.act_dtype != DType::kBF16 || KPerm() != nullptr) {
       xb.resize(static_cast<size_t>(m * k / 2));
-      PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, mr, xb.data());
+      PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, mr, xb.data(),
+                        KPerm());
       xs = xb.data();
     }
   } else {
     // Always packed: odd k are pre-divided by 16 (w4a16_pack.h).
     xf.resize(static_cast<size_t>(m * k));
-    PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf.data());
+    PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf.data(),
+                KPerm());
     xs = xf.data();
   }
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
@@ -253,7 +266,8 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
   const int64_t k = desc_.k;
   const int mr = plan_.p.gemm_mr;
   AlignedVector<float> xs(static_cast<size_t>(m * k));
-  PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs.data());
+  PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs.data(),
+              KPerm());
   // Row blocks are whole row tiles, so they start on packed row groups
   // (runtime/work_split.h).
   const W4a16PanelGrid grid =
@@ -393,8 +407,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
         layout.block_n(), desc.k, layout.groups());
     return none;
   }
-  auto kernel =
-      std::make_unique<W4a16Kernel>(desc, plan, PackW4a16Weights(w, layout));
+  auto kernel = std::make_unique<W4a16Kernel>(
+      desc, plan, PackW4a16Weights(w, layout), w.k_perm);
   if (absl::Status s = kernel->BuildKernels(why_not); !s.ok()) return s;
   if (!why_not->empty()) return none;
   return std::unique_ptr<LinearKernel>(std::move(kernel));

@@ -92,8 +92,23 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
   return p;
 }
 
-void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                 int64_t k, int mr, float* out) {
+namespace {
+
+// Column i of the packed rows reads x column i, or k_perm[i] under
+// act-order; a template parameter so that the plain loop stays as it was.
+template <bool kPermuted>
+int64_t SourceColumn(const int32_t* k_perm, int64_t i) {
+  if constexpr (kPermuted) {
+    return k_perm[i];
+  } else {
+    (void)k_perm;
+    return i;
+  }
+}
+
+template <bool kPermuted>
+void PackRowsF32Impl(const void* x, DType act_dtype, int64_t ldx, int64_t m,
+                     int64_t k, int mr, const int32_t* k_perm, float* out) {
   for (int64_t g0 = 0; g0 < m; g0 += mr) {
     const int64_t rows = m - g0 < mr ? m - g0 : mr;
     float* group = out + g0 * k;
@@ -102,21 +117,25 @@ void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
       if (act_dtype == DType::kF32) {
         const float* src = static_cast<const float*>(x) + row;
         for (int64_t i = 0; i < k; ++i) {
-          group[i * rows + r] = src[i] * (i % 2 == 0 ? 1.0f : 0.0625f);
+          group[i * rows + r] = src[SourceColumn<kPermuted>(k_perm, i)] *
+                                (i % 2 == 0 ? 1.0f : 0.0625f);
         }
       } else {
         const uint16_t* src = static_cast<const uint16_t*>(x) + row;
         for (int64_t i = 0; i < k; ++i) {
           group[i * rows + r] =
-              Bf16ToF32(src[i]) * (i % 2 == 0 ? 1.0f : 0.0625f);
+              Bf16ToF32(src[SourceColumn<kPermuted>(k_perm, i)]) *
+              (i % 2 == 0 ? 1.0f : 0.0625f);
         }
       }
     }
   }
 }
 
-void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                       int64_t k, int mr, uint32_t* out) {
+template <bool kPermuted>
+void PackRowsBf16PairsImpl(const void* x, DType act_dtype, int64_t ldx,
+                           int64_t m, int64_t k, int mr, const int32_t* k_perm,
+                           uint32_t* out) {
   const int64_t pairs = k / 2;
   for (int64_t g0 = 0; g0 < m; g0 += mr) {
     const int64_t rows = m - g0 < mr ? m - g0 : mr;
@@ -124,19 +143,42 @@ void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t row = (g0 + r) * ldx;
       for (int64_t p = 0; p < pairs; ++p) {
+        const int64_t c0 = SourceColumn<kPermuted>(k_perm, 2 * p);
+        const int64_t c1 = SourceColumn<kPermuted>(k_perm, 2 * p + 1);
         uint16_t lo, hi;
         if (act_dtype == DType::kF32) {
           const float* src = static_cast<const float*>(x) + row;
-          lo = F32ToBf16(src[2 * p]);
-          hi = F32ToBf16(src[2 * p + 1]);
+          lo = F32ToBf16(src[c0]);
+          hi = F32ToBf16(src[c1]);
         } else {
           const uint16_t* src = static_cast<const uint16_t*>(x) + row;
-          lo = src[2 * p];
-          hi = src[2 * p + 1];
+          lo = src[c0];
+          hi = src[c1];
         }
         group[p * rows + r] = lo | (static_cast<uint32_t>(hi) << 16);
       }
     }
+  }
+}
+
+}  // namespace
+
+void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
+                 int64_t k, int mr, float* out, const int32_t* k_perm) {
+  if (k_perm != nullptr) {
+    PackRowsF32Impl<true>(x, act_dtype, ldx, m, k, mr, k_perm, out);
+  } else {
+    PackRowsF32Impl<false>(x, act_dtype, ldx, m, k, mr, k_perm, out);
+  }
+}
+
+void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
+                       int64_t k, int mr, uint32_t* out,
+                       const int32_t* k_perm) {
+  if (k_perm != nullptr) {
+    PackRowsBf16PairsImpl<true>(x, act_dtype, ldx, m, k, mr, k_perm, out);
+  } else {
+    PackRowsBf16PairsImpl<false>(x, act_dtype, ldx, m, k, mr, k_perm, out);
   }
 }
 

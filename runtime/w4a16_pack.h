@@ -77,13 +77,18 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
 // rows is one pointer and broadcasts of x[r][k] are fixed offsets.
 // f32 flavour: f32 elements (bf16 x widened exactly), odd k divided by 16
 // (exact but for f32 x below 2^-122) to match the decode's 16 * (u - z).
-// `out` holds m * k.
+// `out` holds m * k. With act-order (CanonicalWeights::k_perm, non-null
+// k_perm) element k of a packed row is x column k_perm[k]: the gather rides
+// on this pass, which every call makes anyway.
 void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                 int64_t k, int mr, float* out);
+                 int64_t k, int mr, float* out,
+                 const int32_t* k_perm = nullptr);
 // bf16 flavour: one 32-bit element per k pair (bf16 x[2p] low, x[2p+1]
 // high), f32 x rounded to bf16 nearest-even. `out` holds m * k / 2.
+// k_perm as for PackRowsF32.
 void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                       int64_t k, int mr, uint32_t* out);
+                       int64_t k, int mr, uint32_t* out,
+                       const int32_t* k_perm = nullptr);
 
 }  // namespace w4jit::internal
 

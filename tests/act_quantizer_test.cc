@@ -1,12 +1,16 @@
 // The JIT activation quantizer must agree bit for bit with
 // internal::QuantizeRowRef: qa, the per-group sums and the scale, for both
 // activation dtypes, every K tail, any group size, and the edge rows
-// (zeros, one huge value, denormals, exact ties, NaN / Inf anywhere).
+// (zeros, one huge value, denormals, exact ties, NaN / Inf anywhere); and
+// under act-order (x read through a permutation table), against the
+// reference on the permuted row.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -96,13 +100,33 @@ float EdgeValue(int row, int64_t col, int64_t k, std::mt19937* rng) {
 }
 constexpr int kEdgeRows = 13;
 
-void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group) {
-  SCOPED_TRACE(absl::StrCat("k=", k, " group=", group));
+// A random permutation of [0, k) (act-order: the quantizer does not care
+// which channels share a group), padded as ActQuantArgs::k_perm needs.
+std::vector<int32_t> RandomPermTable(int64_t k, uint32_t seed) {
+  std::vector<int32_t> perm(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) perm[i] = static_cast<int32_t>(i);
+  std::mt19937 rng(seed);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  perm.resize(perm.size() + kActOrderTablePad, 0);
+  return perm;
+}
+
+void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group,
+                bool permuted = false, uint32_t perm_seed = 0) {
+  SCOPED_TRACE(absl::StrCat("k=", k, " group=", group,
+                            permuted ? " act-order" : ""));
   ActQuantConfig config;
   config.isa = isa;
   config.act_dtype = dtype;
   config.k = k;
   config.group_size = group;
+  config.permuted = permuted;
+  const std::vector<int32_t> table =
+      permuted ? RandomPermTable(
+                     k, static_cast<uint32_t>(k + 7 * group) + 1000 * perm_seed)
+               : std::vector<int32_t>();
+  const std::vector<int32_t> k_perm(table.begin(),
+                                    table.begin() + (permuted ? k : 0));
   auto gen = GetActQuantizer(config);
   ASSERT_TRUE(gen.ok()) << gen.status();
 
@@ -120,13 +144,15 @@ void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group) {
   std::vector<int8_t> qa(static_cast<size_t>(rows * ldqa), 0x5A);
   std::vector<float> sa(rows, -1.0f);
   std::vector<int32_t> sums(static_cast<size_t>(rows * ldsums), 0x5A5A5A5A);
-  ActQuantArgs args{x.Row(0),  x.ldx_bytes(), rows,
-                    qa.data(), sa.data(),     sums.data()};
+  ActQuantArgs args{x.Row(0),   x.ldx_bytes(), rows,        qa.data(),
+                    sa.data(),  sums.data(),   table.data()};
   (*gen)->entry<ActQuantFn>()(&args);
 
   for (int r = 0; r < rows; ++r) {
     SCOPED_TRACE(absl::StrCat("row ", r));
-    const QuantizedRow want = QuantizeRowRef(x.Row(r), dtype, k, group);
+    std::vector<uint8_t> permuted_row;
+    const QuantizedRow want = QuantizeRowRef(
+        ActOrderRow(x.Row(r), dtype, k_perm, &permuted_row), dtype, k, group);
     if (std::isnan(want.scale)) {
       EXPECT_TRUE(std::isnan(sa[r])) << sa[r];
     } else {
@@ -188,6 +214,29 @@ TEST_P(ActQuantizerTest, Groups) {
   }
 }
 
+// Act-order: every K tail and group shape again, x gathered through a
+// random permutation (so k_perm[j] = 0, the lane bf16 treats apart, lands
+// anywhere: full chunks, group tails, row tails).
+TEST_P(ActQuantizerTest, ActOrderEveryTail) {
+  for (int64_t k : {1, 2, 3, 5, 8, 9, 16, 17, 33, 100, 129, 1000, 4097}) {
+    CheckShape(GetParam().isa, GetParam().dtype, k, k, /*permuted=*/true);
+  }
+}
+
+TEST_P(ActQuantizerTest, ActOrderGroups) {
+  for (auto [k, group] : std::vector<std::pair<int64_t, int64_t>>{
+           {128, 32}, {4096, 128}, {96, 12}, {100, 20}, {60, 4}, {42, 7},
+           {99, 33}, {40, 8}, {200, 40}, {1920, 48}}) {
+    CheckShape(GetParam().isa, GetParam().dtype, k, group, /*permuted=*/true);
+  }
+  // Many positions of channel 0 within chunks and group tails (bf16
+  // leaves it out of the gather and takes it from a register).
+  for (uint32_t seed = 1; seed <= 24; ++seed) {
+    CheckShape(GetParam().isa, GetParam().dtype, 24, 12, /*permuted=*/true,
+               seed);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Isa, ActQuantizerTest,
     ::testing::Values(Param{IsaTier::kAvx2, DType::kBF16},
@@ -209,6 +258,16 @@ TEST(ActQuantizerGeneration, Avx512GeneratesForManyShapes) {
     }
     ActQuantConfig grouped{IsaTier::kAvx512Vnni, dtype, 4096, 128};
     EXPECT_TRUE(GetActQuantizer(grouped).ok());
+    // Act-order (gathers) at both widths, with group and row tails.
+    for (IsaTier isa : {IsaTier::kAvx2, IsaTier::kAvx512Vnni}) {
+      for (auto [k, group] : std::vector<std::pair<int64_t, int64_t>>{
+               {4096, 128}, {14336, 128}, {100, 20}, {33, 33}, {42, 7}}) {
+        ActQuantConfig permuted{isa, dtype, k, group, /*permuted=*/true};
+        auto gen = GetActQuantizer(permuted);
+        ASSERT_TRUE(gen.ok()) << gen.status();
+        EXPECT_NE((*gen)->name(), ActQuantKey({isa, dtype, k, group}).name());
+      }
+    }
   }
 }
 

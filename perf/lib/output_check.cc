@@ -102,7 +102,10 @@ absl::Status CheckLayerOutput(const LayerDesc& desc, const CanonicalWeights& w,
   std::string first;
   std::vector<int32_t> acc(w.groups);
   for (int64_t r : Sample(m, options.max_rows, 2)) {
-    const void* x_row = static_cast<const uint8_t*>(x) + r * ldx * x_size;
+    std::vector<uint8_t> permuted;  // act-order: x as the kernels read it
+    const void* x_row = internal::ActOrderRow(
+        static_cast<const uint8_t*>(x) + r * ldx * x_size, desc.act_dtype,
+        w.k_perm, &permuted);
     const void* y_row = static_cast<const uint8_t*>(y) + r * ldy * y_size;
     internal::QuantizedRow qrow;
     if (desc.mode == Mode::kDA8W4) {

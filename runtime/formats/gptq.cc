@@ -5,7 +5,8 @@
 //           at nibble n % 8 of word (g, n / 8); v1 stores zero - 1 (read
 //           back as (stored + 1) & 0xF), v2 the zero itself;
 //   scales  [G, N];
-//   g_idx   int32 [K], optional: must be the identity k / group_size.
+//   g_idx   int32 [K], optional: act-order, handled for every format in
+//           import.cc (runtime/formats/act_order.h).
 // Symmetric (s4) layers: pass no qzeros. GPTQ's symmetric zero is 8
 // (stored as 7 in v1), which is exactly the canonical s4 form u = q + 8,
 // z = 8; a checkpoint that does store qzeros can be imported as u4 instead.
@@ -34,28 +35,11 @@ absl::Status CheckShape(const LayerDesc& desc, WeightFormat format) {
   return absl::OkStatus();
 }
 
-// Act-order checkpoints permute the groups; kernels assume contiguous
-// groups, so anything but the identity map is refused.
-absl::Status CheckGroupIndex(const LayerDesc& desc, const int32_t* g_idx) {
-  if (g_idx == nullptr) return absl::OkStatus();
-  const int64_t gs = desc.effective_group_size();
-  for (int64_t k = 0; k < desc.k; ++k) {
-    if (g_idx[k] != k / gs) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "act-order (g_idx) is not supported yet: g_idx[k] = %d for k = %d, "
-          "but only the identity map k / group_size = %d is",
-          g_idx[k], k, k / gs));
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status ImportGptq(const LayerDesc& desc, const WeightsView& v,
                         CanonicalWeights* w) {
   if (absl::Status s = CheckShape(desc, v.format); !s.ok()) return s;
-  if (absl::Status s = CheckGroupIndex(desc, v.g_idx); !s.ok()) return s;
   w->u.resize(static_cast<size_t>(w->n * w->k));
   for (int64_t k = 0; k < w->k; ++k) {
     for (int64_t n = 0; n < w->n; ++n) {

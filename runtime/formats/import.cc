@@ -1,12 +1,14 @@
 // Dispatch of ImportWeights / ExportWeights to the format codecs, and the
 // parts every format shares: shape of CanonicalWeights, bias, g_idx
-// presence, consistency of weights handed to an exporter.
+// (act-order, runtime/formats/act_order.h), consistency of weights handed
+// to an exporter.
 #include "runtime/formats/import.h"
 
 #include <iterator>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "runtime/formats/act_order.h"
 #include "runtime/formats/common.h"
 #include "runtime/validate.h"
 
@@ -42,9 +44,10 @@ absl::Status UnknownFormat(WeightFormat f) {
                       static_cast<int>(f)));
 }
 
-bool IsGptq(WeightFormat f) {
-  return f == WeightFormat::kGptqV1 || f == WeightFormat::kGptqV2;
-}
+// g_idx (act-order) is GPTQ's, and compressed-tensors' weight_g_idx; the
+// unpacked formats take one too, since they are what a host converts such
+// checkpoints into. AWQ has no act-order.
+bool TakesGroupIndex(WeightFormat f) { return f != WeightFormat::kAwqGemm; }
 
 // What an exporter may rely on: `w` has the layer's shape and describes
 // weights the layer type can hold.
@@ -72,6 +75,7 @@ absl::Status CheckConsistent(const LayerDesc& desc, const CanonicalWeights& w) {
           absl::StrFormat("weights.u[%d] = %d is outside [0, 15]", i, w.u[i]));
     }
   }
+  if (absl::Status s = CheckActOrder(w); !s.ok()) return s;
   for (size_t i = 0; i < ng; ++i) {
     if (w.zeros[i] > 15 || (!w.asymmetric && w.zeros[i] != 8)) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -114,15 +118,23 @@ absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
   if (absl::Status s = ValidateWeightsPointers(desc, view); !s.ok()) return s;
   const Codec* codec = CodecOf(view.format);
   if (codec == nullptr) return UnknownFormat(view.format);
-  if (view.g_idx != nullptr && !IsGptq(view.format)) {
+  if (view.g_idx != nullptr && !TakesGroupIndex(view.format)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "weights.g_idx is given but the %s format has no g_idx (only GPTQ "
-        "has)",
+        "weights.g_idx is given but the %s format has no g_idx (AWQ has no "
+        "act-order)",
         ToString(view.format)));
+  }
+  std::vector<int32_t> perm;
+  if (view.g_idx != nullptr) {
+    absl::StatusOr<std::vector<int32_t>> p =
+        ActOrderPermutation(desc, view.g_idx);
+    if (!p.ok()) return p.status();
+    perm = *std::move(p);
   }
 
   CanonicalWeights w = CanonicalShape(desc);
   if (absl::Status s = codec->import(desc, view, &w); !s.ok()) return s;
+  ApplyActOrder(std::move(perm), &w);
   if (!w.asymmetric) {
     // s4 is u4 with every zero point 8 (numerics.md); formats without zero
     // points leave this to us.
@@ -144,7 +156,21 @@ absl::StatusOr<OwnedCheckpoint> ExportWeights(const LayerDesc& desc,
   OwnedCheckpoint ckpt;
   ckpt.format = format;
   ckpt.groups_major = groups_major;
-  if (absl::Status s = codec->export_to(desc, w, &ckpt); !s.ok()) return s;
+  if (!w.k_perm.empty()) {
+    // Act-order: the checkpoint holds K in its original order plus g_idx.
+    if (!TakesGroupIndex(format)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "weights have an act-order permutation, which the %s format cannot "
+          "hold (no g_idx)",
+          ToString(format)));
+    }
+    const CanonicalWeights unpermuted = UndoActOrder(w, &ckpt.g_idx);
+    if (absl::Status s = codec->export_to(desc, unpermuted, &ckpt); !s.ok()) {
+      return s;
+    }
+  } else if (absl::Status s = codec->export_to(desc, w, &ckpt); !s.ok()) {
+    return s;
+  }
   if (desc.has_bias) {
     if (absl::Status b = WriteBias(desc, w, &ckpt.bias); !b.ok()) return b;
   }

@@ -21,7 +21,9 @@ CanonicalWeights CanonicalShape(const LayerDesc& desc);
 // passed ValidateDesc. Checks everything format-specific (K multiple of 8
 // for int32-packed formats, N multiple of 8 where zero points are packed
 // along N, zero points present exactly for u4, nibble and zero-point
-// ranges, g_idx the identity) and returns errors that name the bad value.
+// ranges, g_idx groups of exactly group_size members) and returns errors
+// that name the bad value. A g_idx that is not k / group_size is applied
+// as CanonicalWeights::k_perm (act-order).
 // Never writes through the view's pointers.
 absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
                                                const WeightsView& view);
@@ -39,7 +41,8 @@ struct OwnedCheckpoint {
 };
 
 // Writes `w` in `format` with scales in desc.scale_dtype (they must be
-// exactly representable there) and bias in desc.bias_dtype.
+// exactly representable there) and bias in desc.bias_dtype. Weights with a
+// k_perm are written in checkpoint order with the g_idx that describes it.
 absl::StatusOr<OwnedCheckpoint> ExportWeights(const LayerDesc& desc,
                                               const CanonicalWeights& w,
                                               WeightFormat format,
