@@ -88,6 +88,18 @@ CanonicalWeights RandomWeights(const LayerDesc& desc, uint32_t seed) {
   return w;
 }
 
+std::vector<int32_t> RandomActOrder(const LayerDesc& desc, uint32_t seed) {
+  const int64_t group = desc.effective_group_size();
+  std::vector<int32_t> perm(static_cast<size_t>(desc.k));
+  for (int64_t i = 0; i < desc.k; ++i) perm[i] = static_cast<int32_t>(i);
+  std::mt19937 rng(seed);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  for (int64_t g0 = 0; g0 < desc.k; g0 += group) {
+    std::sort(perm.begin() + g0, perm.begin() + g0 + group);
+  }
+  return perm;
+}
+
 void SetActivation(const LayerDesc& desc, std::vector<uint8_t>* x, int64_t ldx,
                    int64_t row, int64_t col, float v) {
   internal::StoreFromF32(x->data(), desc.act_dtype, row * ldx + col, v);

@@ -34,6 +34,11 @@ inline constexpr WeightFormat kAllFormats[] = {
 // exactly representable in desc.bias_dtype.
 internal::CanonicalWeights RandomWeights(const LayerDesc& desc, uint32_t seed);
 
+// A random GPTQ act-order permutation for CanonicalWeights::k_perm, in the
+// form the importer produces from a g_idx: K's channels dealt to the groups
+// at random, each group's channels in increasing order.
+std::vector<int32_t> RandomActOrder(const LayerDesc& desc, uint32_t seed);
+
 // An m x ldx buffer of desc.act_dtype as raw bytes: columns [0, K) hold
 // values drawn from N(0, 1) (rounded to bf16 for bf16 activations),
 // columns [K, ldx) hold NaN so that a kernel reading past K poisons its

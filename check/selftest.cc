@@ -162,13 +162,14 @@ std::string CaseToString(const Case& c) {
   return absl::StrFormat(
       "isa=%s,mode=%s,n=%d,k=%d,group=%d,weights=%s,format=%s,"
       "groups_major=%d,scales=%s,act=%s,out=%s,bias=%s,bf16_compute=%d,"
-      "m=%d,ldx=%d,ldy=%d,threads=%d,backend=%s,wseed=%u,xseed=%u",
+      "m=%d,ldx=%d,ldy=%d,threads=%d,backend=%s,wseed=%u,xseed=%u,"
+      "act_order=%d",
       internal::ToString(c.isa), ToString(d.mode), d.n, d.k, d.group_size,
       ToString(d.weight_type), ToString(c.format), c.groups_major ? 1 : 0,
       ToString(d.scale_dtype), ToString(d.act_dtype), ToString(d.out_dtype),
       d.has_bias ? ToString(d.bias_dtype) : "none",
       d.allow_bf16_compute ? 1 : 0, c.m, c.ldx, c.ldy, c.threads, c.backend,
-      c.weight_seed, c.x_seed);
+      c.weight_seed, c.x_seed, c.act_order ? 1 : 0);
 }
 
 absl::StatusOr<Case> ParseCase(const std::string& text) {
@@ -246,6 +247,8 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
       c.weight_seed = static_cast<uint32_t>(num);
     } else if (name == "xseed") {
       c.x_seed = static_cast<uint32_t>(num);
+    } else if (name == "act_order") {
+      c.act_order = num != 0;
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown case field '", name, "'"));
@@ -320,6 +323,9 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
                                      rng, 0, int64_t(backends.size()) - 1))];
   c.weight_seed = static_cast<uint32_t>((*rng)());
   c.x_seed = static_cast<uint32_t>((*rng)());
+  // Act-order where the format carries a g_idx and K has groups to permute.
+  c.act_order =
+      c.format != WeightFormat::kAwqGemm && d.groups() > 1 && Coin(rng, 0.3);
   return c;
 }
 
@@ -333,7 +339,8 @@ CaseResult RunCase(const Case& c) {
   backend->install(c.threads);
   internal::ScopedIsaCap cap(c.isa);
   const LayerDesc& d = c.desc;
-  const internal::CanonicalWeights w = RandomWeights(d, c.weight_seed);
+  internal::CanonicalWeights w = RandomWeights(d, c.weight_seed);
+  if (c.act_order) w.k_perm = RandomActOrder(d, c.weight_seed + 1);
   absl::StatusOr<internal::OwnedCheckpoint> ckpt =
       internal::ExportWeights(d, w, c.format, c.groups_major);
   if (!ckpt.ok()) {

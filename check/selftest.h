@@ -37,6 +37,9 @@ struct Case {
   std::string backend = "pool";
   uint32_t weight_seed = 0;
   uint32_t x_seed = 0;
+  // GPTQ act-order: the checkpoint carries a g_idx that permutes K
+  // (CanonicalWeights::k_perm drawn from weight_seed). Any format but AWQ.
+  bool act_order = false;
 };
 
 // "isa=avx2,mode=da8w4,n=37,...": every field, parseable by ParseCase.

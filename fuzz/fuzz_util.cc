@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "runtime/numeric.h"
 
@@ -74,15 +75,21 @@ FuzzedCheckpoint MakeCheckpoint(FuzzedDataProvider* fdp, const LayerDesc& desc,
   c.zeros = Take(fdp, b.zeros);
   c.bias = Take(fdp, b.bias);
   if (fdp->ConsumeBool() && desc.k > 0 && desc.k <= 4096) {
-    // GPTQ g_idx: the identity (accepted) or fuzzed (refused unless it
-    // happens to be the identity).
+    // g_idx: the identity, act-order (the identity with fuzzed swaps, so
+    // every group keeps group_size members: accepted), or fuzzed (refused
+    // unless it happens to be one of those).
     c.g_idx.resize(static_cast<size_t>(desc.k));
-    const bool identity = fdp->ConsumeBool();
+    const int kind = fdp->ConsumeIntegralInRange(0, 2);
     const int64_t gs =
         desc.effective_group_size() > 0 ? desc.effective_group_size() : 1;
     for (int64_t i = 0; i < desc.k; ++i) {
-      c.g_idx[i] = identity ? static_cast<int32_t>(i / gs)
+      c.g_idx[i] = kind < 2 ? static_cast<int32_t>(i / gs)
                             : fdp->ConsumeIntegral<int32_t>();
+    }
+    for (int swaps = kind == 1 ? fdp->ConsumeIntegralInRange(1, 64) : 0;
+         swaps > 0; --swaps) {
+      std::swap(c.g_idx[fdp->ConsumeIntegralInRange<int64_t>(0, desc.k - 1)],
+                c.g_idx[fdp->ConsumeIntegralInRange<int64_t>(0, desc.k - 1)]);
     }
   }
   c.qweight = Take(fdp, b.qweight);  // last: the bulk of the bytes

@@ -113,8 +113,8 @@ std::vector<int32_t> RandomPermTable(int64_t k, uint32_t seed) {
 
 void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group,
                 bool permuted = false, uint32_t perm_seed = 0) {
-  SCOPED_TRACE(absl::StrCat("k=", k, " group=", group,
-                            permuted ? " act-order" : ""));
+  SCOPED_TRACE(
+      absl::StrCat("k=", k, " group=", group, permuted ? " act-order" : ""));
   ActQuantConfig config;
   config.isa = isa;
   config.act_dtype = dtype;
@@ -144,8 +144,8 @@ void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group,
   std::vector<int8_t> qa(static_cast<size_t>(rows * ldqa), 0x5A);
   std::vector<float> sa(rows, -1.0f);
   std::vector<int32_t> sums(static_cast<size_t>(rows * ldsums), 0x5A5A5A5A);
-  ActQuantArgs args{x.Row(0),   x.ldx_bytes(), rows,        qa.data(),
-                    sa.data(),  sums.data(),   table.data()};
+  ActQuantArgs args{x.Row(0),  x.ldx_bytes(), rows,        qa.data(),
+                    sa.data(), sums.data(),   table.data()};
   (*gen)->entry<ActQuantFn>()(&args);
 
   for (int r = 0; r < rows; ++r) {
@@ -224,9 +224,16 @@ TEST_P(ActQuantizerTest, ActOrderEveryTail) {
 }
 
 TEST_P(ActQuantizerTest, ActOrderGroups) {
-  for (auto [k, group] : std::vector<std::pair<int64_t, int64_t>>{
-           {128, 32}, {4096, 128}, {96, 12}, {100, 20}, {60, 4}, {42, 7},
-           {99, 33}, {40, 8}, {200, 40}, {1920, 48}}) {
+  for (auto [k, group] : std::vector<std::pair<int64_t, int64_t>>{{128, 32},
+                                                                  {4096, 128},
+                                                                  {96, 12},
+                                                                  {100, 20},
+                                                                  {60, 4},
+                                                                  {42, 7},
+                                                                  {99, 33},
+                                                                  {40, 8},
+                                                                  {200, 40},
+                                                                  {1920, 48}}) {
     CheckShape(GetParam().isa, GetParam().dtype, k, group, /*permuted=*/true);
   }
   // Many positions of channel 0 within chunks and group tails (bf16

@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -536,7 +537,7 @@ TEST(FormatsErrors, Int8ZeroPointsOutOfRange) {
   }
 }
 
-TEST(FormatsErrors, ActOrderGIdxIsRefused) {
+TEST(FormatsErrors, ActOrderGIdxNeedsFullGroups) {
   const LayerDesc d = Desc(8, 32, 8, WeightType::kS4);
   auto ckpt =
       ExportWeights(d, testing::RandomWeights(d, 1), WeightFormat::kGptqV1);
@@ -544,20 +545,32 @@ TEST(FormatsErrors, ActOrderGIdxIsRefused) {
   ckpt->g_idx.resize(32);
   for (int k = 0; k < 32; ++k) ckpt->g_idx[k] = k / 8;
   EXPECT_TRUE(ImportWeights(d, ckpt->view()).ok());
-  ckpt->g_idx[9] = 3;  // act-order: k = 9 belongs to group 3
+  std::swap(ckpt->g_idx[9], ckpt->g_idx[30]);  // act-order: full groups
+  auto permuted = ImportWeights(d, ckpt->view());
+  ASSERT_TRUE(permuted.ok()) << permuted.status();
+  EXPECT_EQ(permuted->k_perm.size(), 32u);
+  ckpt->g_idx[9] = 2;  // group 3 keeps 7 members, group 2 gets 9
   EXPECT_TRUE(FailsWith(ImportWeights(d, ckpt->view()).status(),
-                        "act-order (g_idx) is not supported yet: g_idx[k] = 3 "
-                        "for k = 9"));
+                        "g_idx gives group 2 9 members, but every group "
+                        "needs exactly group_size = 8"));
+  ckpt->g_idx[9] = 4;
+  EXPECT_TRUE(FailsWith(ImportWeights(d, ckpt->view()).status(),
+                        "g_idx[9] = 4 is not a group"));
 }
 
-TEST(FormatsErrors, GIdxOnlyForGptq) {
+TEST(FormatsErrors, GIdxNotForAwq) {
   const LayerDesc d = Desc(8, 8, -1, WeightType::kS4);
-  auto ckpt = ExportWeights(d, testing::RandomWeights(d, 1),
-                            WeightFormat::kUnpackedInt8);
+  auto ckpt =
+      ExportWeights(d, testing::RandomWeights(d, 1), WeightFormat::kAwqGemm);
   ASSERT_TRUE(ckpt.ok()) << ckpt.status();
   ckpt->g_idx.assign(8, 0);
   EXPECT_TRUE(FailsWith(ImportWeights(d, ckpt->view()).status(),
-                        "g_idx is given but the unpacked-int8 format"));
+                        "g_idx is given but the awq"));
+  ckpt = ExportWeights(d, testing::RandomWeights(d, 1),
+                       WeightFormat::kUnpackedInt8);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status();
+  ckpt->g_idx.assign(8, 0);
+  EXPECT_TRUE(ImportWeights(d, ckpt->view()).ok());
 }
 
 TEST(FormatsErrors, UnknownFormat) {

@@ -153,15 +153,18 @@ TEST(Validation, FormatSpecificShapeAndValues) {
   EXPECT_TRUE(CreateFails(d, ckpt->view(), "qweight[n = 1, k = 6] = 9"));
 }
 
-TEST(Validation, ActOrderGIdxIsRefused) {
+// Act-order is accepted when every group has group_size members
+// (tests/act_order_test.cc), refused with the group's count otherwise.
+TEST(Validation, ActOrderGIdxWithUnevenGroupsIsRefused) {
   const LayerDesc d = GoodDesc(WeightType::kU4);
   auto ckpt = internal::ExportWeights(d, testing::RandomWeights(d, 1),
                                       WeightFormat::kGptqV1);
   ASSERT_TRUE(ckpt.ok()) << ckpt.status();
   for (int k = 0; k < d.k; ++k) ckpt->g_idx.push_back((k % 2) ? 1 : 0);
-  EXPECT_TRUE(CreateFails(d, ckpt->view(),
-                          "act-order (g_idx) is not supported yet: g_idx[k] = "
-                          "1 for k = 1"));
+  EXPECT_TRUE(Layer::Create(d, ckpt->view()).ok());
+  ckpt->g_idx[0] = 1;
+  EXPECT_TRUE(
+      CreateFails(d, ckpt->view(), "g_idx gives group 0 31 members, but"));
 }
 
 // Run errors leave every byte of y as it was.

@@ -34,6 +34,7 @@ using check::ExpectedRow;
 using check::kAllFormats;
 using check::MakeLayer;
 using check::RandomActivations;
+using check::RandomActOrder;
 using check::RandomWeights;
 using check::RunToF32;
 using check::SetActivation;
