@@ -135,9 +135,10 @@ LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
     CheckDType(kOp, "zero_points", *zero_points, {shapes.zp_dtype});
   }
   if (Present(g_idx)) {
-    TORCH_CHECK(f == WeightFormat::kGptqV1 || f == WeightFormat::kGptqV2, kOp,
-                ": g_idx is only meaningful for the GPTQ formats, not ",
-                format);
+    // Act-order (runtime/formats/act_order.h): every format but AWQ.
+    TORCH_CHECK(f != WeightFormat::kAwqGemm, kOp,
+                ": g_idx (act-order) is not meaningful for ", format,
+                ", which has no act-order");
     CheckCpu(kOp, "g_idx", *g_idx);
     CheckDim(kOp, "g_idx", *g_idx, 1);
     CheckDType(kOp, "g_idx", *g_idx, {at::kInt});

@@ -82,19 +82,23 @@ class Linear(torch.nn.Module):
 
     @classmethod
     def from_compressed_tensors(cls, weight_packed, weight_scale,
-                                weight_zero_point=None, bias=None, **kw):
+                                weight_zero_point=None, bias=None, *,
+                                weight_g_idx=None, **kw):
         """compressed-tensors pack_quantized: weight_packed int32 [N, K/8],
-        weight_scale [N, G], weight_zero_point int32 [N/8, G] (asymmetric)."""
+        weight_scale [N, G], weight_zero_point int32 [N/8, G] (asymmetric),
+        weight_g_idx int32 [K] (actorder="group")."""
         return cls.from_checkpoint("compressed_tensors", weight_packed,
-                                   weight_scale, weight_zero_point, None,
-                                   bias, **kw)
+                                   weight_scale, weight_zero_point,
+                                   weight_g_idx, bias, **kw)
 
     @classmethod
     def from_gptq(cls, qweight, qzeros, scales, g_idx=None, bias=None, *,
                   version=1, **kw):
         """AutoGPTQ/GPTQModel: qweight int32 [K/8, N], qzeros int32
         [G, N/8] (None for symmetric, zero 8), scales [G, N], g_idx [K]
-        (identity order only). version 1 stores zero - 1, 2 the zero."""
+        (the group of each input channel; act-order / desc_act checkpoints
+        give it in any order, as long as every group has group_size
+        members). version 1 stores zero - 1, 2 the zero."""
         if version not in (1, 2):
             raise ValueError(f"w4jit.Linear.from_gptq: version {version} "
                              "is not 1 or 2")
@@ -109,16 +113,18 @@ class Linear(torch.nn.Module):
                                    **kw)
 
     @classmethod
-    def from_unpacked(cls, weight, scales, zero_points=None, bias=None, **kw):
+    def from_unpacked(cls, weight, scales, zero_points=None, bias=None, *,
+                      g_idx=None, **kw):
         """int8 [N, K] values (s4, or u4 with int8 zero points), scales and
-        zero points [G, N] (groups_major=False for [N, G])."""
+        zero points [G, N] (groups_major=False for [N, G]), g_idx int32 [K]
+        (act-order) optional."""
         return cls.from_checkpoint("unpacked_int8", weight, scales,
-                                   zero_points, None, bias, **kw)
+                                   zero_points, g_idx, bias, **kw)
 
     @classmethod
-    def from_zentorch(cls, repacked, scales, zero_points=None, bias=None,
-                      **kw):
-        """woq_repack_weight's int32 [N, K/8], scales/zero points as for
-        from_unpacked."""
+    def from_zentorch(cls, repacked, scales, zero_points=None, bias=None, *,
+                      g_idx=None, **kw):
+        """woq_repack_weight's int32 [N, K/8], scales/zero points/g_idx as
+        for from_unpacked."""
         return cls.from_checkpoint("zentorch_int32", repacked, scales,
-                                   zero_points, None, bias, **kw)
+                                   zero_points, g_idx, bias, **kw)

@@ -119,7 +119,8 @@ CLASS_BAD = [
     (dict(scales=torch.rand(N, G + 1)), f"dim 1 is {G + 1}"),
     (dict(zp=torch.zeros(N // 8, G, dtype=torch.int8)), "zero_points has dtype Char"),
     (dict(zp=torch.zeros(N // 8 + 1, G, dtype=torch.int32)), f"dim 0 is {N // 8 + 1}"),
-    (dict(g_idx=torch.zeros(K, dtype=torch.int32)), "g_idx is only meaningful"),
+    (dict(g_idx=torch.zeros(K, dtype=torch.int32)), f"g_idx gives group 0 {K} members"),
+    (dict(g_idx=torch.full((K,), K // GS, dtype=torch.int32)), f"g_idx[0] = {K // GS} is not a group"),
     (dict(bias=torch.randn(N + 1)), f"dim 0 is {N + 1}"),
 ]
 
