@@ -134,6 +134,10 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
       c.scaling = true;
       continue;
     }
+    if (arg == "--act-order") {
+      c.act_order = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("unexpected argument '", arg, "' (see --help)"));
@@ -198,6 +202,9 @@ std::string BenchUsage() {
       "                       OpenMP) and print the parallel efficiency\n"
       "  --scaling-layer=NAME the layer --scaling times (default: the first\n"
       "                       square one)\n"
+      "  --act-order          also time every layer and M with GPTQ act-order\n"
+      "                       (g_idx permuting K) against the same layer\n"
+      "                       without, interleaved\n"
       "  --out=DIR            output directory (default ./w4jit-bench-out)\n"
       "  --quick              M=1,16, fewer samples, cold only at M=1\n"
       "  --help               this text\n");

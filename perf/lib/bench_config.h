@@ -40,6 +40,9 @@ struct BenchConfig {
   // default).
   bool scaling = false;
   std::string scaling_layer;
+  // The --act-order section: every layer at every M, plain versus GPTQ
+  // act-order (perf/lib/act_order_bench.h).
+  bool act_order = false;
   bool quick = false;
   bool help = false;
 };

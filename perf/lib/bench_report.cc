@@ -22,6 +22,11 @@ bool BenchReport::any_failed() const {
       return true;
     }
   }
+  for (const ActOrderRow& r : act_order) {
+    if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {
+      return true;
+    }
+  }
   return false;
 }
 

@@ -94,6 +94,20 @@ struct ScalingRow {
   double efficiency = 0.0;
 };
 
+// One layer in one mode at one M, with and without GPTQ act-order (the
+// --act-order section): the same weights, the act-order layer made from a
+// GPTQ checkpoint whose g_idx permutes K, both timed interleaved.
+struct ActOrderRow {
+  std::string impl;  // kImplW4a16 / kImplDa8w4
+  std::string layer;
+  int64_t n = 0, k = 0, group_size = 0, m = 0;
+  RowStatus status = RowStatus::kOk;
+  std::string note;
+  int samples = 0;
+  double plain_p50_us = 0.0, plain_min_us = 0.0;
+  double act_p50_us = 0.0, act_min_us = 0.0;
+};
+
 struct BenchReport {
   std::string w4jit_version;
   std::string onednn_version;
@@ -110,7 +124,8 @@ struct BenchReport {
   std::vector<BenchRow> rows;
   // How waiting threads behave while the rows are timed (header line).
   std::string wait_policy;
-  std::vector<ScalingRow> scaling;  // empty without --scaling
+  std::vector<ScalingRow> scaling;     // empty without --scaling
+  std::vector<ActOrderRow> act_order;  // empty without --act-order
 
   bool any_failed() const;
 };

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "perf/lib/act_order_bench.h"
 #include "perf/lib/layer_bench.h"
 #include "perf/lib/onednn_peer.h"
 #include "perf/lib/row_metrics.h"
@@ -68,6 +69,9 @@ absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
   FillSpeedups(&report.rows);
   if (config.scaling) {
     if (absl::Status s = RunScaling(config, say, &report); !s.ok()) return s;
+  }
+  if (config.act_order) {
+    if (absl::Status s = RunActOrder(config, say, &report); !s.ok()) return s;
   }
   return report;
 }

@@ -245,12 +245,37 @@ std::string FormatScaling(const BenchReport& report) {
   return out;
 }
 
+std::string FormatActOrder(const BenchReport& report) {
+  if (report.act_order.empty()) return "";
+  std::string out = absl::StrFormat(
+      "\n== GPTQ act-order vs the same layer without, hot, interleaved; "
+      "cost = p50 ratio - 1 ==\n%-6s %-10s %6s %6s %5s %5s %10s %10s %10s "
+      "%10s %7s\n",
+      "mode", "layer", "N", "K", "group", "M", "p50(us)", "min(us)", "act p50",
+      "act min", "cost");
+  for (const ActOrderRow& r : report.act_order) {
+    absl::StrAppendFormat(&out, "%-6s %-10s %6d %6d %5d %5d ",
+                          ImplTitle(r.impl), r.layer, r.n, r.k, r.group_size,
+                          r.m);
+    if (r.status != RowStatus::kOk) {
+      absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
+      continue;
+    }
+    absl::StrAppendFormat(&out, "%10.1f %10.1f %10.1f %10.1f %+6.1f%%\n",
+                          r.plain_p50_us, r.plain_min_us, r.act_p50_us,
+                          r.act_min_us,
+                          (r.act_p50_us / r.plain_p50_us - 1.0) * 100);
+  }
+  return out;
+}
+
 std::string FormatReport(const BenchReport& report) {
   std::string out = FormatHeader(report);
   for (const std::string& impl : report.impls) {
     out += FormatTable(report, impl);
   }
   out += FormatScaling(report);
+  out += FormatActOrder(report);
   out += "\n";
   for (const std::string& impl : report.impls) {
     out += FormatSummary(report, impl);

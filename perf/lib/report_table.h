@@ -15,6 +15,8 @@ std::string FormatHeader(const BenchReport& report);
 std::string FormatTable(const BenchReport& report, const std::string& impl);
 // The --scaling section ("" without it).
 std::string FormatScaling(const BenchReport& report);
+// The --act-order section ("" without it).
+std::string FormatActOrder(const BenchReport& report);
 // "W4A16: 20 ok, ...; geomean speedup ...; median roofline ..."
 std::string FormatSummary(const BenchReport& report, const std::string& impl);
 // Header, then table and summary of every implementation.
