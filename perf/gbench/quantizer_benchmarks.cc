@@ -1,21 +1,36 @@
 // The DA8W4 activation quantizer alone, for each distinct K of the presets
 // (group 128) and the bench's M values: it must stay negligible next to
-// the GEMM (shared/design/kernels.md).
+// the GEMM (shared/design/kernels.md). "/act_order" variants gather x
+// through a GPTQ act-order permutation (bf16 and f32), beside the W4A16
+// x packing with and without it: together, the whole run-time cost of
+// act-order in either mode.
 #include <set>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "check/layer_check.h"
 #include "dispatch/cpu_profile.h"
 #include "jit/act_quantizer_generator.h"
 #include "perf/gbench/registry.h"
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
+#include "runtime/numeric.h"
+#include "runtime/w4a16_pack.h"
 
 namespace w4jit::perf {
 namespace {
 
-void BM_ActQuantizer(benchmark::State& state, int64_t k) {
+LayerDesc ActOrderDesc(int64_t k, int64_t group) {
+  LayerDesc d;
+  d.k = k;
+  d.group_size = group;
+  return d;
+}
+
+void BM_ActQuantizer(benchmark::State& state, int64_t k, DType dtype,
+                     bool act_order) {
   const int64_t m = state.range(0), group = 128;
   const internal::IsaTier isa = internal::ActiveIsa();
   if (isa < internal::IsaTier::kAvx2) {
@@ -24,9 +39,10 @@ void BM_ActQuantizer(benchmark::State& state, int64_t k) {
   }
   internal::ActQuantConfig config;
   config.isa = isa;
-  config.act_dtype = DType::kBF16;
+  config.act_dtype = dtype;
   config.k = k;
   config.group_size = group;
+  config.permuted = act_order;
   absl::StatusOr<const internal::Generator*> gen =
       internal::GetActQuantizer(config);
   if (!gen.ok()) {
@@ -34,21 +50,60 @@ void BM_ActQuantizer(benchmark::State& state, int64_t k) {
     return;
   }
   const auto fn = (*gen)->entry<internal::ActQuantFn>();
-  const std::vector<uint16_t> x = BenchActivations(m, k, 3);
+  // f32 rows: the bf16 values widened (same magnitudes).
+  const std::vector<uint16_t> xb = BenchActivations(m, k, 3);
+  std::vector<float> xf;
+  if (dtype == DType::kF32) {
+    for (uint16_t v : xb) xf.push_back(internal::Bf16ToF32(v));
+  }
+  const void* x = dtype == DType::kF32 ? static_cast<const void*>(xf.data())
+                                       : static_cast<const void*>(xb.data());
+  const int64_t esize = dtype == DType::kF32 ? 4 : 2;
+  std::vector<int32_t> table;
+  if (act_order) {
+    table = check::RandomActOrder(ActOrderDesc(k, group), 5);
+    table.resize(table.size() + internal::kActOrderTablePad, 0);
+  }
   std::vector<int8_t> qa(static_cast<size_t>(m * internal::QaRowStride(k)));
   std::vector<float> sa(static_cast<size_t>(m));
   std::vector<int32_t> sums(
       static_cast<size_t>(m * internal::SumsRowStride(k / group) / 4));
-  const internal::ActQuantArgs args{x.data(),  k * 2,     m,
-                                    qa.data(), sa.data(), sums.data()};
+  const internal::ActQuantArgs args{x,
+                                    k * esize,
+                                    m,
+                                    qa.data(),
+                                    sa.data(),
+                                    sums.data(),
+                                    act_order ? table.data() : nullptr};
   for (auto _ : state) {
     fn(&args);
+    benchmark::ClobberMemory();
+  }
+  state.counters["x_B/s"] =
+      benchmark::Counter(static_cast<double>(esize * m * k),
+                         benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::kIs1000);
+  state.SetLabel((*gen)->name());
+}
+
+// W4A16's per-call packing of x (bf16 rows) into the kernels' f32 rows,
+// plain or through the act-order permutation.
+void BM_W4a16PackX(benchmark::State& state, int64_t k, bool act_order) {
+  const int64_t m = state.range(0);
+  const int mr = m < 8 ? 2 : 6;  // AVX2's GEMV and panel tile heights
+  const std::vector<uint16_t> x = BenchActivations(m, k, 3);
+  std::vector<float> out(static_cast<size_t>(m * k));
+  const std::vector<int32_t> perm =
+      act_order ? check::RandomActOrder(ActOrderDesc(k, 128), 5)
+                : std::vector<int32_t>();
+  for (auto _ : state) {
+    internal::PackRowsF32(x.data(), DType::kBF16, k, m, k, mr, out.data(),
+                          act_order ? perm.data() : nullptr);
     benchmark::ClobberMemory();
   }
   state.counters["x_B/s"] = benchmark::Counter(
       2.0 * m * k, benchmark::Counter::kIsIterationInvariantRate,
       benchmark::Counter::kIs1000);
-  state.SetLabel((*gen)->name());
 }
 
 }  // namespace
@@ -59,11 +114,30 @@ void RegisterQuantizerBenchmarks() {
     for (const LayerShape& shape : preset.layers) ks.insert(shape.k);
   }
   for (int64_t k : ks) {
-    benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
-        absl::StrCat("ActQuantizer/K:", k).c_str(),
-        [k](benchmark::State& state) { BM_ActQuantizer(state, k); });
-    b->ArgName("M")->Unit(benchmark::kMicrosecond);
-    for (int64_t m : BenchConfig().ms) b->Arg(m);
+    for (DType dtype : {DType::kBF16, DType::kF32}) {
+      for (bool act_order : {false, true}) {
+        // bf16 is what the layer benchmarks run; f32 only for act-order.
+        if (dtype == DType::kF32 && !act_order) continue;
+        benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+            absl::StrCat("ActQuantizer/K:", k,
+                         dtype == DType::kF32 ? "/f32" : "",
+                         act_order ? "/act_order" : "")
+                .c_str(),
+            [=](benchmark::State& state) {
+              BM_ActQuantizer(state, k, dtype, act_order);
+            });
+        b->ArgName("M")->Unit(benchmark::kMicrosecond);
+        for (int64_t m : BenchConfig().ms) b->Arg(m);
+      }
+    }
+    for (bool act_order : {false, true}) {
+      benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+          absl::StrCat("W4a16PackX/K:", k, act_order ? "/act_order" : "")
+              .c_str(),
+          [=](benchmark::State& state) { BM_W4a16PackX(state, k, act_order); });
+      b->ArgName("M")->Unit(benchmark::kMicrosecond);
+      for (int64_t m : BenchConfig().ms) b->Arg(m);
+    }
   }
 }
 
