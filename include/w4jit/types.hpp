@@ -78,7 +78,9 @@ struct WeightsView {
   const void* qweight = nullptr;      // layout depends on `format`
   const void* scales = nullptr;       // dtype LayerDesc::scale_dtype
   const void* zero_points = nullptr;  // u4 only; layout depends on `format`
-  const int32_t* g_idx = nullptr;     // GPTQ act-order map, optional
+  // [K] group of each input channel, optional; any order with group_size
+  // channels per group (GPTQ act-order). Not for kAwqGemm.
+  const int32_t* g_idx = nullptr;
   const void* bias = nullptr;         // [N], LayerDesc::bias_dtype
   // For kUnpackedInt8 and kZentorchInt32 only: true if scales and zero
   // points are [G, N] (group-major), false if [N, G].

@@ -62,7 +62,7 @@ typedef struct w4jit_weights {
   const void* qweight;
   const void* scales;
   const void* zero_points;
-  const int32_t* g_idx;
+  const int32_t* g_idx; /* [K] or NULL; act-order as WeightsView::g_idx */
   const void* bias;
   int groups_major;
 } w4jit_weights;

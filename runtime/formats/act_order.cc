@@ -72,9 +72,8 @@ CanonicalWeights UndoActOrder(const CanonicalWeights& w,
 absl::Status CheckActOrder(const CanonicalWeights& w) {
   if (w.k_perm.empty()) return absl::OkStatus();
   if (static_cast<int64_t>(w.k_perm.size()) != w.k) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("weights.k_perm has %d entries, K = %d",
-                        w.k_perm.size(), w.k));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "weights.k_perm has %d entries, K = %d", w.k_perm.size(), w.k));
   }
   std::vector<bool> seen(static_cast<size_t>(w.k), false);
   for (int64_t j = 0; j < w.k; ++j) {
