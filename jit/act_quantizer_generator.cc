@@ -13,17 +13,12 @@ using Xbyak::Address;
 using Xbyak::Opmask;
 using Xbyak::Xmm;
 
-int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
 constexpr uint32_t kF32Bits1e10 = 0x2EDBE6FF;  // 1e-10f
 constexpr uint32_t kF32Bits127 = 0x42FE0000;   // 127.0f
 constexpr uint32_t kF32QuietNan = 0x7FC00000;
 constexpr uint32_t kF32ExpAllOnes = 0x7F800000;  // Inf; NaN is above
 
 }  // namespace
-
-int64_t QaRowStride(int64_t k) { return RoundUp(k, 64) + 64; }
-int64_t SumsRowStride(int64_t groups) { return RoundUp(groups * 4, 64); }
 
 KernelKey ActQuantKey(const ActQuantConfig& c) {
   KernelKey key;

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "dispatch/kernel_cache.h"
-#include "jit/act_quantizer_generator.h"
 
 namespace w4jit::internal {
 namespace {

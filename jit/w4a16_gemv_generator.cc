@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "jit/w4a16_decode.h"
+#include "jit/w4a16_layout.h"
 #include "runtime/numeric.h"
 
 namespace w4jit::internal {
