@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
 #include "jit/da8w4_layout.h"
@@ -44,6 +44,9 @@ struct ActQuantConfig {
                            // dividing K
 };
 
+// Why this config cannot be generated (a group that does not divide K, an
+// activation dtype other than bf16 / f32), or OK.
+absl::Status CheckActQuantConfig(const ActQuantConfig& config);
 KernelKey ActQuantKey(const ActQuantConfig& config);
 
 class ActQuantizerGenerator : public Generator {
@@ -75,9 +78,6 @@ class ActQuantizerGenerator : public Generator {
   const int64_t groups_;
   ConstPool pool_;
 };
-
-// The quantizer for `config` from the process-wide kernel cache.
-absl::StatusOr<const Generator*> GetActQuantizer(const ActQuantConfig& config);
 
 }  // namespace w4jit::internal
 

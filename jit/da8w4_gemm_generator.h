@@ -27,7 +27,6 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
 #include "jit/da8w4_layout.h"
@@ -125,10 +124,6 @@ class Da8w4GemmGenerator : public Generator {
   const int64_t sums_stride_;
   const int out_bytes_;
 };
-
-// The kernel for `config` from the process-wide kernel cache.
-absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
-    const Da8w4GemmConfig& config);
 
 }  // namespace w4jit::internal
 

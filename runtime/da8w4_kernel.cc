@@ -21,6 +21,7 @@
 #include "jit/act_quantizer_generator.h"
 #include "jit/da8w4_gemm_generator.h"
 #include "runtime/da8w4_decode.h"
+#include "runtime/da8w4_kernel_lookup.h"
 #include "runtime/da8w4_pack.h"
 #include "runtime/da8w4_params.h"
 #include "runtime/jit_kernels.h"
