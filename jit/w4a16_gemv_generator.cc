@@ -5,9 +5,9 @@
 #include <optional>
 
 #include "absl/strings/str_format.h"
+#include "base/numeric.h"
 #include "jit/w4a16_decode.h"
 #include "jit/w4a16_layout.h"
-#include "runtime/numeric.h"
 
 namespace w4jit::internal {
 namespace {

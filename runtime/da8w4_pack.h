@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/memory.h"
 #include "jit/da8w4_layout.h"
 #include "runtime/canonical_weights.h"
-#include "runtime/memory.h"
 
 namespace w4jit::internal {
 

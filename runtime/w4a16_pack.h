@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/memory.h"
 #include "jit/w4a16_layout.h"
 #include "runtime/canonical_weights.h"
-#include "runtime/memory.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
