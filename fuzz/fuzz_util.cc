@@ -6,7 +6,7 @@
 #include <limits>
 #include <utility>
 
-#include "runtime/numeric.h"
+#include "base/numeric.h"
 
 namespace w4jit::fuzz {
 

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
 #include "runtime/formats/import.h"
-#include "runtime/numeric.h"
 #include "runtime/reference.h"
 #include "tests/util/isa.h"
 #include "tests/util/test_layer.h"

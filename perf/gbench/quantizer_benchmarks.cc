@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/numeric.h"
 #include "benchmark/benchmark.h"
 #include "check/layer_check.h"
 #include "dispatch/cpu_profile.h"
@@ -16,7 +17,7 @@
 #include "perf/gbench/registry.h"
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
-#include "runtime/numeric.h"
+#include "runtime/da8w4_kernel_lookup.h"
 #include "runtime/w4a16_pack.h"
 
 namespace w4jit::perf {
