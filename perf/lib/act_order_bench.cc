@@ -34,22 +34,34 @@ absl::StatusOr<Variant> MakeVariant(const LayerDesc& desc,
   return Variant{std::move(w), *std::move(layer)};
 }
 
-// Checks both variants at M and times them interleaved into `row`.
+// Checks the variants at M and times them interleaved into `row`. `copy`
+// is a second plain layer from the same checkpoint: how far two identical
+// layers differ (weights at other addresses, huge pages or not) is the
+// noise floor of the act-order cost.
 void TimeRow(const BenchConfig& config, const LayerDesc& desc,
-             const Variant& plain, const Variant& act, ActOrderRow* row) {
+             const Variant& plain, const Variant& act, const Variant& copy,
+             ActOrderRow* row) {
   const int64_t m = row->m, n = desc.n, k = desc.k;
   const std::vector<uint16_t> x =
       BenchActivations(m, k, 0xAC70ull + static_cast<uint64_t>(m));
   std::vector<uint16_t> y_plain(static_cast<size_t>(m * n));
   std::vector<uint16_t> y_act(static_cast<size_t>(m * n));
+  std::vector<uint16_t> y_copy(static_cast<size_t>(m * n));
   const Contender run_plain = [&] {
     return plain.layer->Run(m, x.data(), k, y_plain.data(), n);
   };
   const Contender run_act = [&] {
     return act.layer->Run(m, x.data(), k, y_act.data(), n);
   };
+  const Contender run_copy = [&] {
+    return copy.layer->Run(m, x.data(), k, y_copy.data(), n);
+  };
   absl::Status s = run_plain();
   if (s.ok()) s = run_act();
+  if (s.ok()) s = run_copy();
+  if (s.ok() && y_copy != y_plain) {
+    s = absl::InternalError("two layers from one checkpoint differ");
+  }
   if (s.ok()) {
     s = CheckLayerOutput(desc, plain.weights, m, x.data(), k, y_plain.data(),
                          n);
@@ -64,7 +76,7 @@ void TimeRow(const BenchConfig& config, const LayerDesc& desc,
     return;
   }
   const std::vector<absl::StatusOr<TimingResult>> r =
-      TimeInterleaved({run_plain, run_act}, config.timing);
+      TimeInterleaved({run_plain, run_act, run_copy}, config.timing);
   for (const auto& one : r) {
     if (!one.ok()) {
       row->status = RowStatus::kError;
@@ -72,11 +84,13 @@ void TimeRow(const BenchConfig& config, const LayerDesc& desc,
       return;
     }
   }
-  row->samples = std::min(r[0]->samples, r[1]->samples);
+  row->samples = std::min({r[0]->samples, r[1]->samples, r[2]->samples});
   row->plain_p50_us = r[0]->median_us;
   row->plain_min_us = r[0]->min_us;
   row->act_p50_us = r[1]->median_us;
   row->act_min_us = r[1]->min_us;
+  row->copy_p50_us = r[2]->median_us;
+  row->copy_min_us = r[2]->min_us;
 }
 
 }  // namespace
@@ -96,21 +110,26 @@ absl::Status RunActOrder(const BenchConfig& config,
       internal::CanonicalWeights w = BenchWeights(desc, 0xAC7ull);
       internal::CanonicalWeights permuted = w;
       permuted.k_perm = check::RandomActOrder(desc, 0xAC7u);
-      absl::StatusOr<Variant> plain = MakeVariant(desc, std::move(w));
+      absl::StatusOr<Variant> plain = MakeVariant(desc, w);
       absl::StatusOr<Variant> act = MakeVariant(desc, std::move(permuted));
+      absl::StatusOr<Variant> copy = MakeVariant(desc, std::move(w));
       for (int64_t m : config.ms) {
         ActOrderRow row = base;
         row.m = m;
-        if (!plain.ok() || !act.ok()) {
+        if (!plain.ok() || !act.ok() || !copy.ok()) {
           row.status = RowStatus::kError;
           row.note = std::string(
-              (plain.ok() ? act.status() : plain.status()).message());
+              (!plain.ok() ? plain.status()
+                           : (!act.ok() ? act.status() : copy.status()))
+                  .message());
         } else {
-          TimeRow(config, desc, *plain, *act, &row);
+          TimeRow(config, desc, *plain, *act, *copy, &row);
         }
         say(absl::StrFormat(
-            "  act-order %s %s M=%d: p50 %.1f us plain, %.1f us act-order%s",
+            "  act-order %s %s M=%d: p50 %.1f us plain, %.1f us act-order, "
+            "%.1f us plain copy%s",
             row.impl, row.layer, m, row.plain_p50_us, row.act_p50_us,
+            row.copy_p50_us,
             row.status == RowStatus::kOk ? "" : " (" + row.note + ")"));
         report->act_order.push_back(std::move(row));
       }

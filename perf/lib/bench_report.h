@@ -96,7 +96,7 @@ struct ScalingRow {
 
 // One layer in one mode at one M, with and without GPTQ act-order (the
 // --act-order section): the same weights, the act-order layer made from a
-// GPTQ checkpoint whose g_idx permutes K, both timed interleaved.
+// GPTQ checkpoint whose g_idx permutes K, all timed interleaved.
 struct ActOrderRow {
   std::string impl;  // kImplW4a16 / kImplDa8w4
   std::string layer;
@@ -106,6 +106,9 @@ struct ActOrderRow {
   int samples = 0;
   double plain_p50_us = 0.0, plain_min_us = 0.0;
   double act_p50_us = 0.0, act_min_us = 0.0;
+  // A second plain layer from the same checkpoint, timed alongside: the
+  // noise floor of the comparison.
+  double copy_p50_us = 0.0, copy_min_us = 0.0;
 };
 
 struct BenchReport {
