@@ -249,10 +249,10 @@ std::string FormatActOrder(const BenchReport& report) {
   if (report.act_order.empty()) return "";
   std::string out = absl::StrFormat(
       "\n== GPTQ act-order vs the same layer without, hot, interleaved; "
-      "cost = p50 ratio - 1 ==\n%-6s %-10s %6s %6s %5s %5s %10s %10s %10s "
-      "%10s %7s\n",
+      "cost = act p50 / p50 - 1; copy = a second plain layer (noise "
+      "floor) ==\n%-6s %-10s %6s %6s %5s %5s %10s %10s %10s %10s %7s %7s\n",
       "mode", "layer", "N", "K", "group", "M", "p50(us)", "min(us)", "act p50",
-      "act min", "cost");
+      "act min", "cost", "copy");
   for (const ActOrderRow& r : report.act_order) {
     absl::StrAppendFormat(&out, "%-6s %-10s %6d %6d %5d %5d ",
                           ImplTitle(r.impl), r.layer, r.n, r.k, r.group_size,
