@@ -278,7 +278,7 @@ class Da8w4JitKernel final : public LinearKernel {
   const Da8w4Params params_;
   const IsaTier isa_;
   const Da8w4Packed packed_;
-  std::vector<int32_t> perm_table_;  // act-order: k_perm + padding, or empty
+  AlignedVector<int32_t> perm_table_;  // act-order: k_perm + padding, or empty
   ActQuantFn quantize_ = nullptr;
   std::vector<TileKernels> tiles_;        // [rows], 1 .. mr: unpacking
   std::vector<TileKernels> panel_tiles_;  // [rows], 1 .. panel_mr: decoded

@@ -48,7 +48,8 @@ struct Shape {
 
 // Runs every row count on `shape` with x, y and all library buffers flush
 // against guard pages at `flush`; returns the kernels the layer ran.
-std::string CheckShape(Mode mode, const Shape& s, Flush flush) {
+std::string CheckShape(Mode mode, const Shape& s, Flush flush,
+                       bool act_order = false) {
   const LayerDesc desc =
       KernelTestDesc(mode, s.n, s.k, s.group, s.type, s.act, s.out, s.bias);
   SCOPED_TRACE(absl::StrCat(Describe(desc), " ", ToString(flush)));
@@ -56,7 +57,10 @@ std::string CheckShape(Mode mode, const Shape& s, Flush flush) {
   guard.set_flush(flush);
   internal::ScopedAllocatorHook hook(&guard);
   const int64_t before = guard.allocations();
-  const auto w = RandomWeights(desc, 7);
+  auto w = RandomWeights(desc, 7);
+  // GPTQ act-order: x is gathered through a permutation (the quantizer's
+  // table is a library buffer too).
+  if (act_order) w.k_perm = RandomActOrder(desc, 9);
   auto layer = MakeLayer(desc, w);
   if (!layer.ok()) {
     ADD_FAILURE() << layer.status();
@@ -133,6 +137,30 @@ TEST_P(GuardPageTest, W4a16EveryTail) {
       // The f32 flavour's large-M path: dequantize + panel kernels.
       EXPECT_NE(names.find("w4a16dq_"), std::string::npos) << names;
       EXPECT_NE(names.find("w4a16panel_"), std::string::npos) << names;
+    }
+  }
+}
+
+// GPTQ act-order, both modes: the DA8W4 quantizer's gathers (bf16 reads
+// the dword ending at each x element, so the first and last elements of a
+// row are the edge cases) and W4A16's permuted packing of x, with groups
+// and row tails.
+TEST_P(GuardPageTest, ActOrderEveryTail) {
+  const std::vector<IsaTier> tiers = JitTiers();
+  if (tiers.empty()) GTEST_SKIP() << "no JIT tier (AVX2) on this CPU";
+  const Shape shapes[] = {
+      {16, 36, 4, WeightType::kS4, DType::kBF16, DType::kBF16, false},
+      {33, 96, 32, WeightType::kU4, DType::kF32, DType::kF32, true},
+      {17, 60, 12, WeightType::kU4, DType::kBF16, DType::kF32, false},
+      {65, 256, 128, WeightType::kS4, DType::kBF16, DType::kBF16, true},
+      {8, 40, 20, WeightType::kS4, DType::kF32, DType::kBF16, false},
+  };
+  for (IsaTier tier : tiers) {
+    internal::ScopedIsaCap cap(tier);
+    for (Mode mode : {Mode::kDA8W4, Mode::kW4A16}) {
+      for (const Shape& s : shapes) {
+        CheckShape(mode, s, GetParam(), /*act_order=*/true);
+      }
     }
   }
 }
