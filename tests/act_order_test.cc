@@ -349,7 +349,7 @@ TEST_F(ActOrderRefusal, CApiAcceptsAndRefusesAlike) {
   cd.n = d_.n;
   cd.k = d_.k;
   cd.group_size = d_.group_size;
-  cd.scale_dtype = W4JIT_F32;
+  cd.scale_dtype = static_cast<w4jit_dtype>(d_.scale_dtype);  // as exported
   cd.act_dtype = W4JIT_F32;
   cd.out_dtype = W4JIT_F32;
   cd.mode = W4JIT_W4A16;
