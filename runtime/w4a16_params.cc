@@ -53,9 +53,16 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // Rows per dequantized panel: the dequantization (~0.6 instructions per
   // weight) is then ~5% of the FMAs; 48 / 192 were no better here.
   p.mc = 96;
-  // bf16 flavour for large M: 6 rows x 4 zmm accumulators (a guess; no
-  // AVX512_BF16 machine was available to measure).
-  p.dot_mr_large = 6;
+  // Tall int4 tile (batched decode): the tallest tile the register file
+  // holds with one chain per accumulator. AVX2: 8 rows x 1 ymm = 8
+  // accumulators (the fewest that hide 4-cycle FMA latency on 2 pipes),
+  // 2 decoded vectors, 1 broadcast, 3 decode constants: 14 of 16 ymm.
+  // zmm (broadcasts embedded in the FMA): 12 rows x 2 zmm = 24
+  // accumulators + 2 decoded + 3 constants = 29 of 32; the bf16 flavour
+  // the same 24 + 2 + the vpermw table. Not measured on AVX-512.
+  p.tall_mr = avx512 ? 12 : 8;
+  p.tall_vectors = avx512 ? 2 : 1;
+  p.tall_min_m = 8;
   // Where the panel path beats the int4 kernel: measured on Zen 3, 2
   // threads, 4096 x 4096 and 6144 x 4096, min of 20 (2026-12-03): even at
   // M = 8 (2.71-2.77 ms panels vs 2.78-2.80 int4 on 4096 x 4096), panels
@@ -87,8 +94,12 @@ absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* p) {
       p->kc = value;
     } else if (name == "mc") {
       p->mc = value;
-    } else if (name == "dot_mr_large") {
-      p->dot_mr_large = static_cast<int>(value);
+    } else if (name == "tall_mr") {
+      p->tall_mr = static_cast<int>(value);
+    } else if (name == "tall_vectors") {
+      p->tall_vectors = static_cast<int>(value);
+    } else if (name == "tall_min_m") {
+      p->tall_min_m = value;
     } else if (name == "gemm_min_m") {
       p->gemm_min_m = value;
     } else {

@@ -3,6 +3,7 @@
 // M), every group kind, s4/u4, bf16/f32 in and out, bias, strides, tails,
 // thread counts, forced parameters; AVX-512 code generated (and run where
 // the CPU has it).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -171,6 +172,27 @@ TEST_F(W4a16Avx2, ForcedParameters) {
          p->kc = 64;
          p->gemm_min_m = 2;
        }},
+      {"tall 8 x 1 int4 tiles from M = 2",
+       [](W4a16Params* p) {
+         p->tall_mr = 8;
+         p->tall_vectors = 1;
+         p->tall_min_m = 2;
+         p->gemm_min_m = 1000;
+       }},
+      {"tall 5 x 2 int4 tiles (all vectors decoded first), then panels",
+       [](W4a16Params* p) {
+         p->tall_mr = 5;
+         p->tall_vectors = 2;
+         p->tall_min_m = 3;
+         p->gemm_min_m = 20;
+       }},
+      {"tall 3 x 2 int4 tiles (two chains per accumulator)",
+       [](W4a16Params* p) {
+         p->tall_mr = 3;
+         p->tall_vectors = 2;
+         p->tall_min_m = 2;
+         p->gemm_min_m = 1000;
+       }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -204,6 +226,60 @@ TEST_F(W4a16Avx2, BitIdenticalAcrossThreadCounts) {
   }
 }
 
+// The int4 kernel's tiles all add the same products in the same order
+// (one chain per accumulator when the tallest tile has 8 or more): a row's
+// result is the same bits whichever tile height, tile width, row position
+// or thread count computes it.
+TEST_F(W4a16Avx2, Int4TilesBitIdenticalAcrossShapesAndThreads) {
+  const LayerDesc desc =
+      Desc(75, 384, 128, WeightType::kU4, DType::kBF16, DType::kF32, true);
+  const auto w = RandomWeights(desc, 21);
+  const int64_t m = 23;
+  const auto x = RandomActivations(desc, m, desc.k, 22);
+  const struct {
+    const char* what;
+    int tall_mr, tall_vectors;
+  } tiles[] = {{"2 x 4 (gemv_mr)", 2, 4},
+               {"8 x 1", 8, 1},
+               {"5 x 2", 5, 2},
+               {"4 x 2", 4, 2},
+               {"12 x 1", 12, 1}};
+  std::vector<float> first;
+  for (const auto& t : tiles) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(absl::StrCat(t.what, ", ", threads, " thread(s)"));
+      ScopedW4a16ParamsOverride o([t](W4a16Params* p) {
+        p->tall_mr = t.tall_mr;
+        p->tall_vectors = t.tall_vectors;
+        p->tall_min_m = 2;
+        p->gemm_min_m = 1000;
+      });
+      ScopedThreads th(threads);
+      auto layer = MakeLayer(desc, w);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      auto y = RunToF32(**layer, m, x, desc.k);
+      ASSERT_TRUE(y.ok()) << y.status();
+      if (first.empty()) {
+        first = *y;
+        continue;
+      }
+      EXPECT_EQ(*y, first);
+      // One row alone (the small kernel's 1-row tile) gives the same bits
+      // as that row inside a tall tile.
+      for (int64_t r : {0, 7, 22}) {
+        const int64_t row_bytes = desc.k * 2;  // bf16
+        std::vector<uint8_t> row(x.begin() + r * row_bytes,
+                                 x.begin() + (r + 1) * row_bytes);
+        auto y1 = RunToF32(**layer, 1, row, desc.k);
+        ASSERT_TRUE(y1.ok()) << y1.status();
+        EXPECT_TRUE(
+            std::equal(y1->begin(), y1->end(), first.begin() + r * desc.n))
+            << "row " << r;
+      }
+    }
+  }
+}
+
 // Row counts around the hand-over (int4 kernel below gemm_min_m, panels
 // from it), around every multiple of the 6-row panel tile, at and past the
 // 96-row M block (uneven blocks: 100 = 54 + 46), with N tails of the
@@ -227,6 +303,20 @@ TEST_F(W4a16Avx2, MTailsAroundHandoverAndTileHeights) {
          p->gemm_mr = 4;
          p->kc = 64;
          p->mc = 20;
+       }},
+      {"tall 8 x 1 int4 tiles from 4 rows, panels from 33",
+       [](W4a16Params* p) {
+         p->tall_mr = 8;
+         p->tall_vectors = 1;
+         p->tall_min_m = 4;
+         p->gemm_min_m = 33;
+       }},
+      {"tall 5 x 2 int4 tiles from 8 rows, panels from 65",
+       [](W4a16Params* p) {
+         p->tall_mr = 5;
+         p->tall_vectors = 2;
+         p->tall_min_m = 8;
+         p->gemm_min_m = 65;
        }},
   };
   for (const auto& c : cases) {
@@ -483,7 +573,7 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
   for (Flavor flavor : {Flavor::kF32Fma, Flavor::kBf16Dot}) {
     for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
       for (DType out : {DType::kF32, DType::kBF16}) {
-        for (int mr : {1, 2, 4, 6}) {
+        for (int mr : {1, 2, 4, 6, 12}) {
           KernelKey key;
           key.family = KernelFamily::kW4a16Gemm;
           key.isa = flavor == Flavor::kBf16Dot ? IsaTier::kAvx512Bf16
@@ -500,6 +590,10 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
           key.mr = mr;
           key.nr = 64;
           key.bias = mr % 2 == 0;
+          // The tall tile of the defaults: 12 rows x 2 of the 4 vectors.
+          if (mr == 12) {
+            key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(2);
+          }
           SCOPED_TRACE(key.name());
           ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
           internal::W4a16GemvGenerator gen(key);
@@ -563,9 +657,9 @@ TEST(W4a16Avx512Generation, LayersBuildForBothFlavours) {
                       : KernelNameIs(names[0], "fma", "avx512vnni"));
       EXPECT_EQ(names[0].find("_bias_") != std::string::npos, desc.has_bias)
           << names[0];
-      // int4 kernels for small and large M (dot), or int4 + dequantizer +
-      // panel tiles (FMA: 100 columns leave a 36-column tail tile).
-      EXPECT_EQ(names.size(), flavor == Flavor::kBf16Dot ? 2u : 4u);
+      // int4 kernels with short and tall tiles, and for the FMA flavour the
+      // dequantizer and panel tiles (100 columns leave a 36-column tail).
+      EXPECT_EQ(names.size(), flavor == Flavor::kBf16Dot ? 2u : 5u);
     }
   }
 }
@@ -585,6 +679,16 @@ TEST(W4a16Avx512Generation, RegisterBudgetIsChecked) {
   EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
   key.mr = 4;  // 16 accumulators + temporaries > 16 ymm
   EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  // Tall tiles of fewer vectors than the block.
+  key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(1);
+  key.mr = 13;  // 13 accumulators, 2 decoded, 1 broadcast
+  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.mr = 14;
+  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.mr = 2;
+  key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(3);  // 3 ∤ 4
+  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.flags = 0;
   key.isa = IsaTier::kAvx512Vnni;
   key.nr = 64;
   key.mr = 7;
