@@ -475,15 +475,21 @@ TEST_F(W4a16Avx2, KernelNames) {
   auto layer = MakeLayer(desc, RandomWeights(desc, 1));
   ASSERT_TRUE(layer.ok()) << layer.status();
   const std::vector<std::string> names = (*layer)->kernel_names();
-  ASSERT_EQ(names.size(), 3u);  // int4 kernel, dequantizer, panel tile
-  // The int4 tile comes from this CPU class's defaults for the AVX2 tier.
+  // int4 kernels (short and tall tiles), dequantizer, panel tile.
+  ASSERT_EQ(names.size(), 4u);
+  // The int4 tiles come from this CPU class's defaults for the AVX2 tier;
+  // a tall tile narrower than the block says its width in the flags.
   const W4a16Params p =
       internal::DefaultW4a16Params(internal::HostCpu(), IsaTier::kAvx2);
   EXPECT_EQ(names[0], absl::StrCat("w4a16_s4_g128_n64_k256_m", p.gemv_mr, "x",
                                    p.block_vectors * p.vector_bits / 32,
                                    "_f32tobf16_fma_bias__avx2"));
-  EXPECT_EQ(names[1].rfind("w4a16dq_s4_g128", 0), 0u) << names[1];
-  EXPECT_EQ(names[2].rfind("w4a16panel_", 0), 0u) << names[2];
+  EXPECT_EQ(names[1].rfind(
+                absl::StrCat("w4a16_s4_g128_n64_k256_m", p.tall_mr, "x"), 0),
+            0u)
+      << names[1];
+  EXPECT_EQ(names[2].rfind("w4a16dq_s4_g128", 0), 0u) << names[2];
+  EXPECT_EQ(names[3].rfind("w4a16panel_", 0), 0u) << names[3];
 }
 
 TEST_F(W4a16Avx2, OddGroupRunsTheReferenceAndSaysWhy) {
