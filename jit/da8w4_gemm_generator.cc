@@ -5,8 +5,6 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "dispatch/kernel_cache.h"
-#include "jit/act_quantizer_generator.h"
 
 namespace w4jit::internal {
 namespace {
@@ -414,14 +412,6 @@ void Da8w4GemmGenerator::EmitEpilogue() {
     }
     if (r + 1 < cfg_.mr) add(rcx, rdx);
   }
-}
-
-absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
-    const Da8w4GemmConfig& config) {
-  if (absl::Status s = CheckDa8w4GemmConfig(config); !s.ok()) return s;
-  return GetOrCreateKernel(Da8w4GemmKey(config), [config] {
-    return std::make_unique<Da8w4GemmGenerator>(config);
-  });
 }
 
 }  // namespace w4jit::internal

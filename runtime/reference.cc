@@ -10,7 +10,7 @@
 #include <limits>
 #include <utility>
 
-#include "runtime/numeric.h"
+#include "base/numeric.h"
 #include "runtime/parallel.h"
 #include "runtime/work_split.h"
 
