@@ -230,25 +230,28 @@ TEST_F(W4a16Avx2, BitIdenticalAcrossThreadCounts) {
 // (one chain per accumulator when the tallest tile has 8 or more): a row's
 // result is the same bits whichever tile height, tile width, row position
 // or thread count computes it.
-TEST_F(W4a16Avx2, Int4TilesBitIdenticalAcrossShapesAndThreads) {
+struct Int4Tile {
+  const char* what;
+  int tall_mr, tall_vectors;
+};
+
+// Runs one layer at M = 23 with each tall tile (from 2 rows on, no
+// panels) on 1..3 threads, and single rows on the short tile: every run
+// must give the first one's bits.
+void CheckInt4TilesBitIdentical(const std::vector<Int4Tile>& tiles,
+                                int vector_bits) {
   const LayerDesc desc =
       Desc(75, 384, 128, WeightType::kU4, DType::kBF16, DType::kF32, true);
   const auto w = RandomWeights(desc, 21);
   const int64_t m = 23;
   const auto x = RandomActivations(desc, m, desc.k, 22);
-  const struct {
-    const char* what;
-    int tall_mr, tall_vectors;
-  } tiles[] = {{"2 x 4 (gemv_mr)", 2, 4},
-               {"8 x 1", 8, 1},
-               {"5 x 2", 5, 2},
-               {"4 x 2", 4, 2},
-               {"12 x 1", 12, 1}};
   std::vector<float> first;
-  for (const auto& t : tiles) {
+  for (const Int4Tile& t : tiles) {
     for (int threads : {1, 2, 3}) {
       SCOPED_TRACE(absl::StrCat(t.what, ", ", threads, " thread(s)"));
-      ScopedW4a16ParamsOverride o([t](W4a16Params* p) {
+      ScopedW4a16ParamsOverride o([t, vector_bits](W4a16Params* p) {
+        p->flavor = Flavor::kF32Fma;
+        p->vector_bits = vector_bits;
         p->tall_mr = t.tall_mr;
         p->tall_vectors = t.tall_vectors;
         p->tall_min_m = 2;
@@ -264,8 +267,8 @@ TEST_F(W4a16Avx2, Int4TilesBitIdenticalAcrossShapesAndThreads) {
         continue;
       }
       EXPECT_EQ(*y, first);
-      // One row alone (the small kernel's 1-row tile) gives the same bits
-      // as that row inside a tall tile.
+      // One row alone (the short tile's 1-row tail) gives the same bits as
+      // that row inside a tall tile.
       for (int64_t r : {0, 7, 22}) {
         const int64_t row_bytes = desc.k * 2;  // bf16
         std::vector<uint8_t> row(x.begin() + r * row_bytes,
@@ -278,6 +281,15 @@ TEST_F(W4a16Avx2, Int4TilesBitIdenticalAcrossShapesAndThreads) {
       }
     }
   }
+}
+
+TEST_F(W4a16Avx2, Int4TilesBitIdenticalAcrossShapesAndThreads) {
+  CheckInt4TilesBitIdentical({{"2 x 4 (gemv_mr)", 2, 4},
+                              {"8 x 1", 8, 1},
+                              {"5 x 2", 5, 2},
+                              {"4 x 2", 4, 2},
+                              {"12 x 1", 12, 1}},
+                             256);
 }
 
 // Row counts around the hand-over (int4 kernel below gemm_min_m, panels
@@ -548,9 +560,22 @@ TEST(W4a16Avx512, F32FmaRuns) {
   });
   CheckLayer(
       Desc(150, 384, 128, WeightType::kU4, DType::kBF16, DType::kBF16, true),
-      {1, 2, 5, 17, 40}, 3, 2, "avx512vnni", "fma");
+      {1, 2, 5, 8, 12, 15, 17, 40}, 3, 2, "avx512vnni", "fma");
   CheckLayer(Desc(9, 96, 6, WeightType::kS4, DType::kF32, DType::kF32, false),
              {1, 3, 20}, 0, 0, "avx512vnni", "fma");
+}
+
+TEST(W4a16Avx512, Int4TilesBitIdenticalAcrossShapesAndThreads) {
+  if (!CanRunTier(IsaTier::kAvx512Vnni)) {
+    GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx512Vnni)
+                 << ": zmm kernels are only generated (W4a16Avx512Generation)";
+  }
+  ScopedIsaCap cap(IsaTier::kAvx512Vnni);
+  CheckInt4TilesBitIdentical({{"12 x 2 (default tall)", 12, 2},
+                              {"4 x 4 (gemv_mr)", 4, 4},
+                              {"8 x 2", 8, 2},
+                              {"24 x 1", 24, 1}},
+                             512);
 }
 
 TEST(W4a16Avx512, Bf16DotRuns) {
@@ -566,7 +591,7 @@ TEST(W4a16Avx512, Bf16DotRuns) {
   // With and without bias ("_bias" stands between flavour and ISA).
   for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
     CheckLayer(Desc(150, 384, 128, wt, DType::kBF16, DType::kBF16, true),
-               {1, 2, 5, 17, 40}, 3, 2, "avx512bf16", "bf16dot");
+               {1, 2, 5, 8, 12, 13, 17, 25, 40}, 3, 2, "avx512bf16", "bf16dot");
     LayerDesc f32 = Desc(70, 256, -1, wt, DType::kF32, DType::kF32, false);
     f32.allow_bf16_compute = true;
     CheckLayer(f32, {1, 9}, 0, 0, "avx512bf16", "bf16dot");
