@@ -94,6 +94,13 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
   }
   const int regs = IsAvx512(key.isa) ? 32 : 16;
   const int nv = static_cast<int>(key.nr / lanes);
+  const Epilogue ep = EpilogueFromCode(key.epilogue);
+  if (ep.silu_mul && (nv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "silu_mul needs an even number of vectors per block (%d) and N / 2 "
+        "output columns (%d of %d)",
+        nv, key.out_n, key.n));
+  }
   for (int mr = 1; mr <= key.mr; ++mr) {
     // Accumulators and two decode temporaries at least, plus the table
     // (dot) or a broadcast temporary (AVX2).
@@ -112,6 +119,7 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
 W4a16GemvGenerator::W4a16GemvGenerator(const KernelKey& key)
     : Generator(key.name()),
       key_(key),
+      epilogue_(EpilogueFromCode(key.epilogue)),
       vec_(this, IsAvx512(key.isa)),
       dot_(key.flavor == Flavor::kBf16Dot),
       lanes_(vec_.lanes32()),
@@ -125,7 +133,7 @@ void W4a16GemvGenerator::Generate() {
   const Xbyak::Reg64 args(kArgs);
   Preamble();
   mov(rbp, rsp);
-  if (groups_ > 1) {
+  if (groups_ > 1 || !epilogue_.empty()) {
     sub(rsp, static_cast<uint32_t>(key_.mr * nv_ * vec_.bytes()));
     and_(rsp, -64);
   }
@@ -142,7 +150,9 @@ void W4a16GemvGenerator::Generate() {
   mov(r14, ptr[args + offsetof(W4a16GemvArgs, m)]);
   mov(r15, r11);
   const int64_t blocks = (key_.n + nb_ - 1) / nb_;
-  const bool has_tail = key_.n % nb_ != 0;
+  // The last block has fewer output columns than the others.
+  const bool has_tail =
+      (epilogue_.silu_mul ? key_.out_n % OutBlockCols() : key_.n % nb_) != 0;
   if (has_tail) {
     Xbyak::Label full;
     cmp(r12, static_cast<uint32_t>(blocks - 1));
@@ -156,7 +166,7 @@ void W4a16GemvGenerator::Generate() {
   L(next_block);
   add(r8, static_cast<uint32_t>(key_.k / 2 * nb_));
   add(r9, static_cast<uint32_t>(groups_ * MetaGroupBytes()));
-  add(r11, static_cast<uint32_t>(nb_ * out_size_));
+  add(r11, static_cast<uint32_t>(OutBlockCols() * out_size_));
   inc(r12);
   cmp(r12, ptr[args + offsetof(W4a16GemvArgs, block_end)]);
   jl(block_loop, T_NEAR);
@@ -165,6 +175,10 @@ void W4a16GemvGenerator::Generate() {
   mov(rsp, rbp);
   Postamble();
   pool_.Emit(this);
+}
+
+int64_t W4a16GemvGenerator::OutBlockCols() const {
+  return epilogue_.silu_mul ? nb_ / 2 : nb_;
 }
 
 int64_t W4a16GemvGenerator::MetaGroupBytes() const {
@@ -398,6 +412,10 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
 }
 
 void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
+  if (!epilogue_.empty()) {
+    EmitEpilogueStores(p, mr, tail);
+    return;
+  }
   const Xbyak::Reg64 args(kArgs);
   const Xmm val = vec_.Vec(p.t0);
   const Xmm s1 = vec_.Vec(p.t1);
@@ -430,6 +448,82 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
       }
     }
     if (r + 1 < mr) add(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
+  }
+}
+
+void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
+  const Xbyak::Reg64 args(kArgs);
+  // The tile's scaled sums to the stack (with groups they are there).
+  if (groups_ == 1) {
+    for (int r = 0; r < mr; ++r) {
+      for (int v = 0; v < nv_; ++v) {
+        const Xmm a = vec_.Vec(p.Acc(r, v, 0));
+        vmulps(a, a, ptr[rbx + v * lanes_ * 4]);
+        vmovups(ptr[rsp + (r * nv_ + v) * vec_.bytes()], a);
+      }
+    }
+  }
+  const EpilogueEmitter ep(this, vec_, &pool_, epilogue_);
+  // Operand rows of this tile: ep + (block - block_begin) * out block
+  // bytes + (row of the tile) * ld, the row being m - rows left.
+  const Xbyak::Reg64 operands[2] = {r10, rdx};
+  for (int i = 0; i < epilogue_.num_binary; ++i) {
+    const Xbyak::Reg64& o = operands[i];
+    mov(o, ptr[args + offsetof(W4a16GemvArgs, m)]);
+    sub(o, r14);
+    imul(o, ptr[args + offsetof(W4a16GemvArgs, ep_ld_bytes) + 8 * i]);
+    mov(rbx, r12);
+    sub(rbx, ptr[args + offsetof(W4a16GemvArgs, block_begin)]);
+    imul(rbx, rbx, static_cast<int>(OutBlockCols() * ep.OperandSize(i)));
+    add(o, rbx);
+    add(o, ptr[args + offsetof(W4a16GemvArgs, ep) + 8 * i]);
+  }
+  const Xmm val = vec_.Vec(0), up = vec_.Vec(1);
+  const EpilogueEmitter::Temps t = {vec_.Vec(2), vec_.Vec(3), vec_.Vec(4),
+                                    vec_.Vec(5)};
+  const int64_t blocks = (key_.n + nb_ - 1) / nb_;
+  const int64_t out_n = epilogue_.silu_mul ? key_.out_n : key_.n;
+  // Output columns the block holds: all, or those of the last block.
+  const int64_t block_out =
+      tail ? out_n - (blocks - 1) * OutBlockCols() : OutBlockCols();
+  mov(rax, r15);
+  if (key_.bias) {
+    mov(rcx, r12);
+    imul(rcx, rcx, static_cast<int>(nb_ * 4));
+    add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
+  }
+  auto value = [&](const Xmm& dst, int r, int v) {
+    vmovups(dst, ptr[rsp + (r * nv_ + v) * vec_.bytes()]);
+    if (key_.bias) vaddps(dst, dst, ptr[rcx + v * lanes_ * 4]);
+  };
+  const int out_vectors = epilogue_.silu_mul ? nv_ / 2 : nv_;
+  for (int r = 0; r < mr; ++r) {
+    for (int o = 0; o < out_vectors; ++o) {
+      const int count = static_cast<int>(
+          std::clamp<int64_t>(block_out - int64_t{o} * lanes_, 0, lanes_));
+      if (count == 0) continue;
+      if (epilogue_.silu_mul) {
+        value(val, r, 2 * o);
+        value(up, r, 2 * o + 1);
+        ep.Apply(val, &up, operands, o * lanes_, count, t);
+      } else {
+        value(val, r, o);
+        ep.Apply(val, nullptr, operands, o * lanes_, count, t);
+      }
+      if (key_.out_dtype == DType::kF32) {
+        vec_.StoreF32(rax + o * lanes_ * 4, val, count, t[0], esi);
+      } else {
+        vec_.StoreBf16(rax + o * lanes_ * 2, val, count, t[0], t[1], esi,
+                       &pool_);
+      }
+    }
+    if (r + 1 < mr) {
+      add(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
+      for (int i = 0; i < epilogue_.num_binary; ++i) {
+        add(operands[i],
+            ptr[args + offsetof(W4a16GemvArgs, ep_ld_bytes) + 8 * i]);
+      }
+    }
   }
 }
 
