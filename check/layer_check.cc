@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/numeric.h"
 #include "runtime/formats/import.h"
-#include "runtime/numeric.h"
 #include "runtime/reference.h"
 
 namespace w4jit::check {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "cpuinfo.h"
 #include "dispatch/cpu_profile.h"
-#include "runtime/log.h"
 
 namespace w4jit::internal {
 namespace {

@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "runtime/memory.h"
+#include "base/memory.h"
 
 namespace w4jit::internal {
 namespace {

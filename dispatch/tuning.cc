@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "nlohmann/json.hpp"
-#include "runtime/log.h"
 #include "w4jit/tuning.hpp"
 
 namespace w4jit::internal {

@@ -136,15 +136,27 @@ void Run(FuzzedDataProvider* fdp, std::vector<Handle>* handles) {
       m > 0 && ldy > 0 ? static_cast<size_t>(m * ldy) * 4 : 16;
   std::vector<uint8_t> x = fdp->ConsumeBytes<uint8_t>(xbytes);
   x.resize(xbytes, 0x3c);
-  std::vector<uint8_t> y(ybytes);
+  constexpr uint8_t kUntouched = 0xa5;
+  std::vector<uint8_t> y(ybytes, kUntouched);
   const int nulls = fdp->ConsumeIntegralInRange(0, 15);
   const w4jit_status s = w4jit_layer_run(h ? h->layer : nullptr, m,
                                          nulls == 1 ? nullptr : x.data(), ldx,
                                          nulls == 2 ? nullptr : y.data(), ldy);
   CheckStatus(s, "w4jit_layer_run");
-  if (s == W4JIT_OK && (h == nullptr || m < 1 || ldx < k || ldy < n)) {
+  if (s == W4JIT_OK && (h == nullptr || m < 0 || ldx < k || ldy < n)) {
     Fail(absl::StrCat("run accepted m=", m, " ldx=", ldx, " ldy=", ldy,
                       " for n=", n, " k=", k));
+  }
+  // M = 0 is an empty batch: it succeeds (even with null x or y) and writes
+  // nothing.
+  if (h != nullptr && m == 0 && ldx >= k && ldy >= n) {
+    if (s != W4JIT_OK) {
+      Fail(absl::StrCat("run refused the empty batch, ldx=", ldx, " ldy=", ldy,
+                        " for n=", n, " k=", k));
+    }
+    for (uint8_t b : y) {
+      if (b != kUntouched) Fail("run with m=0 wrote y");
+    }
   }
 }
 

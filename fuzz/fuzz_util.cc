@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "runtime/numeric.h"
+#include "base/numeric.h"
 
 namespace w4jit::fuzz {
 

@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/numeric.h"
 #include "check/layer_check.h"
 #include "dispatch/kernel_cache.h"
 #include "fuzz/fuzz_util.h"
 #include "runtime/formats/import.h"
-#include "runtime/numeric.h"
 #include "w4jit/w4jit.hpp"
 
 namespace w4jit::fuzz {

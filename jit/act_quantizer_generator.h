@@ -14,21 +14,18 @@
 
 #include <cstdint>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
+#include "jit/da8w4_layout.h"
 #include "jit/emit_util.h"
 #include "jit/generator.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
 
-// Layout of the quantized activations, shared with the GEMM kernels (which
-// bake these strides in). A qa row holds K int8 values followed by zeros up
-// to at least RoundUp(K, 4), and has room for one full vector store past K.
-int64_t QaRowStride(int64_t k);         // bytes, multiple of 64
-int64_t SumsRowStride(int64_t groups);  // bytes, multiple of 64
-
+// The output (qa, sums) is in the layout of jit/da8w4_layout.h
+// (QaRowStride, SumsRowStride), which the GEMM kernels read.
 struct ActQuantArgs {
   const void* x;      // row 0 of x (act dtype)
   int64_t ldx_bytes;  // distance between rows of x
@@ -47,6 +44,9 @@ struct ActQuantConfig {
                            // dividing K
 };
 
+// Why this config cannot be generated (a group that does not divide K, an
+// activation dtype other than bf16 / f32), or OK.
+absl::Status CheckActQuantConfig(const ActQuantConfig& config);
 KernelKey ActQuantKey(const ActQuantConfig& config);
 
 class ActQuantizerGenerator : public Generator {
@@ -78,9 +78,6 @@ class ActQuantizerGenerator : public Generator {
   const int64_t groups_;
   ConstPool pool_;
 };
-
-// The quantizer for `config` from the process-wide kernel cache.
-absl::StatusOr<const Generator*> GetActQuantizer(const ActQuantConfig& config);
 
 }  // namespace w4jit::internal
 

@@ -5,8 +5,6 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "dispatch/kernel_cache.h"
-#include "jit/act_quantizer_generator.h"
 
 namespace w4jit::internal {
 namespace {
@@ -474,14 +472,6 @@ void Da8w4GemmGenerator::EmitEpilogue() {
       }
     }
   }
-}
-
-absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
-    const Da8w4GemmConfig& config) {
-  if (absl::Status s = CheckDa8w4GemmConfig(config); !s.ok()) return s;
-  return GetOrCreateKernel(Da8w4GemmKey(config), [config] {
-    return std::make_unique<Da8w4GemmGenerator>(config);
-  });
 }
 
 }  // namespace w4jit::internal

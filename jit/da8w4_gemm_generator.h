@@ -1,6 +1,6 @@
 // The DA8W4 microkernel, JIT-emitted per shape: an mr x (nblk * NB) tile of
 // y from mr quantized activation rows and nblk column blocks of packed
-// 4-bit weights (runtime/da8w4_pack.h), over all of K. mr = 1 with several
+// 4-bit weights (jit/da8w4_layout.h), over all of K. mr = 1 with several
 // blocks is the GEMV of decode; mr = MR with one or two blocks the GEMM.
 //
 // Arithmetic, identical for every tile shape and both ISAs (so any split of
@@ -27,13 +27,12 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
+#include "jit/da8w4_layout.h"
 #include "jit/emit_util.h"
 #include "jit/epilogue_emit.h"
 #include "jit/generator.h"
-#include "runtime/da8w4_pack.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
@@ -41,7 +40,8 @@ namespace w4jit::internal {
 // What one call computes: `steps` times, a tile of rows [0, mr) and the
 // next nblk column blocks; then every pointer but the activation ones moves
 // on by nblk blocks. Activations use the quantizer's layout
-// (QaRowStride / SumsRowStride), which the kernel bakes in.
+// (QaRowStride / SumsRowStride, jit/da8w4_layout.h), which the kernel
+// bakes in.
 struct Da8w4GemmArgs {
   const int8_t* qa;      // row 0 of the tile
   const int32_t* sums;   // row 0 of the tile
@@ -74,8 +74,8 @@ struct Da8w4GemmConfig {
   bool n_tail = false;
   // Quads per unrolled chunk; on AVX2 also the int16 flush period (<= 8).
   int chunk_quads = 8;
-  // The weights come already decoded (Da8w4DecodedBlockBytes per block,
-  // runtime/da8w4_pack.h: per quad the low-nibble vector, then the
+  // The weights come already decoded (decoded_block_bytes per block,
+  // jit/da8w4_layout.h: per quad the low-nibble vector, then the
   // high-nibble one): the inner loop is two loads and the dot products,
   // no unpacking. The decode is paid once per panel, not per row tile.
   bool decoded = false;
@@ -138,10 +138,6 @@ class Da8w4GemmGenerator : public Generator {
   const int64_t sums_stride_;
   const int out_bytes_;
 };
-
-// The kernel for `config` from the process-wide kernel cache.
-absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
-    const Da8w4GemmConfig& config);
 
 }  // namespace w4jit::internal
 

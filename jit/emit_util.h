@@ -72,7 +72,7 @@ class VecEmitter {
                 const Xbyak::Xmm& tmp, const Xbyak::Reg32& gpr_tmp) const;
 
   // Rounds the f32 lanes of v to bf16, nearest-even, NaN stays a quiet NaN
-  // (bit for bit what F32ToBf16 in runtime/numeric.h does, with integer ops
+  // (bit for bit what F32ToBf16 in base/numeric.h does, with integer ops
   // so that it needs no AVX512_BF16 and keeps denormals), and stores lanes
   // [0, count) to dst as 2-byte elements. v, t0 and t1 are clobbered.
   void StoreBf16(const Xbyak::RegExp& dst, const Xbyak::Xmm& v, int count,

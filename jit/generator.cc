@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "runtime/memory.h"
+#include "base/memory.h"
 
 namespace w4jit::internal {
 namespace {

@@ -1,6 +1,6 @@
 // The nibble decode shared by the W4A16 f32-FMA kernels (the int4 kernel
 // and the panel dequantizer), so both read the packed layout of
-// runtime/w4a16_pack.h the same way.
+// jit/w4a16_layout.h the same way.
 #ifndef W4JIT_JIT_W4A16_DECODE_H_
 #define W4JIT_JIT_W4A16_DECODE_H_
 
@@ -8,15 +8,6 @@
 #include "xbyak/xbyak.h"
 
 namespace w4jit::internal {
-
-// Per group and column block the kernels read "meta": NB f32 scales, then
-// for u4 the zero points as the flavour needs them (f32 FMA: z and 16 * z;
-// bf16 dot: (15 - z) * 0x10001, a vpermw index offset in both words of a
-// column's dword). This is how many NB-element vectors that is.
-inline int MetaVectorsPerGroup(bool bf16_dot, bool asymmetric) {
-  if (!asymmetric) return 1;
-  return bf16_dot ? 2 : 3;
-}
 
 // Loads one vector of packed bytes (lanes bytes at `src`, one column per
 // byte, k = 2p in the low nibble, k = 2p + 1 in the high one) and leaves

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "jit/w4a16_decode.h"
+#include "jit/w4a16_layout.h"
 
 namespace w4jit::internal {
 namespace {

@@ -5,8 +5,9 @@
 #include <optional>
 
 #include "absl/strings/str_format.h"
+#include "base/numeric.h"
 #include "jit/w4a16_decode.h"
-#include "runtime/numeric.h"
+#include "jit/w4a16_layout.h"
 
 namespace w4jit::internal {
 namespace {

@@ -19,15 +19,16 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
+#include "base/numeric.h"
 #include "jit/act_quantizer_generator.h"
 #include "jit/da8w4_gemm_generator.h"
 #include "runtime/da8w4_decode.h"
+#include "runtime/da8w4_kernel_lookup.h"
 #include "runtime/da8w4_pack.h"
 #include "runtime/da8w4_params.h"
 #include "runtime/gate_up_interleave.h"
 #include "runtime/jit_kernels.h"
-#include "runtime/log.h"
-#include "runtime/numeric.h"
 #include "runtime/parallel.h"
 #include "runtime/work_split.h"
 
@@ -47,7 +48,7 @@ struct TileKernels {
 // Per-call buffers of the quantized activations (one set per calling
 // thread, so concurrent Run() calls from different threads never share
 // one). Three separate buffers, so that under a guard-page allocator hook
-// (runtime/memory.h) each one ends at a PROT_NONE page.
+// (base/memory.h) each one ends at a PROT_NONE page.
 struct Scratch {
   int8_t* qa;
   float* sa;

@@ -1,60 +1,16 @@
-// Packed weights of the DA8W4 JIT kernels, and the layout they share with
-// the generator (jit/da8w4_gemm_generator.h).
-//
-// Columns are cut into blocks of NB = 2L output channels, L being the int32
-// lanes of a vector (8 for AVX2, 16 for AVX-512); the last block is padded
-// with u = 0, scale 0, zero point 0 and bias 0. K is padded to a multiple of
-// 4 with u = 0 (the quantizer pads qa with zeros there too).
-//
-// Weights, per block, per k-quad q (k = 4q .. 4q+3): one vector of 4L bytes;
-// byte 4c + i holds u[n0 + c][4q + i] in its low nibble and
-// u[n0 + L + c][4q + i] in its high nibble. One load, `and 0x0F` gives the
-// unsigned operand of columns n0 .. n0+L-1 for vpmaddubsw / vpdpbusd, and
-// `>> 4, and 0x0F` that of columns n0+L .. n0+2L-1. A block's quads are
-// contiguous, so the kernel streams each block once, front to back.
-// Large-M kernels read a decoded copy of a panel of blocks instead
-// (decoded_block_bytes): the same bytes with the nibbles split apart.
-//
-// Scales (f32) and, for u4, zero points (int32) are stored per block, per
-// group, as NB values in column order: what one group end reads is two
-// contiguous vectors. Bias is padded to whole blocks.
+// Packed weights of the DA8W4 JIT kernels, in the layout the generators
+// read (jit/da8w4_layout.h, which describes it).
 #ifndef W4JIT_RUNTIME_DA8W4_PACK_H_
 #define W4JIT_RUNTIME_DA8W4_PACK_H_
 
 #include <cstddef>
 #include <cstdint>
 
+#include "base/memory.h"
+#include "jit/da8w4_layout.h"
 #include "runtime/canonical_weights.h"
-#include "runtime/memory.h"
 
 namespace w4jit::internal {
-
-struct Da8w4Layout {
-  int lanes = 8;  // L: int32 lanes of a vector
-  int64_t n = 0;
-  int64_t k = 0;
-  int64_t group_size = 0;  // resolved (K for per-channel)
-
-  int block_cols() const { return 2 * lanes; }
-  int quad_bytes() const { return 4 * lanes; }  // one vector
-  int64_t groups() const { return k / group_size; }
-  int64_t k_quads() const { return (k + 3) / 4; }
-  // Quads per group; per-channel: all of (padded) K.
-  int64_t group_quads() const {
-    return groups() == 1 ? k_quads() : group_size / 4;
-  }
-  int64_t blocks() const { return (n + block_cols() - 1) / block_cols(); }
-  int64_t block_weight_bytes() const { return k_quads() * quad_bytes(); }
-  // The same block decoded (runtime/da8w4_decode.h): per quad the vector of
-  // low nibbles, then the vector of high nibbles, one byte each.
-  int64_t decoded_block_bytes() const { return 2 * block_weight_bytes(); }
-  // Bytes of scales (or of zero points) of one block.
-  int64_t block_param_bytes() const { return groups() * block_cols() * 4; }
-  // Columns of the last block that are real (1 .. NB).
-  int last_block_cols() const {
-    return static_cast<int>(n - (blocks() - 1) * block_cols());
-  }
-};
 
 Da8w4Layout MakeDa8w4Layout(const CanonicalWeights& w, int lanes);
 

@@ -5,12 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/log.h"
+#include "base/memory.h"
 #include "dispatch/cpu_profile.h"
 #include "runtime/formats/import.h"
 #include "runtime/jit_kernels.h"
 #include "runtime/linear_kernel.h"
-#include "runtime/log.h"
-#include "runtime/memory.h"
 #include "runtime/reference.h"
 #include "runtime/validate.h"
 

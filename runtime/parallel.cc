@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/log.h"
+#include "base/log.h"
 #include "runtime/omp_backend.h"
 #include "runtime/spin_pool.h"
 #include "w4jit/parallel.hpp"

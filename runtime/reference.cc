@@ -10,8 +10,8 @@
 #include <limits>
 #include <utility>
 
+#include "base/numeric.h"
 #include "runtime/epilogue_ref.h"
-#include "runtime/numeric.h"
 #include "runtime/parallel.h"
 #include "runtime/work_split.h"
 

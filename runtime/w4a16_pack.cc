@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "runtime/numeric.h"
+#include "base/numeric.h"
 
 namespace w4jit::internal {
 namespace {

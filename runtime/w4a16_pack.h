@@ -1,23 +1,6 @@
-// Packed weights and activations of the W4A16 JIT kernels.
-//
-// Weights are cut into column blocks of NB = lanes * nv output channels
-// (the last block padded with zero weights). Within a block:
-//
-//  f32-FMA flavour: for each pair of k (2p, 2p+1), NB bytes; byte j holds
-//    u[n0 + j][2p] in the low nibble and u[n0 + j][2p + 1] in the high one;
-//    for s4 the high nibble is q = u - 8 in two's complement (byte XOR
-//    0x80). `vpmovzxbd` / `vpmovsxbd` of L bytes gives one vector of both
-//    (jit/w4a16_decode.h).
-//  bf16-dot flavour: for each k quad (4q .. 4q + 3) and each vector of 16
-//    columns, 32 bytes; bytes 2c and 2c + 1 hold column c's k = 4q and
-//    4q + 1 in their low nibbles and 4q + 2, 4q + 3 in their high ones.
-//    `vpmovzxbw` gives 32 words whose low nibbles are the (k even, k odd)
-//    pairs of k-pair 2q, one dword per column (what vdpbf16ps multiplies),
-//    and whose high nibbles are k-pair 2q + 1.
-//
-// Per block and group the kernel reads NB f32 scales and, for u4, the zero
-// points right after them ("meta", see MetaVectorsPerGroup in
-// jit/w4a16_decode.h); the bias is padded to whole blocks.
+// Packed weights and activations of the W4A16 JIT kernels. The weights
+// are in the layout the generators read (jit/w4a16_layout.h, which
+// describes it).
 #ifndef W4JIT_RUNTIME_W4A16_PACK_H_
 #define W4JIT_RUNTIME_W4A16_PACK_H_
 
@@ -25,34 +8,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "dispatch/kernel_key.h"
-#include "jit/w4a16_decode.h"
+#include "base/memory.h"
+#include "jit/w4a16_layout.h"
 #include "runtime/canonical_weights.h"
-#include "runtime/memory.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
-
-struct W4a16Layout {
-  Flavor flavor = Flavor::kF32Fma;
-  int lanes = 8;  // 32-bit lanes of a vector: 8 (ymm) or 16 (zmm)
-  int nv = 4;     // vectors per column block
-  int64_t n = 0;
-  int64_t k = 0;
-  int64_t group_size = 0;  // resolved (K for per-channel)
-  bool asymmetric = false;
-
-  int64_t groups() const { return k / group_size; }
-  int64_t block_n() const { return int64_t{lanes} * nv; }
-  int64_t blocks() const { return (n + block_n() - 1) / block_n(); }
-  int64_t block_weight_bytes() const { return k / 2 * block_n(); }
-  // 32-bit elements of meta per group.
-  int64_t group_meta_elems() const {
-    return block_n() *
-           MetaVectorsPerGroup(flavor == Flavor::kBf16Dot, asymmetric);
-  }
-  int64_t block_meta_elems() const { return groups() * group_meta_elems(); }
-};
 
 struct W4a16Packed {
   W4a16Layout layout;

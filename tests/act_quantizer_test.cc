@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
 #include "jit/act_quantizer_generator.h"
-#include "runtime/numeric.h"
+#include "runtime/da8w4_kernel_lookup.h"
 #include "runtime/reference.h"
 #include "tests/util/isa.h"
 

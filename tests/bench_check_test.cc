@@ -5,10 +5,10 @@
 #include <memory>
 #include <vector>
 
+#include "base/numeric.h"
 #include "gtest/gtest.h"
 #include "perf/lib/checked_timing.h"
 #include "perf/lib/output_check.h"
-#include "runtime/numeric.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"
 

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
 #include "runtime/da8w4_params.h"
 #include "runtime/jit_kernels.h"
-#include "runtime/numeric.h"
 #include "runtime/reference.h"
 #include "tests/util/isa.h"
 #include "tests/util/test_layer.h"

@@ -24,7 +24,7 @@
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/epilogue_ref.h"
-#include "runtime/numeric.h"
+#include "base/numeric.h"
 #include "tests/util/isa.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.h"

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "base/numeric.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/formats/common.h"
 #include "runtime/formats/import.h"
-#include "runtime/numeric.h"
 #include "tests/util/test_layer.h"
 
 namespace w4jit::internal {

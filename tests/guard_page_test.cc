@@ -4,17 +4,17 @@
 // passing. Through the public Layer API on every JIT tier this CPU runs, so
 // every kernel family a layer can use is covered (DA8W4 quantizer, GEMV and
 // GEMM tiles; W4A16 int4, dequantize and panel kernels), including ones
-// added later, as long as their buffers come from runtime/memory.h.
+// added later, as long as their buffers come from base/memory.h.
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/memory.h"
+#include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
-#include "runtime/memory.h"
-#include "runtime/numeric.h"
 #include "tests/util/guard_pages.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"

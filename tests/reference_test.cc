@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "base/numeric.h"
 #include "gtest/gtest.h"
-#include "runtime/numeric.h"
 #include "runtime/parallel.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/parallel.hpp"

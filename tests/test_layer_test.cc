@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/numeric.h"
 #include "gtest/gtest.h"
-#include "runtime/numeric.h"
 
 namespace w4jit::testing {
 namespace {

@@ -11,6 +11,7 @@
 #include "perf/gbench/registry.h"
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
+#include "runtime/da8w4_kernel_lookup.h"
 
 namespace w4jit::perf {
 namespace {

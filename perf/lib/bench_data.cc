@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "base/numeric.h"
 #include "runtime/formats/import.h"
-#include "runtime/numeric.h"
 
 namespace w4jit::perf {
 namespace {

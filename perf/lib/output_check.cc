@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "runtime/numeric.h"
+#include "base/numeric.h"
 #include "runtime/reference.h"
 
 namespace w4jit::perf {

@@ -1,7 +1,7 @@
 #include "runtime/formats/common.h"
 
 #include "absl/strings/str_format.h"
-#include "runtime/numeric.h"
+#include "base/numeric.h"
 
 namespace w4jit::internal {
 namespace {

@@ -2,7 +2,7 @@
 // of a buffer faults: GuardedBuffer for buffers a test hands to the
 // library (x, y), GuardPageAllocator for the ones the library allocates
 // itself (packed weights, scratch), installed with
-// internal::ScopedAllocatorHook (runtime/memory.h).
+// internal::ScopedAllocatorHook (base/memory.h).
 #ifndef W4JIT_TESTS_UTIL_GUARD_PAGES_H_
 #define W4JIT_TESTS_UTIL_GUARD_PAGES_H_
 
@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
-#include "runtime/memory.h"
+#include "base/memory.h"
 
 namespace w4jit::testing {
 

@@ -1,4 +1,4 @@
-#include "runtime/log.h"
+#include "base/log.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // Internal logging: formats and forwards to the host's hook, if any.
-#ifndef W4JIT_RUNTIME_LOG_H_
-#define W4JIT_RUNTIME_LOG_H_
+#ifndef W4JIT_BASE_LOG_H_
+#define W4JIT_BASE_LOG_H_
 
 #include <string_view>
 
@@ -12,4 +12,4 @@ void Log(LogLevel level, std::string_view message);
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_LOG_H_
+#endif  // W4JIT_BASE_LOG_H_

@@ -1,6 +1,6 @@
 // Exact conversions between the 16-bit float formats and f32.
-#ifndef W4JIT_RUNTIME_NUMERIC_H_
-#define W4JIT_RUNTIME_NUMERIC_H_
+#ifndef W4JIT_BASE_NUMERIC_H_
+#define W4JIT_BASE_NUMERIC_H_
 
 #include <cmath>
 #include <cstdint>
@@ -78,4 +78,4 @@ inline size_t DTypeSize(DType t) { return t == DType::kF32 ? 4 : 2; }
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_NUMERIC_H_
+#endif  // W4JIT_BASE_NUMERIC_H_

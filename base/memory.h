@@ -6,8 +6,8 @@
 //  - tests can swap the allocator (ScopedAllocatorHook) for one that puts
 //    each buffer flush against a PROT_NONE page, so that a kernel reading
 //    or writing past either end of a buffer faults.
-#ifndef W4JIT_RUNTIME_MEMORY_H_
-#define W4JIT_RUNTIME_MEMORY_H_
+#ifndef W4JIT_BASE_MEMORY_H_
+#define W4JIT_BASE_MEMORY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -99,4 +99,4 @@ T* ScratchFor(AlignedVector<T>* buf, uint64_t* generation, size_t n) {
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_MEMORY_H_
+#endif  // W4JIT_BASE_MEMORY_H_

@@ -1,0 +1,24 @@
+#include "runtime/da8w4_kernel_lookup.h"
+
+#include <memory>
+
+#include "dispatch/kernel_cache.h"
+
+namespace w4jit::internal {
+
+absl::StatusOr<const Generator*> GetActQuantizer(const ActQuantConfig& c) {
+  if (absl::Status s = CheckActQuantConfig(c); !s.ok()) return s;
+  return GetOrCreateKernel(ActQuantKey(c), [c] {
+    return std::make_unique<ActQuantizerGenerator>(c);
+  });
+}
+
+absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
+    const Da8w4GemmConfig& config) {
+  if (absl::Status s = CheckDa8w4GemmConfig(config); !s.ok()) return s;
+  return GetOrCreateKernel(Da8w4GemmKey(config), [config] {
+    return std::make_unique<Da8w4GemmGenerator>(config);
+  });
+}
+
+}  // namespace w4jit::internal
