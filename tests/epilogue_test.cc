@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
@@ -24,7 +25,7 @@
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/epilogue_ref.h"
-#include "base/numeric.h"
+#include "tests/util/guard_pages.h"
 #include "tests/util/isa.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.h"
@@ -335,7 +336,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(PathCase{Mode::kW4A16, DType::kF32, DType::kF32},
                       PathCase{Mode::kW4A16, DType::kBF16, DType::kBF16},
                       PathCase{Mode::kDA8W4, DType::kBF16, DType::kBF16},
-                      PathCase{Mode::kDA8W4, DType::kF32, DType::kF32}),
+                      PathCase{Mode::kDA8W4, DType::kF32, DType::kF32},
+                      PathCase{Mode::kW4A16, DType::kBF16, DType::kF32},
+                      PathCase{Mode::kDA8W4, DType::kBF16, DType::kF32}),
     [](const auto& info) {
       return absl::StrCat(ToString(info.param.mode), "_",
                           ToString(info.param.act), "_to_",
@@ -375,6 +378,46 @@ TEST(EpilogueTest, OperandMayBeY) {
         EXPECT_NEAR(got, want,
                     BfUlp(std::fabs(ti)) + 2 * BfUlp(std::fabs(want)) + 1e-4)
             << ToString(mode) << " m=" << m << " i=" << i;
+      }
+    }
+  }
+}
+
+// Operands and y flush against PROT_NONE pages at either end (ld = N_out,
+// so the last row's last element is the buffer's last): the kernels'
+// partial loads and stores never touch a byte past N_out, on every path.
+TEST(EpilogueTest, OperandsAndYFlushAgainstGuardPages) {
+  if (!CanRunTier(IsaTier::kAvx2))
+    GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx2);
+  for (const Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+    for (const bool silu_mul : {false, true}) {
+      LayerDesc d = KernelTestDesc(mode, 2 * 37, 64, 32, WeightType::kS4,
+                                   DType::kBF16, DType::kBF16, true);
+      d.epilogue.silu_mul = silu_mul;
+      d.epilogue.activation =
+          silu_mul ? Activation::kNone : Activation::kGeluErf;
+      d.epilogue.num_binary = 2;
+      d.epilogue.binary[0] = {BinaryOp::kMul, DType::kBF16};
+      d.epilogue.binary[1] = {BinaryOp::kAdd, DType::kF32};
+      const auto w = RandomWeights(d, 5);
+      auto layer = MakeLayer(d, w);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      const int64_t n_out = d.out_n();
+      for (const int64_t m : {1, 3, 17, 40}) {
+        for (const Flush flush : {Flush::kFront, Flush::kBack}) {
+          const auto x = RandomActivations(d, m, d.k, 2);
+          GuardedBuffer y(static_cast<size_t>(m * n_out) * 2, flush);
+          GuardedBuffer a0(static_cast<size_t>(m * n_out) * 2, flush);
+          GuardedBuffer a1(static_cast<size_t>(m * n_out) * 4, flush);
+          std::memset(a0.data(), 0, a0.bytes());
+          std::memset(a1.data(), 0, a1.bytes());
+          EpilogueInputs in;
+          in.data[0] = a0.data();
+          in.data[1] = a1.data();
+          in.ld[0] = in.ld[1] = n_out;
+          EXPECT_TRUE((*layer)->Run(m, x.data(), d.k, y.data(), n_out, in).ok())
+              << ToString(mode) << " m=" << m;
+        }
       }
     }
   }
