@@ -69,25 +69,6 @@ double Activation64(Activation a, double t) {
   return t;
 }
 
-// Largest |d activation / dt|: how far an input error moves the output.
-double Lipschitz(Activation a) {
-  switch (a) {
-    case Activation::kSigmoid:
-      return 0.25;
-    case Activation::kSilu:
-      return 1.1;
-    case Activation::kGeluTanh:
-    case Activation::kGeluErf:
-      return 1.13;
-    default:
-      return 1.0;
-  }
-}
-
-// Asserted bound on the relative error of the vector activations (JIT)
-// and of the reference's f32 forms against float64 (docs/epilogues.md).
-constexpr double kActivationRelErr = 2e-6;
-
 double BfUlp(double v) {
   if (v == 0.0 || !std::isfinite(v)) return 0.0;
   int e;
@@ -108,112 +89,6 @@ std::vector<uint8_t> RandomOperand(DType t, int64_t m, int64_t ld, int64_t cols,
     }
   }
   return buf;
-}
-
-constexpr uint32_t kSentinelF32 = 0x7FA5A5A5u;
-constexpr uint16_t kSentinelBf16 = 0x7FA5u;
-constexpr int64_t kGuard = 32;
-
-uint32_t Bits(const uint8_t* p, size_t esize, int64_t i) {
-  uint32_t v = 0;
-  std::memcpy(&v, p + i * esize, esize);
-  return v;
-}
-
-// Runs `layer` (its desc has the epilogue) and checks every output against
-// EpilogueRef applied to the reference's pre-epilogue values, within the
-// numerics tolerance carried through the epilogue plus kActivationRelErr;
-// padding of y and guards around it must stay untouched.
-::testing::AssertionResult CheckEpilogueRun(
-    const Layer& layer, const internal::CanonicalWeights& w, int64_t m,
-    const std::vector<uint8_t>& x, int64_t ldx, int64_t ldy,
-    const std::vector<uint8_t>* ops, const int64_t* ld_ops) {
-  const LayerDesc& desc = layer.desc();
-  const Epilogue& e = desc.epilogue;
-  const int64_t n_out = desc.out_n();
-  const size_t esize = DTypeSize(desc.out_dtype);
-  const uint32_t sentinel = esize == 4 ? kSentinelF32 : kSentinelBf16;
-  std::vector<uint8_t> buf(static_cast<size_t>(m * ldy + 2 * kGuard) * esize);
-  for (int64_t i = 0; i < m * ldy + 2 * kGuard; ++i) {
-    std::memcpy(buf.data() + i * esize, &sentinel, esize);
-  }
-  uint8_t* y = buf.data() + kGuard * esize;
-  EpilogueInputs in;
-  for (int i = 0; i < e.num_binary; ++i) {
-    in.data[i] = ops[i].data();
-    in.ld[i] = ld_ops[i];
-  }
-  if (absl::Status s = layer.Run(m, x.data(), ldx, y, ldy, in); !s.ok()) {
-    return ::testing::AssertionFailure() << s;
-  }
-  LayerDesc plain = desc;
-  plain.epilogue = Epilogue{};
-  plain.out_dtype = DType::kF32;
-  int bad = 0;
-  std::string report;
-  auto fail = [&](const std::string& s) {
-    if (++bad <= 6) report += s + "\n";
-  };
-  const size_t xsize = DTypeSize(desc.act_dtype);
-  for (int64_t i = 0; i < m; ++i) {
-    const std::vector<Expected> t =
-        ExpectedRow(plain, w, x.data() + i * ldx * xsize);
-    for (int64_t j = 0; j < n_out; ++j) {
-      float opv[2] = {0, 0};
-      for (int b = 0; b < e.num_binary; ++b) {
-        opv[b] = LoadAsF32(ops[b].data(), e.binary[b].dtype, i * ld_ops[b] + j);
-      }
-      const Expected& g = t[j];
-      const double tol_g = Tolerance(plain, g);
-      double want, tol;
-      if (e.silu_mul) {
-        const Expected& u = t[desc.n / 2 + j];
-        const double tol_u = Tolerance(plain, u);
-        want = internal::EpilogueRef(e, g.value, u.value, opv);
-        const double s = std::fabs(Activation64(Activation::kSilu, g.value));
-        tol = 1.1 * tol_g * (std::fabs(u.value) + tol_u) + s * tol_u +
-              kActivationRelErr * s * std::fabs(u.value);
-      } else {
-        want = internal::EpilogueRef(e, g.value, 0.0f, opv);
-        tol = Lipschitz(e.activation) * tol_g +
-              kActivationRelErr *
-                  std::fabs(internal::ActivationRef(e.activation, g.value));
-      }
-      for (int b = 0; b < e.num_binary; ++b) {
-        if (e.binary[b].op == BinaryOp::kMul) tol *= std::fabs(opv[b]);
-      }
-      tol +=
-          1e-6 * (std::fabs(want) + 4.0) + 1e-30;  // f32 roundings of the ops
-      if (desc.out_dtype == DType::kBF16) tol += BfUlp(std::fabs(want) + tol);
-      const int64_t idx = i * ldy + j;
-      if (Bits(y, esize, idx) == sentinel) {
-        fail(absl::StrFormat("y[%d, %d] was not written", i, j));
-        continue;
-      }
-      const double got = LoadAsF32(y, desc.out_dtype, idx);
-      if (!(std::fabs(got - want) <= tol)) {
-        fail(absl::StrFormat("y[%d, %d]: got %.9g want %.9g tol %.3g", i, j,
-                             got, want, tol));
-      }
-    }
-    for (int64_t j = n_out; j < ldy; ++j) {
-      if (Bits(y, esize, i * ldy + j) != sentinel) {
-        fail(absl::StrFormat("padding y[%d, %d] written (N_out %d)", i, j,
-                             n_out));
-      }
-    }
-  }
-  for (int64_t i = 0; i < kGuard; ++i) {
-    if (Bits(buf.data(), esize, i) != sentinel ||
-        Bits(y, esize, m * ldy + i) != sentinel) {
-      fail("a guard element around y was written");
-    }
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << bad << " bad outputs, " << Describe(desc) << " m=" << m
-         << " kernel=" << layer.kernel_names().back() << "\n"
-         << report;
 }
 
 std::string EpilogueName(const Epilogue& e) {
@@ -298,14 +173,15 @@ void RunCases(const PathCase& pc, const std::vector<int64_t>& ms,
       for (const int64_t m : ms) {
         const int64_t ldx = d.k + 3, ldy = n_out + 5;
         const auto x = RandomActivations(d, m, ldx, 11 + m);
-        std::vector<uint8_t> ops[2];
-        int64_t lds[2] = {0, 0};
-        for (int i = 0; i < e.num_binary; ++i) {
-          lds[i] = n_out + 7 + 2 * i;  // padded, NaN in the padding
-          ops[i] = RandomOperand(e.binary[i].dtype, m, lds[i], n_out, 5 + i);
-        }
-        EXPECT_TRUE(CheckEpilogueRun(**layer, w, m, x, ldx, ldy, ops, lds))
-            << "m=" << m;
+        // Padded leading dimensions, NaN in the padding.
+        const check::EpilogueOperands ops =
+            check::RandomEpilogueOperands(d, m, /*pad=*/7, 5);
+        const check::CheckResult r =
+            check::CheckRun(**layer, w, m, x.data(), ldx, ldy, nullptr, &ops);
+        EXPECT_TRUE(r.ok())
+            << r.bad << " bad outputs, " << Describe(d) << " m=" << m
+            << " kernel=" << (*layer)->kernel_names().back() << "\n"
+            << r.report;
       }
     }
   }
