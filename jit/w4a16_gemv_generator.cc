@@ -50,12 +50,18 @@ struct W4a16GemvGenerator::Plan {
   int bcast = -1;        // AVX2: broadcast temporary
   bool hold_x = false;   // AVX2: x of one step held for all vectors
   int x0 = -1;
+  // AVX2, tiles of several vectors too tall to hold x: all vectors of a
+  // step decoded first (t0/t1 of vector v at dec + 2v), then one broadcast
+  // per row and parity feeds nv FMAs (Zen 3 issues about one broadcast per
+  // cycle, so a broadcast per FMA halves the FMA rate; measured).
+  int dec = -1;
   // FMA decode constants (mask_hi, mask_lo, 8): a register, or -1 for a
   // memory operand.
   int konst[3] = {-1, -1, -1};
   int table = -1;  // dot: the vpermw table
   int used = 0;
-  int nv = 0;
+  int nv = 0;      // vectors of this tile
+  int v0 = 0;      // the tile's first vector in the block
   int spare = -1;  // a third temporary for the stores
 
   int Acc(int r, int v, int s) const { return (r * nv + v) * split + s; }
@@ -95,36 +101,45 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
   }
   const int regs = IsAvx512(key.isa) ? 32 : 16;
   const int nv = static_cast<int>(key.nr / lanes);
-  const Epilogue ep = EpilogueFromCode(key.epilogue);
-  if (ep.silu_mul && (nv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
+  const int tv = key.flags == 0 ? nv : static_cast<int>(key.flags);
+  if (key.flags > static_cast<uint32_t>(nv) || nv % tv != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "silu_mul needs an even number of vectors per block (%d) and N / 2 "
-        "output columns (%d of %d)",
-        nv, key.out_n, key.n));
+        "a tile of %d vectors does not divide a block of %d", key.flags, nv));
   }
-  for (int mr = 1; mr <= key.mr; ++mr) {
-    // Accumulators and two decode temporaries at least, plus the table
-    // (dot) or a broadcast temporary (AVX2).
-    const int split = mr * nv < 8 ? 2 : 1;
-    const int need =
-        mr * nv * split + 2 + (dot ? 1 : (IsAvx512(key.isa) ? 0 : 1));
-    if (need > regs) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "row tile %d x %d vectors needs %d vector registers, %d exist", mr,
-          nv, need, regs));
-    }
+  // Accumulators and two decode temporaries at least, plus the table
+  // (dot) or a broadcast temporary (AVX2); the tallest tile needs most.
+  const int split = key.mr * tv < 8 ? 2 : 1;
+  const int need =
+      key.mr * tv * split + 2 + (dot ? 1 : (IsAvx512(key.isa) ? 0 : 1));
+  if (need > regs) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "row tile %d x %d vectors needs %d vector registers, %d exist", key.mr,
+        tv, need, regs));
+  }
+  const Epilogue ep = EpilogueFromCode(key.epilogue);
+  if (ep.silu_mul && (tv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "silu_mul needs an even number of vectors per tile (%d) and N / 2 "
+        "output columns (%d of %d)",
+        tv, key.out_n, key.n));
   }
   return absl::OkStatus();
 }
 
 W4a16GemvGenerator::W4a16GemvGenerator(const KernelKey& key)
-    : Generator(key.name()),
+    // Every row-tile height and column tile gets its own unrolled epilogue:
+    // tall zmm tiles with a gelu_erf and two operands need ~0.5 MB.
+    : Generator(key.name(), key.epilogue != 0 ? 2 * 1024 * 1024 : 256 * 1024),
       key_(key),
       epilogue_(EpilogueFromCode(key.epilogue)),
       vec_(this, IsAvx512(key.isa)),
       dot_(key.flavor == Flavor::kBf16Dot),
       lanes_(vec_.lanes32()),
       nv_(static_cast<int>(key.nr / vec_.lanes32())),
+      tv_(key.flags == 0 ? nv_ : static_cast<int>(key.flags)),
+      // Fixed per kernel, not per tile, so that the row tail tiles sum in
+      // the same order as the full ones (bit-identical rows).
+      split_(key.mr * tv_ < 8 ? 2 : 1),
       nb_(key.nr),
       groups_(key.k / key.group_size),
       steps_per_group_(static_cast<int>(key.group_size / (dot_ ? 4 : 2))),
@@ -215,12 +230,23 @@ void W4a16GemvGenerator::EmitRowLoop(bool tail) {
 }
 
 void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
+  // The block's vectors, one tile width at a time; a tail block stops at
+  // its last column.
+  const int64_t last_cols = key_.n - ((key_.n - 1) / nb_) * nb_;
+  for (int v0 = 0; v0 < nv_; v0 += tv_) {
+    if (tail && last_cols <= int64_t{v0} * lanes_) break;
+    EmitTileColumns(mr, tail, v0);
+  }
+}
+
+void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
   const bool avx512 = vec_.avx512();
   Plan p;
   p.mr = mr;
-  p.nv = nv_;
-  p.split = mr * nv_ < 8 ? 2 : 1;
-  int next = mr * nv_ * p.split;
+  p.nv = tv_;
+  p.v0 = v0;
+  p.split = split_;
+  int next = mr * p.nv * p.split;
   p.t0 = next++;
   p.t1 = next++;
   if (dot_) {
@@ -232,6 +258,12 @@ void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
       p.x0 = next;
       next += 2 * mr;
       p.spare = p.x0;
+    } else if (!avx512 && p.nv > 1 &&
+               next - 2 + 2 * p.nv + 1 <= vec_.num_regs()) {
+      p.dec = p.t0;
+      next += 2 * p.nv - 2;
+      p.bcast = next++;
+      p.spare = p.bcast;
     } else if (!avx512) {
       p.bcast = next++;
       p.spare = p.bcast;
@@ -273,7 +305,7 @@ void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
     // The cross-group accumulators live on the stack.
     const Xmm z = vec_.Vec(p.t0);
     vxorps(z, z, z);
-    for (int i = 0; i < mr * nv_; ++i) {
+    for (int i = 0; i < mr * p.nv; ++i) {
       vmovups(ptr[rsp + i * vec_.bytes()], z);
     }
   }
@@ -285,7 +317,7 @@ void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
     mov(r10, groups_);
     L(group_loop);
   }
-  for (int i = 0; i < mr * nv_ * p.split; ++i) {
+  for (int i = 0; i < mr * p.nv * p.split; ++i) {
     const Xmm a = vec_.Vec(i);
     if (avx512) {
       vpxord(a, a, a);
@@ -353,11 +385,16 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
         vbroadcastss(vec_.Vec(p.x0 + 2 * r + 1), ptr[x_odd(r)]);
       }
     }
-    for (int v = 0; v < nv_; ++v) {
+    if (p.dec >= 0) {
+      EmitDecodedStep(p, s, mr, konst);
+      continue;
+    }
+    for (int v = 0; v < p.nv; ++v) {
+      const int c = p.v0 + v;  // the vector's place in the block
       // Zero points of this vector's columns (u4), after the scales.
-      const Xbyak::Address zeros = ptr[rbx + (nb_ + v * lanes_) * 4];
+      const Xbyak::Address zeros = ptr[rbx + (nb_ + c * lanes_) * 4];
       if (dot_) {
-        vpmovzxbw(t0, ptr[rax + s * 2 * nb_ + v * 32]);
+        vpmovzxbw(t0, ptr[rax + s * 2 * nb_ + c * 32]);
         vpsrlw(t1, t0, 4);
         if (u4) {
           vec_.And(t0, t0, pool_.Splat16(0x000F));
@@ -372,14 +409,7 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
         }
         continue;
       }
-      const Xbyak::Address zeros16 = ptr[rbx + (2 * nb_ + v * lanes_) * 4];
-      NibbleDecodeOperands ops;
-      ops.mask_hi = konst[0];
-      ops.mask_lo = konst[1];
-      ops.zero = u4 ? &zeros : konst[2];
-      ops.zero16 = &zeros16;
-      EmitDecodeNibblePairsF32(this, vec_, !u4, ptr[rax + s * nb_ + v * lanes_],
-                               t0, t1, ops);
+      EmitDecodeVector(s, c, t0, t1, konst);
       for (int r = 0; r < mr; ++r) {
         const Xmm a0 = vec_.Vec(p.Acc(r, v, 0));
         const Xmm a1 = vec_.Vec(p.Acc(r, v, p.split - 1));
@@ -396,17 +426,51 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
   }
 }
 
+void W4a16GemvGenerator::EmitDecodeVector(int s, int c, const Xmm& even,
+                                          const Xmm& odd,
+                                          const Xbyak::Operand* const* konst) {
+  const bool u4 = key_.weight_type == WeightType::kU4;
+  // Zero points of this vector's columns (u4), after the scales.
+  const Xbyak::Address zeros = ptr[rbx + (nb_ + c * lanes_) * 4];
+  const Xbyak::Address zeros16 = ptr[rbx + (2 * nb_ + c * lanes_) * 4];
+  NibbleDecodeOperands ops;
+  ops.mask_hi = konst[0];
+  ops.mask_lo = konst[1];
+  ops.zero = u4 ? &zeros : konst[2];
+  ops.zero16 = &zeros16;
+  EmitDecodeNibblePairsF32(this, vec_, !u4, ptr[rax + s * nb_ + c * lanes_],
+                           even, odd, ops);
+}
+
+void W4a16GemvGenerator::EmitDecodedStep(const Plan& p, int s, int mr,
+                                         const Xbyak::Operand* const* konst) {
+  for (int v = 0; v < p.nv; ++v) {
+    EmitDecodeVector(s, p.v0 + v, vec_.Vec(p.dec + 2 * v),
+                     vec_.Vec(p.dec + 2 * v + 1), konst);
+  }
+  const Xmm b = vec_.Vec(p.bcast);
+  for (int r = 0; r < mr; ++r) {
+    for (int parity = 0; parity < 2; ++parity) {
+      vbroadcastss(b, ptr[rdx + ((2 * s + parity) * mr + r) * 4]);
+      for (int v = 0; v < p.nv; ++v) {
+        vfmadd231ps(vec_.Vec(p.Acc(r, v, parity == 0 ? 0 : p.split - 1)),
+                    vec_.Vec(p.dec + 2 * v + parity), b);
+      }
+    }
+  }
+}
+
 void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
   for (int r = 0; r < mr; ++r) {
-    for (int v = 0; v < nv_; ++v) {
+    for (int v = 0; v < p.nv; ++v) {
       const Xmm a = vec_.Vec(p.Acc(r, v, 0));
       if (p.split == 2) vaddps(a, a, vec_.Vec(p.Acc(r, v, 1)));
       if (groups_ == 1) continue;  // scaled in EmitStores
       // acc[r][v] += s * group_acc
       const Xmm t = vec_.Vec(p.t0);
-      const int off = (r * nv_ + v) * vec_.bytes();
+      const int off = (r * p.nv + v) * vec_.bytes();
       vmovups(t, ptr[rsp + off]);
-      vfmadd231ps(t, a, ptr[rbx + v * lanes_ * 4]);
+      vfmadd231ps(t, a, ptr[rbx + (p.v0 + v) * lanes_ * 4]);
       vmovups(ptr[rsp + off], t);
     }
   }
@@ -429,23 +493,24 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
     add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
   }
   for (int r = 0; r < mr; ++r) {
-    for (int v = 0; v < nv_; ++v) {
+    for (int v = 0; v < p.nv; ++v) {
+      const int c = p.v0 + v;  // the vector's place in the block
       int count = lanes_;
       if (tail) {
         count = static_cast<int>(
-            std::clamp<int64_t>(last_cols - int64_t{v} * lanes_, 0, lanes_));
+            std::clamp<int64_t>(last_cols - int64_t{c} * lanes_, 0, lanes_));
       }
       if (count == 0) continue;
       if (groups_ == 1) {
-        vmulps(val, vec_.Vec(p.Acc(r, v, 0)), ptr[rbx + v * lanes_ * 4]);
+        vmulps(val, vec_.Vec(p.Acc(r, v, 0)), ptr[rbx + c * lanes_ * 4]);
       } else {
-        vmovups(val, ptr[rsp + (r * nv_ + v) * vec_.bytes()]);
+        vmovups(val, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
       }
-      if (key_.bias) vaddps(val, val, ptr[rcx + v * lanes_ * 4]);
+      if (key_.bias) vaddps(val, val, ptr[rcx + c * lanes_ * 4]);
       if (key_.out_dtype == DType::kF32) {
-        vec_.StoreF32(rax + v * lanes_ * 4, val, count, s1, esi);
+        vec_.StoreF32(rax + c * lanes_ * 4, val, count, s1, esi);
       } else {
-        vec_.StoreBf16(rax + v * lanes_ * 2, val, count, s1, s2, esi, &pool_);
+        vec_.StoreBf16(rax + c * lanes_ * 2, val, count, s1, s2, esi, &pool_);
       }
     }
     if (r + 1 < mr) add(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
@@ -457,10 +522,10 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
   // The tile's scaled sums to the stack (with groups they are there).
   if (groups_ == 1) {
     for (int r = 0; r < mr; ++r) {
-      for (int v = 0; v < nv_; ++v) {
+      for (int v = 0; v < p.nv; ++v) {
         const Xmm a = vec_.Vec(p.Acc(r, v, 0));
-        vmulps(a, a, ptr[rbx + v * lanes_ * 4]);
-        vmovups(ptr[rsp + (r * nv_ + v) * vec_.bytes()], a);
+        vmulps(a, a, ptr[rbx + (p.v0 + v) * lanes_ * 4]);
+        vmovups(ptr[rsp + (r * p.nv + v) * vec_.bytes()], a);
       }
     }
   }
@@ -493,28 +558,27 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
     imul(rcx, rcx, static_cast<int>(nb_ * 4));
     add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
   }
+  // Vector v of the tile (its place in the block p.v0 + v) of row r.
   auto value = [&](const Xmm& dst, int r, int v) {
-    vmovups(dst, ptr[rsp + (r * nv_ + v) * vec_.bytes()]);
-    if (key_.bias) vaddps(dst, dst, ptr[rcx + v * lanes_ * 4]);
+    vmovups(dst, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
+    if (key_.bias) vaddps(dst, dst, ptr[rcx + (p.v0 + v) * lanes_ * 4]);
   };
-  const int out_vectors = epilogue_.silu_mul ? nv_ / 2 : nv_;
+  const bool pair = epilogue_.silu_mul;  // (gate, up) vector pairs
+  const int out_vectors = pair ? p.nv / 2 : p.nv;
+  const int o0 = pair ? p.v0 / 2 : p.v0;  // first output vector in the block
   for (int r = 0; r < mr; ++r) {
     for (int o = 0; o < out_vectors; ++o) {
+      const int oc = o0 + o;  // output vector within the block
       const int count = static_cast<int>(
-          std::clamp<int64_t>(block_out - int64_t{o} * lanes_, 0, lanes_));
+          std::clamp<int64_t>(block_out - int64_t{oc} * lanes_, 0, lanes_));
       if (count == 0) continue;
-      if (epilogue_.silu_mul) {
-        value(val, r, 2 * o);
-        value(up, r, 2 * o + 1);
-        ep.Apply(val, &up, operands, o * lanes_, count, t);
-      } else {
-        value(val, r, o);
-        ep.Apply(val, nullptr, operands, o * lanes_, count, t);
-      }
+      value(val, r, pair ? 2 * o : o);
+      if (pair) value(up, r, 2 * o + 1);
+      ep.Apply(val, pair ? &up : nullptr, operands, oc * lanes_, count, t);
       if (key_.out_dtype == DType::kF32) {
-        vec_.StoreF32(rax + o * lanes_ * 4, val, count, t[0], esi);
+        vec_.StoreF32(rax + oc * lanes_ * 4, val, count, t[0], esi);
       } else {
-        vec_.StoreBf16(rax + o * lanes_ * 2, val, count, t[0], t[1], esi,
+        vec_.StoreBf16(rax + oc * lanes_ * 2, val, count, t[0], t[1], esi,
                        &pool_);
       }
     }

@@ -14,10 +14,20 @@
 // runtime/w4a16_pack.h); out_dtype; weight_type (u4 reads zero points);
 // flavor; group_size / per_channel; n = N and k = K (tails and loop counts
 // are compiled in); mr = rows per register tile; nr = NB, the packed block
-// width; bias; epilogue (jit/epilogue_emit.h; with silu_mul n counts the
-// interleaved [gate | up] columns of runtime/gate_up_interleave.h, vector
-// pairs (2i, 2i + 1) of a block are (gate, up), and out_n is the layer's
-// N / 2).
+// width; bias; flags = vectors per register tile (TileVectorsFlag), 0 for
+// the whole block; epilogue (jit/epilogue_emit.h; with silu_mul n counts
+// the interleaved [gate | up] columns of runtime/gate_up_interleave.h,
+// vector pairs (2i, 2i + 1) of a block are (gate, up), so a tile holds an
+// even number of vectors, and out_n is the layer's N / 2).
+//
+// A tile of fewer vectors than the block has room for more rows: it
+// decodes each weight into registers once and multiplies it with every row
+// of the tile, so a tall narrow tile (e.g. 8 rows x 1 ymm on AVX2) pays the
+// decode once per 8 rows instead of once per 2 (batched decode, M = 8..64).
+// The block's column vectors are then covered by several such tiles in
+// turn. Every tile of a kernel adds the same products in the same order
+// (one chain per accumulator, or a k-even and a k-odd chain for the whole
+// kernel), so a row's result does not depend on the tile it falls in.
 #ifndef W4JIT_JIT_W4A16_GEMV_GENERATOR_H_
 #define W4JIT_JIT_W4A16_GEMV_GENERATOR_H_
 
@@ -51,6 +61,11 @@ class W4a16GemvGenerator final : public Generator {
  public:
   using Fn = void (*)(const W4a16GemvArgs*);
 
+  // KernelKey::flags of a tile `vectors` vectors wide (0: the whole block).
+  static uint32_t TileVectorsFlag(int vectors) {
+    return static_cast<uint32_t>(vectors);
+  }
+
   // Checks that the key describes a kernel this generator can emit
   // (register budget, group and K divisibility, flavour vs ISA).
   static absl::Status Check(const KernelKey& key);
@@ -64,7 +79,15 @@ class W4a16GemvGenerator final : public Generator {
   struct Plan;
   void EmitRowLoop(bool tail);
   void EmitTile(int mr, bool tail);
+  void EmitTileColumns(int mr, bool tail, int v0);
   void EmitSteps(const Plan& plan, int steps, int mr);
+  // Decodes vector c of step s (f32 flavour) into even / odd.
+  void EmitDecodeVector(int s, int c, const Xbyak::Xmm& even,
+                        const Xbyak::Xmm& odd,
+                        const Xbyak::Operand* const* konst);
+  // One step (k pair) of an AVX2 tile whose vectors are all decoded first.
+  void EmitDecodedStep(const Plan& plan, int s, int mr,
+                       const Xbyak::Operand* const* konst);
   void EmitGroupEnd(const Plan& plan, int mr);
   void EmitStores(const Plan& plan, int mr, bool tail);
   // The stores of a tile with a fused epilogue: the tile's values are
@@ -83,7 +106,11 @@ class W4a16GemvGenerator final : public Generator {
   ConstPool pool_;
   bool dot_;  // bf16-dot flavour
   int lanes_;
-  int nv_;
+  int nv_;  // vectors per block
+  int tv_;  // vectors per register tile (divides nv_)
+  // Accumulator chains per (row, vector) for the whole kernel: 2 (k even,
+  // k odd) when the tallest tile has fewer than 8 accumulators.
+  int split_;
   int64_t nb_;
   int64_t groups_;
   int steps_per_group_;  // k pairs (FMA) or k quads (dot) per group

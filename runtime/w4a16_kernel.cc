@@ -3,7 +3,9 @@
 //
 // Small M (and every M of the bf16-dot flavour): the int4 kernel
 // (W4a16GemvGenerator) over column blocks split between threads, each
-// weight streamed once per call per row tile.
+// weight streamed once per call per row tile: a short tile as wide as the
+// block for the fewest rows, a tall narrow one (the decoded weights reused
+// by more rows) from tall_min_m rows on.
 // Large M, f32-FMA flavour: per (row block, column block) task of a 2-D
 // grid (runtime/work_split.h), each K block of the column block is
 // dequantized once into an f32 panel (W4a16DequantGenerator) and
@@ -54,10 +56,15 @@ std::string CheckParams(const W4a16Params& p) {
   if (p.vector_bits != 256 && p.vector_bits != 512) {
     return absl::StrFormat("vector_bits = %d is not 256 or 512", p.vector_bits);
   }
-  if (p.block_vectors < 1 || p.gemv_mr < 1 || p.gemm_mr < 1 ||
-      p.dot_mr_large < 1 || p.gemm_nr_vectors < 1 || p.kc < 2 || p.mc < 1 ||
-      p.gemm_min_m < 1) {
+  if (p.block_vectors < 1 || p.gemv_mr < 1 || p.gemm_mr < 1 || p.tall_mr < 1 ||
+      p.tall_vectors < 1 || p.tall_min_m < 1 || p.gemm_nr_vectors < 1 ||
+      p.kc < 2 || p.mc < 1 || p.gemm_min_m < 1) {
     return "W4A16 parameters must be positive (kc >= 2)";
+  }
+  if (p.block_vectors % p.tall_vectors != 0) {
+    return absl::StrFormat(
+        "tall_vectors = %d does not divide block_vectors = %d", p.tall_vectors,
+        p.block_vectors);
   }
   if (p.block_vectors % p.gemm_nr_vectors != 0) {
     return absl::StrFormat(
@@ -96,8 +103,10 @@ class W4a16Kernel final : public LinearKernel {
   void Run(const RunArgs& args) const override {
     if (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m) {
       RunPanels(args);
+    } else if (args.m >= plan_.p.tall_min_m) {
+      RunInt4(args, int4_tall_, plan_.p.tall_mr);
     } else {
-      RunInt4(args, args.m >= plan_.p.gemm_min_m ? int4_large_ : int4_small_);
+      RunInt4(args, int4_small_, plan_.p.gemv_mr);
     }
   }
   size_t packed_bytes() const override { return packed_.bytes(); }
@@ -105,7 +114,8 @@ class W4a16Kernel final : public LinearKernel {
 
  private:
   KernelKey BaseKey(KernelFamily family) const;
-  void RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn) const;
+  // `mr`: the kernel's tallest row tile, the packed row groups of x.
+  void RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn, int mr) const;
   void RunPanels(const RunArgs& args) const;
   void RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
                     int64_t rows, int64_t block, float* panel,
@@ -134,7 +144,7 @@ class W4a16Kernel final : public LinearKernel {
   Plan plan_;
   W4a16Packed packed_;
   W4a16GemvGenerator::Fn int4_small_ = nullptr;
-  W4a16GemvGenerator::Fn int4_large_ = nullptr;
+  W4a16GemvGenerator::Fn int4_tall_ = nullptr;
   W4a16DequantGenerator::Fn dequant_ = nullptr;
   W4a16PanelGenerator::Fn panel_full_ = nullptr;
   W4a16PanelGenerator::Fn panel_tail_ = nullptr;
@@ -172,10 +182,13 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   std::vector<KernelKey> int4_keys;
   gemv.mr = p.gemv_mr;
   int4_keys.push_back(gemv);
-  if (plan_.flavor == Flavor::kBf16Dot && p.dot_mr_large != p.gemv_mr) {
-    gemv.mr = p.dot_mr_large;
-    int4_keys.push_back(gemv);
-  }
+  // The tall tile, where some M runs it.
+  const bool tall_runs =
+      plan_.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
+  gemv.mr = p.tall_mr;
+  gemv.flags = W4a16GemvGenerator::TileVectorsFlag(
+      p.tall_vectors == p.block_vectors ? 0 : p.tall_vectors);
+  if (tall_runs && gemv != int4_keys[0]) int4_keys.push_back(gemv);
   for (const KernelKey& key : int4_keys) {
     if (absl::Status s = W4a16GemvGenerator::Check(key); !s.ok()) {
       *why_not = std::string(s.message());
@@ -184,11 +197,11 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   }
   auto small = GetKernel<W4a16GemvGenerator>(int4_keys[0], &names_);
   if (!small.ok()) return small.status();
-  int4_small_ = int4_large_ = *small;
+  int4_small_ = int4_tall_ = *small;
   if (int4_keys.size() > 1) {
-    auto large = GetKernel<W4a16GemvGenerator>(int4_keys[1], &names_);
-    if (!large.ok()) return large.status();
-    int4_large_ = *large;
+    auto tall = GetKernel<W4a16GemvGenerator>(int4_keys[1], &names_);
+    if (!tall.ok()) return tall.status();
+    int4_tall_ = *tall;
   }
   if (plan_.flavor != Flavor::kF32Fma) return absl::OkStatus();
 
@@ -239,12 +252,11 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   return absl::OkStatus();
 }
 
-void W4a16Kernel::RunInt4(const RunArgs& args,
-                          W4a16GemvGenerator::Fn fn) const {
+void W4a16Kernel::RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn,
+                          int mr) const {
   const W4a16Layout& l = packed_.layout;
   const int64_t m = args.m;
   const int64_t k = desc_.k;
-  const int mr = fn == int4_small_ ? plan_.p.gemv_mr : plan_.p.dot_mr_large;
   // A single bf16 row already is in the packed-row format of the dot
   // flavour.
   const void* xs = args.x;
@@ -371,6 +383,14 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     if (params.gemm_nr_vectors % 2 != 0 ||
         params.block_vectors % params.gemm_nr_vectors != 0) {
       params.gemm_nr_vectors = 2;
+    }
+    if (params.tall_vectors % 2 != 0 ||
+        params.block_vectors % params.tall_vectors != 0) {
+      // A pair of vectors per tall tile: as many rows as the registers
+      // hold with two accumulators each (and the decode temporaries).
+      params.tall_vectors = 2;
+      params.tall_mr =
+          std::min(params.tall_mr, params.vector_bits == 512 ? 14 : 6);
     }
   }
   if (std::string bad = CheckParams(params); !bad.empty()) {

@@ -53,15 +53,27 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // Rows per dequantized panel: the dequantization (~0.6 instructions per
   // weight) is then ~5% of the FMAs; 48 / 192 were no better here.
   p.mc = 96;
-  // bf16 flavour for large M: 6 rows x 4 zmm accumulators (a guess; no
-  // AVX512_BF16 machine was available to measure).
-  p.dot_mr_large = 6;
-  // Where the panel path beats the int4 kernel: measured on Zen 3, 2
-  // threads, 4096 x 4096 and 6144 x 4096, min of 20 (2026-12-03): even at
-  // M = 8 (2.71-2.77 ms panels vs 2.78-2.80 int4 on 4096 x 4096), panels
-  // 1.08x faster at M = 9; from M = 8 on every weight is dequantized once
-  // per call. A guess for AVX-512, whose int4 tile holds twice the rows.
-  p.gemm_min_m = avx512 ? 16 : 8;
+  // Tall int4 tile (batched decode, M = 8..15 on AVX2): weights decoded
+  // into registers once per tall_mr rows. Derived from the register file:
+  // AVX2: 5 rows x 2 ymm = 10 accumulators + 2 x 2 decoded vectors + 1
+  // broadcast = 15 of 16 ymm, 2 FMAs per broadcast (Zen 3 issues about one
+  // broadcast per cycle: 8 x 1, one broadcast per FMA, measured 1.1x
+  // slower). Measured on Zen 3, 2 threads, 4096 x 4096, min of 3 runs
+  // (2026-12-03): M = 8: 1822 us (5 x 2) vs 2011 (8 x 1), 1983 (4 x 2),
+  // 2319 (panels); M = 16: 3977 vs 3725 (panels); M = 64: 15927 vs 13307.
+  // zmm (broadcasts embedded in the FMA, no broadcast register): 12 rows x
+  // 2 zmm = 24 accumulators + 2 decoded + 3 decode constants = 29 of 32;
+  // the bf16 flavour 24 + 2 + the vpermw table. Not measured on AVX-512.
+  p.tall_mr = avx512 ? 12 : 5;
+  p.tall_vectors = 2;
+  p.tall_min_m = 8;
+  // Where the panel path takes over from the int4 kernel. Before the tall
+  // tile (Zen 3, 2 threads, 4096 x 4096 and 6144 x 4096, min of 20,
+  // 2026-12-03) panels won from M = 8 over the 2-row tile; the 5 x 2 tall
+  // tile beats them at M = 8 (1.27x) and ties at 16..32, panels win at 64
+  // (numbers at tall_mr). On zmm the tall tile's 12 rows cover M = 8..15
+  // in one or two tiles, panels (6-row tiles) from 16 on (a guess).
+  p.gemm_min_m = 16;
   return p;
 }
 
@@ -87,8 +99,12 @@ absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* p) {
       p->kc = value;
     } else if (name == "mc") {
       p->mc = value;
-    } else if (name == "dot_mr_large") {
-      p->dot_mr_large = static_cast<int>(value);
+    } else if (name == "tall_mr") {
+      p->tall_mr = static_cast<int>(value);
+    } else if (name == "tall_vectors") {
+      p->tall_vectors = static_cast<int>(value);
+    } else if (name == "tall_min_m") {
+      p->tall_min_m = value;
     } else if (name == "gemm_min_m") {
       p->gemm_min_m = value;
     } else {

@@ -36,9 +36,14 @@ struct W4a16Params {
   int gemm_nr_vectors = 2;  // panel microkernel width (divides block_vectors)
   int64_t kc = 1024;        // K block of a dequantized panel (target)
   int64_t mc = 96;          // rows sharing one dequantized panel
-  // bf16-dot flavour from gemm_min_m rows on: the int4 kernel with this
-  // (taller) row tile; it decodes once per this many rows.
-  int dot_mr_large = 6;
+  // From tall_min_m rows on (FMA flavour: up to gemm_min_m; bf16-dot
+  // flavour: every larger M) the int4 kernel runs a taller, narrower
+  // register tile: tall_mr rows x tall_vectors vectors (dividing
+  // block_vectors). Each weight is decoded into registers once per
+  // tall_mr rows instead of once per gemv_mr.
+  int tall_mr = 8;
+  int tall_vectors = 1;
+  int64_t tall_min_m = 8;
   int64_t gemm_min_m = 8;
 };
 
@@ -48,8 +53,8 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa);
 
 // Applies tuning-file parameters: "flavor" (1 FMA, 2 bf16 dot),
 // "vector_bits", "block_vectors", "gemv_mr", "gemm_mr", "gemm_nr_vectors",
-// "kc", "mc", "dot_mr_large", "gemm_min_m". Unknown names are errors;
-// values are range-checked when the kernels are built.
+// "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m", "gemm_min_m". Unknown
+// names are errors; values are range-checked when the kernels are built.
 absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params);
 
 // The W4A16 JIT kernel with explicit parameters (the tuning sweep and the

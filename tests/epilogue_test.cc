@@ -196,7 +196,7 @@ TEST_P(EpilogueLayerTest, Gemv) {
 TEST_P(EpilogueLayerTest, AroundHandover) {
   if (!CanRunTier(IsaTier::kAvx2))
     GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx2);
-  RunCases(GetParam(), {7, 8, 9, 16, 17}, false);
+  RunCases(GetParam(), {7, 8, 9, 12, 15, 16, 17}, false);
 }
 
 TEST_P(EpilogueLayerTest, PanelPathLargeM) {
@@ -539,6 +539,14 @@ TEST(EpilogueAvx512Test, KernelsGenerate) {
           << internal::W4a16GemvGenerator::Check(key);
       internal::W4a16GemvGenerator g(key);
       ASSERT_TRUE(g.Create().ok());
+      // The tall tile of batched decode: 12 rows x 2 vectors.
+      key.mr = 12;
+      key.flags = 2;
+      ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok())
+          << internal::W4a16GemvGenerator::Check(key);
+      internal::W4a16GemvGenerator tall(key);
+      const absl::Status made = tall.Create();
+      ASSERT_TRUE(made.ok()) << made << " " << tall.name();
     }
     internal::KernelKey p;
     p.family = internal::KernelFamily::kW4a16Panel;

@@ -3,6 +3,7 @@
 // M), every group kind, s4/u4, bf16/f32 in and out, bias, strides, tails,
 // thread counts, forced parameters; AVX-512 code generated (and run where
 // the CPU has it).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -171,6 +172,27 @@ TEST_F(W4a16Avx2, ForcedParameters) {
          p->kc = 64;
          p->gemm_min_m = 2;
        }},
+      {"tall 8 x 1 int4 tiles from M = 2",
+       [](W4a16Params* p) {
+         p->tall_mr = 8;
+         p->tall_vectors = 1;
+         p->tall_min_m = 2;
+         p->gemm_min_m = 1000;
+       }},
+      {"tall 5 x 2 int4 tiles (all vectors decoded first), then panels",
+       [](W4a16Params* p) {
+         p->tall_mr = 5;
+         p->tall_vectors = 2;
+         p->tall_min_m = 3;
+         p->gemm_min_m = 20;
+       }},
+      {"tall 3 x 2 int4 tiles (two chains per accumulator)",
+       [](W4a16Params* p) {
+         p->tall_mr = 3;
+         p->tall_vectors = 2;
+         p->tall_min_m = 2;
+         p->gemm_min_m = 1000;
+       }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -204,6 +226,72 @@ TEST_F(W4a16Avx2, BitIdenticalAcrossThreadCounts) {
   }
 }
 
+// The int4 kernel's tiles all add the same products in the same order
+// (one chain per accumulator when the tallest tile has 8 or more): a row's
+// result is the same bits whichever tile height, tile width, row position
+// or thread count computes it.
+struct Int4Tile {
+  const char* what;
+  int tall_mr, tall_vectors;
+};
+
+// Runs one layer at M = 23 with each tall tile (from 2 rows on, no
+// panels) on 1..3 threads, and single rows on the short tile: every run
+// must give the first one's bits.
+void CheckInt4TilesBitIdentical(const std::vector<Int4Tile>& tiles,
+                                int vector_bits) {
+  const LayerDesc desc =
+      Desc(75, 384, 128, WeightType::kU4, DType::kBF16, DType::kF32, true);
+  const auto w = RandomWeights(desc, 21);
+  const int64_t m = 23;
+  const auto x = RandomActivations(desc, m, desc.k, 22);
+  std::vector<float> first;
+  for (const Int4Tile& t : tiles) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(absl::StrCat(t.what, ", ", threads, " thread(s)"));
+      ScopedW4a16ParamsOverride o([t, vector_bits](W4a16Params* p) {
+        p->flavor = Flavor::kF32Fma;
+        p->vector_bits = vector_bits;
+        p->tall_mr = t.tall_mr;
+        p->tall_vectors = t.tall_vectors;
+        p->tall_min_m = 2;
+        p->gemm_min_m = 1000;
+      });
+      ScopedThreads th(threads);
+      auto layer = MakeLayer(desc, w);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      auto y = RunToF32(**layer, m, x, desc.k);
+      ASSERT_TRUE(y.ok()) << y.status();
+      if (first.empty()) {
+        first = *y;
+        continue;
+      }
+      EXPECT_EQ(*y, first);
+      // One row alone (the short tile's 1-row tail) gives the same bits as
+      // that row inside a tall tile.
+      for (int64_t r : {0, 7, 22}) {
+        const int64_t row_bytes = desc.k * 2;  // bf16
+        std::vector<uint8_t> row(x.begin() + r * row_bytes,
+                                 x.begin() + (r + 1) * row_bytes);
+        auto y1 = RunToF32(**layer, 1, row, desc.k);
+        ASSERT_TRUE(y1.ok()) << y1.status();
+        EXPECT_TRUE(
+            std::equal(y1->begin(), y1->end(), first.begin() + r * desc.n))
+            << "row " << r;
+      }
+    }
+  }
+}
+
+TEST_F(W4a16Avx2, Int4TilesBitIdenticalAcrossShapesAndThreads) {
+  CheckInt4TilesBitIdentical({{"2 x 4 (gemv_mr)", 2, 4},
+                              {"8 x 1", 8, 1},
+                              {"5 x 2", 5, 2},
+                              {"4 x 2", 4, 2},
+                              {"12 x 1", 12, 1}},
+                             256);
+}
+
 // Row counts around the hand-over (int4 kernel below gemm_min_m, panels
 // from it), around every multiple of the 6-row panel tile, at and past the
 // 96-row M block (uneven blocks: 100 = 54 + 46), with N tails of the
@@ -227,6 +315,20 @@ TEST_F(W4a16Avx2, MTailsAroundHandoverAndTileHeights) {
          p->gemm_mr = 4;
          p->kc = 64;
          p->mc = 20;
+       }},
+      {"tall 8 x 1 int4 tiles from 4 rows, panels from 33",
+       [](W4a16Params* p) {
+         p->tall_mr = 8;
+         p->tall_vectors = 1;
+         p->tall_min_m = 4;
+         p->gemm_min_m = 33;
+       }},
+      {"tall 5 x 2 int4 tiles from 8 rows, panels from 65",
+       [](W4a16Params* p) {
+         p->tall_mr = 5;
+         p->tall_vectors = 2;
+         p->tall_min_m = 8;
+         p->gemm_min_m = 65;
        }},
   };
   for (const auto& c : cases) {
@@ -385,15 +487,21 @@ TEST_F(W4a16Avx2, KernelNames) {
   auto layer = MakeLayer(desc, RandomWeights(desc, 1));
   ASSERT_TRUE(layer.ok()) << layer.status();
   const std::vector<std::string> names = (*layer)->kernel_names();
-  ASSERT_EQ(names.size(), 3u);  // int4 kernel, dequantizer, panel tile
-  // The int4 tile comes from this CPU class's defaults for the AVX2 tier.
+  // int4 kernels (short and tall tiles), dequantizer, panel tile.
+  ASSERT_EQ(names.size(), 4u);
+  // The int4 tiles come from this CPU class's defaults for the AVX2 tier;
+  // a tall tile narrower than the block says its width in the flags.
   const W4a16Params p =
       internal::DefaultW4a16Params(internal::HostCpu(), IsaTier::kAvx2);
   EXPECT_EQ(names[0], absl::StrCat("w4a16_s4_g128_n64_k256_m", p.gemv_mr, "x",
                                    p.block_vectors * p.vector_bits / 32,
                                    "_f32tobf16_fma_bias__avx2"));
-  EXPECT_EQ(names[1].rfind("w4a16dq_s4_g128", 0), 0u) << names[1];
-  EXPECT_EQ(names[2].rfind("w4a16panel_", 0), 0u) << names[2];
+  EXPECT_EQ(names[1].rfind(
+                absl::StrCat("w4a16_s4_g128_n64_k256_m", p.tall_mr, "x"), 0),
+            0u)
+      << names[1];
+  EXPECT_EQ(names[2].rfind("w4a16dq_s4_g128", 0), 0u) << names[2];
+  EXPECT_EQ(names[3].rfind("w4a16panel_", 0), 0u) << names[3];
 }
 
 TEST_F(W4a16Avx2, OddGroupRunsTheReferenceAndSaysWhy) {
@@ -452,9 +560,22 @@ TEST(W4a16Avx512, F32FmaRuns) {
   });
   CheckLayer(
       Desc(150, 384, 128, WeightType::kU4, DType::kBF16, DType::kBF16, true),
-      {1, 2, 5, 17, 40}, 3, 2, "avx512vnni", "fma");
+      {1, 2, 5, 8, 12, 15, 17, 40}, 3, 2, "avx512vnni", "fma");
   CheckLayer(Desc(9, 96, 6, WeightType::kS4, DType::kF32, DType::kF32, false),
              {1, 3, 20}, 0, 0, "avx512vnni", "fma");
+}
+
+TEST(W4a16Avx512, Int4TilesBitIdenticalAcrossShapesAndThreads) {
+  if (!CanRunTier(IsaTier::kAvx512Vnni)) {
+    GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx512Vnni)
+                 << ": zmm kernels are only generated (W4a16Avx512Generation)";
+  }
+  ScopedIsaCap cap(IsaTier::kAvx512Vnni);
+  CheckInt4TilesBitIdentical({{"12 x 2 (default tall)", 12, 2},
+                              {"4 x 4 (gemv_mr)", 4, 4},
+                              {"8 x 2", 8, 2},
+                              {"24 x 1", 24, 1}},
+                             512);
 }
 
 TEST(W4a16Avx512, Bf16DotRuns) {
@@ -470,7 +591,7 @@ TEST(W4a16Avx512, Bf16DotRuns) {
   // With and without bias ("_bias" stands between flavour and ISA).
   for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
     CheckLayer(Desc(150, 384, 128, wt, DType::kBF16, DType::kBF16, true),
-               {1, 2, 5, 17, 40}, 3, 2, "avx512bf16", "bf16dot");
+               {1, 2, 5, 8, 12, 13, 17, 25, 40}, 3, 2, "avx512bf16", "bf16dot");
     LayerDesc f32 = Desc(70, 256, -1, wt, DType::kF32, DType::kF32, false);
     f32.allow_bf16_compute = true;
     CheckLayer(f32, {1, 9}, 0, 0, "avx512bf16", "bf16dot");
@@ -483,7 +604,7 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
   for (Flavor flavor : {Flavor::kF32Fma, Flavor::kBf16Dot}) {
     for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
       for (DType out : {DType::kF32, DType::kBF16}) {
-        for (int mr : {1, 2, 4, 6}) {
+        for (int mr : {1, 2, 4, 6, 12}) {
           KernelKey key;
           key.family = KernelFamily::kW4a16Gemm;
           key.isa = flavor == Flavor::kBf16Dot ? IsaTier::kAvx512Bf16
@@ -500,6 +621,10 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
           key.mr = mr;
           key.nr = 64;
           key.bias = mr % 2 == 0;
+          // The tall tile of the defaults: 12 rows x 2 of the 4 vectors.
+          if (mr == 12) {
+            key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(2);
+          }
           SCOPED_TRACE(key.name());
           ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
           internal::W4a16GemvGenerator gen(key);
@@ -563,9 +688,9 @@ TEST(W4a16Avx512Generation, LayersBuildForBothFlavours) {
                       : KernelNameIs(names[0], "fma", "avx512vnni"));
       EXPECT_EQ(names[0].find("_bias_") != std::string::npos, desc.has_bias)
           << names[0];
-      // int4 kernels for small and large M (dot), or int4 + dequantizer +
-      // panel tiles (FMA: 100 columns leave a 36-column tail tile).
-      EXPECT_EQ(names.size(), flavor == Flavor::kBf16Dot ? 2u : 4u);
+      // int4 kernels with short and tall tiles, and for the FMA flavour the
+      // dequantizer and panel tiles (100 columns leave a 36-column tail).
+      EXPECT_EQ(names.size(), flavor == Flavor::kBf16Dot ? 2u : 5u);
     }
   }
 }
@@ -585,6 +710,16 @@ TEST(W4a16Avx512Generation, RegisterBudgetIsChecked) {
   EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
   key.mr = 4;  // 16 accumulators + temporaries > 16 ymm
   EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  // Tall tiles of fewer vectors than the block.
+  key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(1);
+  key.mr = 13;  // 13 accumulators, 2 decoded, 1 broadcast
+  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.mr = 14;
+  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.mr = 2;
+  key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(3);  // 3 ∤ 4
+  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  key.flags = 0;
   key.isa = IsaTier::kAvx512Vnni;
   key.nr = 64;
   key.mr = 7;
