@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
+#include "runtime/epilogue_ref.h"
 #include "runtime/formats/import.h"
 #include "runtime/reference.h"
 
@@ -182,8 +183,98 @@ double Tolerance(const LayerDesc& desc, const Expected& e) {
   return tol;
 }
 
+EpilogueInputs EpilogueOperands::inputs() const {
+  EpilogueInputs in;
+  for (int i = 0; i < 2; ++i) {
+    in.data[i] = data[i].empty() ? nullptr : data[i].data();
+    in.ld[i] = ld[i];
+  }
+  return in;
+}
+
+EpilogueOperands RandomEpilogueOperands(const LayerDesc& desc, int64_t m,
+                                        int64_t pad, uint32_t seed) {
+  EpilogueOperands ops;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  const int64_t n_out = desc.out_n();
+  for (int b = 0; b < desc.epilogue.num_binary; ++b) {
+    const DType t = desc.epilogue.binary[b].dtype;
+    ops.ld[b] = n_out + pad + 2 * b;
+    ops.data[b].resize(
+        static_cast<size_t>(std::max<int64_t>(m, 1) * ops.ld[b]) *
+        DTypeSize(t));
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < ops.ld[b]; ++j) {
+        const float v =
+            j < n_out ? dist(rng) : std::numeric_limits<float>::quiet_NaN();
+        internal::StoreFromF32(ops.data[b].data(), t, i * ops.ld[b] + j, v);
+      }
+    }
+  }
+  return ops;
+}
+
+namespace {
+
+// Largest |d activation / dt|.
+double ActivationSlope(Activation a) {
+  switch (a) {
+    case Activation::kSigmoid:
+      return 0.25;
+    case Activation::kSilu:
+      return 1.1;
+    case Activation::kGeluTanh:
+    case Activation::kGeluErf:
+      return 1.13;
+    default:
+      return 1.0;
+  }
+}
+
+}  // namespace
+
+EpilogueExpectation ExpectEpilogue(const LayerDesc& desc,
+                                   const std::vector<Expected>& t,
+                                   const EpilogueOperands& ops, int64_t i,
+                                   int64_t j) {
+  const Epilogue& e = desc.epilogue;
+  LayerDesc plain = desc;
+  plain.epilogue = Epilogue{};
+  plain.out_dtype = DType::kF32;
+  float opv[2] = {0.0f, 0.0f};
+  for (int b = 0; b < e.num_binary; ++b) {
+    opv[b] =
+        LoadAsF32(ops.data[b].data(), e.binary[b].dtype, i * ops.ld[b] + j);
+  }
+  const Expected& g = t[j];
+  const double tol_g = Tolerance(plain, g);
+  double want, tol;
+  if (e.silu_mul) {
+    const Expected& u = t[desc.n / 2 + j];
+    const double tol_u = Tolerance(plain, u);
+    want = internal::EpilogueRef(e, g.value, u.value, opv);
+    const double s = std::fabs(static_cast<double>(
+        internal::ActivationRef(Activation::kSilu, g.value)));
+    tol = 1.1 * tol_g * (std::fabs(u.value) + tol_u) + s * tol_u +
+          kEpilogueRelErr * s * std::fabs(u.value);
+  } else {
+    want = internal::EpilogueRef(e, g.value, 0.0f, opv);
+    tol = ActivationSlope(e.activation) * tol_g +
+          kEpilogueRelErr *
+              std::fabs(internal::ActivationRef(e.activation, g.value));
+  }
+  for (int b = 0; b < e.num_binary; ++b) {
+    if (e.binary[b].op == BinaryOp::kMul) tol *= std::fabs(opv[b]);
+  }
+  tol += 1e-6 * (std::fabs(want) + 4.0) + 1e-30;  // f32 roundings of the ops
+  if (desc.out_dtype == DType::kBF16) tol += BfUlp(std::fabs(want) + tol);
+  return {want, tol};
+}
+
 CheckResult CheckRun(const Layer& layer, const CanonicalWeights& w, int64_t m,
-                     const void* x, int64_t ldx, int64_t ldy, void* y_out) {
+                     const void* x, int64_t ldx, int64_t ldy, void* y_out,
+                     const EpilogueOperands* ops) {
   CheckResult result;
   const LayerDesc& desc = layer.desc();
   const size_t esize = DTypeSize(desc.out_dtype);
@@ -199,7 +290,13 @@ CheckResult CheckRun(const Layer& layer, const CanonicalWeights& w, int64_t m,
     std::memcpy(buf + i * esize, &sentinel, esize);
   }
   uint8_t* y = buf + guard * esize;
-  if (absl::Status s = layer.Run(m, x, ldx, y, ldy); !s.ok()) {
+  const bool epilogue = !desc.epilogue.empty();
+  const EpilogueOperands no_ops;
+  if (ops == nullptr) ops = &no_ops;
+  const int64_t n_out = desc.out_n();
+  if (absl::Status s = epilogue ? layer.Run(m, x, ldx, y, ldy, ops->inputs())
+                                : layer.Run(m, x, ldx, y, ldy);
+      !s.ok()) {
     result.report = absl::StrCat("Run failed: ", s.ToString());
     return result;
   }
@@ -213,15 +310,20 @@ CheckResult CheckRun(const Layer& layer, const CanonicalWeights& w, int64_t m,
   for (int64_t i = 0; i < m; ++i) {
     const std::vector<Expected> want =
         ExpectedRow(desc, w, xb + i * ldx * xsize);
-    for (int64_t j = 0; j < desc.n; ++j) {
+    for (int64_t j = 0; j < n_out; ++j) {
       const int64_t idx = i * ldy + j;
       if (ElementBits(y, esize, idx) == sentinel) {
         fail(absl::StrFormat("y[%d, %d] was not written", i, j));
         continue;
       }
       const float got = LoadAsF32(y, desc.out_dtype, idx);
-      const Expected& e = want[j];
-      const double tol = Tolerance(desc, e);
+      Expected e = want[j];
+      double tol = Tolerance(desc, e);
+      if (epilogue) {
+        const EpilogueExpectation ee = ExpectEpilogue(desc, want, *ops, i, j);
+        e.value = static_cast<float>(ee.value);
+        tol = ee.tolerance;
+      }
       bool ok;
       if (std::isnan(e.value) || std::isnan(got)) {
         ok = std::isnan(e.value) && std::isnan(got);
@@ -240,10 +342,10 @@ CheckResult CheckRun(const Layer& layer, const CanonicalWeights& w, int64_t m,
             tol, e.magnitude));
       }
     }
-    for (int64_t j = desc.n; j < ldy; ++j) {
+    for (int64_t j = n_out; j < ldy; ++j) {
       if (ElementBits(y, esize, i * ldy + j) != sentinel) {
         fail(absl::StrFormat("padding y[%d, %d] (N = %d, ldy = %d) was written",
-                             i, j, desc.n, ldy));
+                             i, j, n_out, ldy));
       }
     }
   }

@@ -75,6 +75,34 @@ std::vector<Expected> ExpectedRow(const LayerDesc& desc,
 //   kernel may round x to bf16: relative error 2^-9 per term).
 double Tolerance(const LayerDesc& desc, const Expected& e);
 
+// Operands of a layer's binary post-ops (LayerDesc::epilogue): operand i
+// is m x ld[i] in epilogue.binary[i].dtype, values in [-2, 2) in columns
+// [0, N_out), NaN in the padding (a kernel reading it poisons its output).
+struct EpilogueOperands {
+  std::vector<uint8_t> data[2];
+  int64_t ld[2] = {0, 0};
+  EpilogueInputs inputs() const;
+};
+// ld[i] = N_out + pad + 2 i.
+EpilogueOperands RandomEpilogueOperands(const LayerDesc& desc, int64_t m,
+                                        int64_t pad, uint32_t seed);
+
+// The reference value of output (i, j < N_out) of a layer with an
+// epilogue, from the pre-epilogue expectations `t` of row i (ExpectedRow),
+// and its tolerance: the numerics tolerance of t carried through the
+// epilogue (slope of the activation <= 1.13, |operand| for mul, both
+// halves for silu_mul) plus kEpilogueRelErr relative for the activation
+// and f32 roundings, plus one bf16 ulp for bf16 outputs.
+inline constexpr double kEpilogueRelErr = 2e-6;
+struct EpilogueExpectation {
+  double value;
+  double tolerance;
+};
+EpilogueExpectation ExpectEpilogue(const LayerDesc& desc,
+                                   const std::vector<Expected>& t,
+                                   const EpilogueOperands& ops, int64_t i,
+                                   int64_t j);
+
 // What CheckRun found.
 struct CheckResult {
   bool ran = false;        // Run() returned OK
@@ -94,9 +122,13 @@ struct CheckResult {
 // `w` must be the weights the layer was made from. With `y_out`, y is the
 // caller's buffer of exactly m * ldy elements instead (e.g. flush against
 // PROT_NONE pages), and there are no guard elements.
+// A layer with an epilogue: y has N_out columns, `ops` holds its binary
+// operands (required when it has any) and every output is checked against
+// ExpectEpilogue.
 CheckResult CheckRun(const Layer& layer, const internal::CanonicalWeights& w,
                      int64_t m, const void* x, int64_t ldx, int64_t ldy,
-                     void* y_out = nullptr);
+                     void* y_out = nullptr,
+                     const EpilogueOperands* ops = nullptr);
 
 // Runs `layer` into a plain m x ldy f32 buffer of its results widened to
 // f32 (y of desc.out_dtype); for comparing two layers bit for bit.

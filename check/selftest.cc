@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "check/layer_check.h"
 #include "dispatch/kernel_cache.h"
+#include "dispatch/kernel_key.h"
 #include "runtime/formats/import.h"
 #include "w4jit/layer.hpp"
 #include "w4jit/parallel.hpp"
@@ -163,13 +164,14 @@ std::string CaseToString(const Case& c) {
       "isa=%s,mode=%s,n=%d,k=%d,group=%d,weights=%s,format=%s,"
       "groups_major=%d,scales=%s,act=%s,out=%s,bias=%s,bf16_compute=%d,"
       "m=%d,ldx=%d,ldy=%d,threads=%d,backend=%s,wseed=%u,xseed=%u,"
-      "act_order=%d",
+      "act_order=%d,ep=%u",
       internal::ToString(c.isa), ToString(d.mode), d.n, d.k, d.group_size,
       ToString(d.weight_type), ToString(c.format), c.groups_major ? 1 : 0,
       ToString(d.scale_dtype), ToString(d.act_dtype), ToString(d.out_dtype),
       d.has_bias ? ToString(d.bias_dtype) : "none",
       d.allow_bf16_compute ? 1 : 0, c.m, c.ldx, c.ldy, c.threads, c.backend,
-      c.weight_seed, c.x_seed, c.act_order ? 1 : 0);
+      c.weight_seed, c.x_seed, c.act_order ? 1 : 0,
+      internal::EpilogueCode(d.epilogue));
 }
 
 absl::StatusOr<Case> ParseCase(const std::string& text) {
@@ -249,6 +251,9 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
       c.x_seed = static_cast<uint32_t>(num);
     } else if (name == "act_order") {
       c.act_order = num != 0;
+    } else if (name == "ep") {
+      // EpilogueCode bits (dispatch/kernel_key.h); validated by Create.
+      d.epilogue = internal::EpilogueFromCode(static_cast<uint32_t>(num));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown case field '", name, "'"));
@@ -326,6 +331,18 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
   // Act-order where the format carries a g_idx and K has groups to permute.
   c.act_order =
       c.format != WeightFormat::kAwqGemm && d.groups() > 1 && Coin(rng, 0.3);
+  // A fused epilogue in a third of the cases (drawn last, so the rest of a
+  // seed's draw is what it was before epilogues existed).
+  if (Coin(rng, 0.35)) {
+    Epilogue& e = d.epilogue;
+    e.silu_mul = d.n % 2 == 0 && Coin(rng, 0.3);
+    if (!e.silu_mul) e.activation = static_cast<Activation>(Uniform(rng, 0, 5));
+    e.num_binary = static_cast<int>(Uniform(rng, 0, 2));
+    for (int i = 0; i < e.num_binary; ++i) {
+      e.binary[i].op = Coin(rng) ? BinaryOp::kMul : BinaryOp::kAdd;
+      e.binary[i].dtype = Coin(rng) ? DType::kBF16 : DType::kF32;
+    }
+  }
   return c;
 }
 
@@ -355,7 +372,10 @@ CaseResult RunCase(const Case& c) {
   const std::vector<std::string> names = (*layer)->kernel_names();
   result.on_jit = !names.empty() && names[0].rfind("reference", 0) != 0;
   const std::vector<uint8_t> x = RandomActivations(d, c.m, c.ldx, c.x_seed);
-  const CheckResult r = CheckRun(**layer, w, c.m, x.data(), c.ldx, c.ldy);
+  const EpilogueOperands ops =
+      RandomEpilogueOperands(d, c.m, /*pad=*/3, c.x_seed + 1);
+  const CheckResult r =
+      CheckRun(**layer, w, c.m, x.data(), c.ldx, c.ldy, nullptr, &ops);
   result.ok = r.ok();
   result.worst_ratio = r.worst_ratio;
   if (!r.ok()) {

@@ -48,7 +48,59 @@ const char* DtypeShort(DType t) {
   return "x";
 }
 
+const char* ActivationShort(Activation a) {
+  switch (a) {
+    case Activation::kNone:
+      return "";
+    case Activation::kRelu:
+      return "_relu";
+    case Activation::kSigmoid:
+      return "_sigmoid";
+    case Activation::kGeluTanh:
+      return "_gelutanh";
+    case Activation::kGeluErf:
+      return "_geluerf";
+    case Activation::kSilu:
+      return "_silu";
+  }
+  return "_act";
+}
+
 }  // namespace
+
+uint32_t EpilogueCode(const Epilogue& e) {
+  uint32_t code = static_cast<uint32_t>(e.activation) & 7u;
+  code |= (static_cast<uint32_t>(e.num_binary) & 3u) << 3;
+  for (int i = 0; i < e.num_binary && i < 2; ++i) {
+    if (e.binary[i].op == BinaryOp::kAdd) code |= 1u << (5 + i);
+    if (e.binary[i].dtype == DType::kBF16) code |= 1u << (7 + i);
+  }
+  if (e.silu_mul) code |= 1u << 9;
+  return code;
+}
+
+Epilogue EpilogueFromCode(uint32_t code) {
+  Epilogue e;
+  e.activation = static_cast<Activation>(code & 7u);
+  e.num_binary = static_cast<int>((code >> 3) & 3u);
+  for (int i = 0; i < 2; ++i) {
+    e.binary[i].op = (code >> (5 + i)) & 1u ? BinaryOp::kAdd : BinaryOp::kMul;
+    e.binary[i].dtype = (code >> (7 + i)) & 1u ? DType::kBF16 : DType::kF32;
+  }
+  e.silu_mul = ((code >> 9) & 1u) != 0;
+  return e;
+}
+
+std::string EpilogueSuffix(uint32_t code) {
+  if (code == 0) return "";
+  const Epilogue e = EpilogueFromCode(code);
+  std::string s = e.silu_mul ? "_silumul" : ActivationShort(e.activation);
+  for (int i = 0; i < e.num_binary; ++i) {
+    absl::StrAppend(&s, "_", e.binary[i].op == BinaryOp::kMul ? "mul" : "add",
+                    DtypeShort(e.binary[i].dtype));
+  }
+  return s;
+}
 
 std::string KernelKey::name() const {
   std::string s = absl::StrCat(FamilyName(family), "_",
@@ -64,6 +116,8 @@ std::string KernelKey::name() const {
   if (flavor == Flavor::kBf16Dot) absl::StrAppend(&s, "_bf16dot");
   if (bias) absl::StrAppend(&s, "_bias");
   if (flags != 0) absl::StrAppend(&s, absl::StrFormat("_f%x", flags));
+  if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
+  absl::StrAppend(&s, EpilogueSuffix(epilogue));
   absl::StrAppend(&s, "__", IsaSuffix(isa));
   return s;
 }

@@ -39,10 +39,16 @@ struct KernelKey {
   int nr = 0;     // register tile columns
   bool bias = false;
   uint32_t flags = 0;  // family-specific bits that change the code
+  // The fused epilogue compiled into the stores (EpilogueCode; 0: none),
+  // and the output columns when they are not n (silu_mul: the layer's
+  // N / 2, where n counts the packed [gate | up] columns).
+  uint32_t epilogue = 0;
+  int64_t out_n = 0;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
-                    group_size, per_channel, n, k, mr, nr, bias, flags);
+                    group_size, per_channel, n, k, mr, nr, bias, flags,
+                    epilogue, out_n);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -54,12 +60,21 @@ struct KernelKey {
         static_cast<int>(key.act_dtype), static_cast<int>(key.out_dtype),
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
-        key.flags);
+        key.flags, key.epilogue, key.out_n);
   }
 
   // Readable, unique for distinct keys.
   std::string name() const;
 };
+
+// The compile-time part of an epilogue as key bits, and back: bits 0-2
+// activation, 3-4 num_binary, 5 + i op i (1 = add), 7 + i dtype i
+// (1 = bf16), 9 silu_mul. 0 is "no epilogue".
+uint32_t EpilogueCode(const Epilogue& e);
+Epilogue EpilogueFromCode(uint32_t code);
+// "_silumul_mulbf16_addf32", "_gelutanh", or "" for none: the part of a
+// kernel name that says which epilogue it applies.
+std::string EpilogueSuffix(uint32_t code);
 
 }  // namespace w4jit::internal
 

@@ -63,6 +63,13 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError("output must be f32 or bf16");
   }
+  if (c.epilogue.silu_mul && (lay.n % lay.block_cols() != 0 || c.out_n <= 0 ||
+                              c.out_n > lay.blocks() * lay.lanes ||
+                              c.out_n <= (lay.blocks() - 1) * lay.lanes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("silu_mul: ", c.out_n, " output columns do not fit the ",
+                     lay.n, " interleaved columns"));
+  }
   // Every address is base + a displacement that must fit 32 bits.
   const int64_t limit = std::numeric_limits<int32_t>::max();
   const int64_t wmul = c.decoded ? 2 : 1;
@@ -95,6 +102,8 @@ KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
   key.flags =
       (c.n_tail ? 1u : 0u) | (c.decoded ? 2u : 0u) |
       (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
+  key.epilogue = EpilogueCode(c.epilogue);
+  key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
   return key;
 }
 
@@ -123,7 +132,7 @@ int64_t Da8w4GemmGenerator::BlockStride() const {
 void Da8w4GemmGenerator::Generate() {
   Preamble();
   mov(rbp, rsp);
-  sub(rsp, Local(8));
+  sub(rsp, Local(10));
   and_(rsp, -64);
   mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, w)]);
   mov(ptr[rsp + Local(0)], rax);
@@ -135,6 +144,10 @@ void Da8w4GemmGenerator::Generate() {
   mov(ptr[rsp + Local(3)], rax);
   mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, y)]);
   mov(ptr[rsp + Local(4)], rax);
+  for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
+    mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, ep) + 8 * i]);
+    mov(ptr[rsp + Local(5 + i)], rax);
+  }
   if (vec_.avx512() && !cfg_.decoded) {
     vmovups(vec_.Vec(kAvx512MaskReg), pool_.Splat32(0x0F0F0F0F));
   }
@@ -190,8 +203,26 @@ void Da8w4GemmGenerator::EmitStep() {
   add(ptr[rsp + Local(2)], rax);
   mov(rax, nblk * lay.block_cols() * 4);
   add(ptr[rsp + Local(3)], rax);
-  mov(rax, nblk * lay.block_cols() * out_bytes_);
+  mov(rax, nblk * OutBlockCols() * out_bytes_);
   add(ptr[rsp + Local(4)], rax);
+  const EpilogueEmitter ep(this, vec_, &pool_, cfg_.epilogue);
+  for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
+    mov(rax, nblk * OutBlockCols() * ep.OperandSize(i));
+    add(ptr[rsp + Local(5 + i)], rax);
+  }
+}
+
+int Da8w4GemmGenerator::OutBlockCols() const {
+  return cfg_.epilogue.silu_mul ? cfg_.layout.lanes : cfg_.layout.block_cols();
+}
+
+int Da8w4GemmGenerator::OutCols(int blk) const {
+  const Da8w4Layout& lay = cfg_.layout;
+  if (!cfg_.n_tail || blk != cfg_.nblk - 1) return OutBlockCols();
+  if (cfg_.epilogue.silu_mul) {
+    return static_cast<int>(cfg_.out_n - (lay.blocks() - 1) * lay.lanes);
+  }
+  return lay.last_block_cols();
 }
 
 void Da8w4GemmGenerator::EmitGroup() {
@@ -382,35 +413,64 @@ void Da8w4GemmGenerator::EmitGroupEndVnni() {
   }
 }
 
-// y = tile * sa (+ bias), stored as f32 or bf16; only real columns.
+// y = epilogue(tile * sa (+ bias)), stored as f32 or bf16; only real
+// output columns. With silu_mul a block's two halves (gate, up) make one
+// output vector.
 void Da8w4GemmGenerator::EmitEpilogue() {
   const Da8w4Layout& lay = cfg_.layout;
-  const Xmm sa = vec_.Vec(0), v = vec_.Vec(1), t0 = vec_.Vec(2),
-            t1 = vec_.Vec(3);
+  const EpilogueEmitter ep(this, vec_, &pool_, cfg_.epilogue);
+  const Xmm sa = vec_.Vec(0), v = vec_.Vec(1), up = vec_.Vec(2);
+  const EpilogueEmitter::Temps t = {vec_.Vec(3), vec_.Vec(4), vec_.Vec(5),
+                                    vec_.Vec(6)};
+  const Xbyak::Reg64 operands[2] = {r8, r9};
   mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, sa)]);
   mov(rcx, ptr[rsp + Local(4)]);
   mov(rdx, ptr[rdi + offsetof(Da8w4GemmArgs, ldy_bytes)]);
   mov(rsi, ptr[rsp + Local(3)]);
+  for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
+    mov(operands[i], ptr[rsp + Local(5 + i)]);
+  }
+  // v = sa * tile (+ bias) of (row, block, half).
+  auto value = [&](const Xmm& dst, int r, int blk, int half) {
+    vmulps(dst, sa, ptr[rsp + F32Tile(AccIndex(r, blk, half))]);
+    const int col = blk * lay.block_cols() + half * lay.lanes;
+    if (cfg_.bias) vaddps(dst, dst, ptr[rsi + col * 4]);
+  };
+  auto store = [&](int col, int count) {
+    if (cfg_.out_dtype == DType::kF32) {
+      vec_.StoreF32(rcx + col * 4, v, count, t[0], ebx);
+    } else {
+      vec_.StoreBf16(rcx + col * 2, v, count, t[0], t[1], ebx, &pool_);
+    }
+  };
   for (int r = 0; r < cfg_.mr; ++r) {
     vbroadcastss(sa, ptr[rax + 4 * r]);
     for (int blk = 0; blk < cfg_.nblk; ++blk) {
-      const int cols = (cfg_.n_tail && blk == cfg_.nblk - 1)
-                           ? lay.last_block_cols()
-                           : lay.block_cols();
+      const int cols = OutCols(blk);
+      if (cfg_.epilogue.silu_mul) {
+        value(v, r, blk, 0);
+        value(up, r, blk, 1);
+        const int col = blk * lay.lanes;
+        ep.Apply(v, &up, operands, col, cols, t);
+        store(col, cols);
+        continue;
+      }
       for (int half = 0; half < 2; ++half) {
         const int count = std::min(lay.lanes, cols - half * lay.lanes);
         if (count <= 0) continue;
-        vmulps(v, sa, ptr[rsp + F32Tile(AccIndex(r, blk, half))]);
+        value(v, r, blk, half);
         const int col = blk * lay.block_cols() + half * lay.lanes;
-        if (cfg_.bias) vaddps(v, v, ptr[rsi + col * 4]);
-        if (cfg_.out_dtype == DType::kF32) {
-          vec_.StoreF32(rcx + col * 4, v, count, t0, ebx);
-        } else {
-          vec_.StoreBf16(rcx + col * 2, v, count, t0, t1, ebx, &pool_);
-        }
+        if (ep.active()) ep.Apply(v, nullptr, operands, col, count, t);
+        store(col, count);
       }
     }
-    if (r + 1 < cfg_.mr) add(rcx, rdx);
+    if (r + 1 < cfg_.mr) {
+      add(rcx, rdx);
+      for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
+        add(operands[i],
+            ptr[rdi + offsetof(Da8w4GemmArgs, ep_ld_bytes) + 8 * i]);
+      }
+    }
   }
 }
 

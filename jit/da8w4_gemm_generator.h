@@ -31,6 +31,7 @@
 #include "dispatch/kernel_key.h"
 #include "jit/da8w4_layout.h"
 #include "jit/emit_util.h"
+#include "jit/epilogue_emit.h"
 #include "jit/generator.h"
 #include "w4jit/types.hpp"
 
@@ -49,9 +50,13 @@ struct Da8w4GemmArgs {
   const float* scales;   // first block
   const int32_t* zeros;  // first block (u4 only)
   const float* bias;     // first column of the first block (bias only)
-  void* y;               // y[row 0, first column of the first block]
+  void* y;               // y[row 0, first output column of the first block]
   int64_t ldy_bytes;
   int64_t steps;  // >= 1
+  // Binary post-op operands (epilogue): [row 0, first output column of the
+  // first block], and their row strides in bytes.
+  const void* ep[2];
+  int64_t ep_ld_bytes[2];
 };
 using Da8w4GemmFn = void (*)(const Da8w4GemmArgs*);
 
@@ -74,6 +79,12 @@ struct Da8w4GemmConfig {
   // high-nibble one): the inner loop is two loads and the dot products,
   // no unpacking. The decode is paid once per panel, not per row tile.
   bool decoded = false;
+  // Fused epilogue. With silu_mul the layout holds the interleaved
+  // [gate | up] columns (runtime/gate_up_interleave.h, unit = lanes): half
+  // 0 of a block is gate, half 1 up, and a block has `lanes` output
+  // columns; out_n is the layer's N / 2 (the tail of the last block).
+  Epilogue epilogue;
+  int64_t out_n = 0;
 };
 
 // Why this config cannot be generated (register budget, displacement
@@ -116,6 +127,9 @@ class Da8w4GemmGenerator : public Generator {
   void LoadRowSum(int row, const Xbyak::Xmm& dst);
   void EmitGroupEndVnni();
   void EmitEpilogue();
+  // Output columns of one block, and of block `blk` of a step.
+  int OutBlockCols() const;
+  int OutCols(int blk) const;
 
   const Da8w4GemmConfig cfg_;
   VecEmitter vec_;

@@ -116,12 +116,22 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
         "row tile %d x %d vectors needs %d vector registers, %d exist", key.mr,
         tv, need, regs));
   }
+  const Epilogue ep = EpilogueFromCode(key.epilogue);
+  if (ep.silu_mul && (tv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "silu_mul needs an even number of vectors per tile (%d) and N / 2 "
+        "output columns (%d of %d)",
+        tv, key.out_n, key.n));
+  }
   return absl::OkStatus();
 }
 
 W4a16GemvGenerator::W4a16GemvGenerator(const KernelKey& key)
-    : Generator(key.name()),
+    // Every row-tile height and column tile gets its own unrolled epilogue:
+    // tall zmm tiles with a gelu_erf and two operands need ~0.5 MB.
+    : Generator(key.name(), key.epilogue != 0 ? 2 * 1024 * 1024 : 256 * 1024),
       key_(key),
+      epilogue_(EpilogueFromCode(key.epilogue)),
       vec_(this, IsAvx512(key.isa)),
       dot_(key.flavor == Flavor::kBf16Dot),
       lanes_(vec_.lanes32()),
@@ -139,7 +149,7 @@ void W4a16GemvGenerator::Generate() {
   const Xbyak::Reg64 args(kArgs);
   Preamble();
   mov(rbp, rsp);
-  if (groups_ > 1) {
+  if (groups_ > 1 || !epilogue_.empty()) {
     sub(rsp, static_cast<uint32_t>(key_.mr * nv_ * vec_.bytes()));
     and_(rsp, -64);
   }
@@ -156,7 +166,9 @@ void W4a16GemvGenerator::Generate() {
   mov(r14, ptr[args + offsetof(W4a16GemvArgs, m)]);
   mov(r15, r11);
   const int64_t blocks = (key_.n + nb_ - 1) / nb_;
-  const bool has_tail = key_.n % nb_ != 0;
+  // The last block has fewer output columns than the others.
+  const bool has_tail =
+      (epilogue_.silu_mul ? key_.out_n % OutBlockCols() : key_.n % nb_) != 0;
   if (has_tail) {
     Xbyak::Label full;
     cmp(r12, static_cast<uint32_t>(blocks - 1));
@@ -170,7 +182,7 @@ void W4a16GemvGenerator::Generate() {
   L(next_block);
   add(r8, static_cast<uint32_t>(key_.k / 2 * nb_));
   add(r9, static_cast<uint32_t>(groups_ * MetaGroupBytes()));
-  add(r11, static_cast<uint32_t>(nb_ * out_size_));
+  add(r11, static_cast<uint32_t>(OutBlockCols() * out_size_));
   inc(r12);
   cmp(r12, ptr[args + offsetof(W4a16GemvArgs, block_end)]);
   jl(block_loop, T_NEAR);
@@ -179,6 +191,10 @@ void W4a16GemvGenerator::Generate() {
   mov(rsp, rbp);
   Postamble();
   pool_.Emit(this);
+}
+
+int64_t W4a16GemvGenerator::OutBlockCols() const {
+  return epilogue_.silu_mul ? nb_ / 2 : nb_;
 }
 
 int64_t W4a16GemvGenerator::MetaGroupBytes() const {
@@ -461,6 +477,10 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
 }
 
 void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
+  if (!epilogue_.empty()) {
+    EmitEpilogueStores(p, mr, tail);
+    return;
+  }
   const Xbyak::Reg64 args(kArgs);
   const Xmm val = vec_.Vec(p.t0);
   const Xmm s1 = vec_.Vec(p.t1);
@@ -494,6 +514,81 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
       }
     }
     if (r + 1 < mr) add(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
+  }
+}
+
+void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
+  const Xbyak::Reg64 args(kArgs);
+  // The tile's scaled sums to the stack (with groups they are there).
+  if (groups_ == 1) {
+    for (int r = 0; r < mr; ++r) {
+      for (int v = 0; v < p.nv; ++v) {
+        const Xmm a = vec_.Vec(p.Acc(r, v, 0));
+        vmulps(a, a, ptr[rbx + (p.v0 + v) * lanes_ * 4]);
+        vmovups(ptr[rsp + (r * p.nv + v) * vec_.bytes()], a);
+      }
+    }
+  }
+  const EpilogueEmitter ep(this, vec_, &pool_, epilogue_);
+  // Operand rows of this tile: ep + (block - block_begin) * out block
+  // bytes + (row of the tile) * ld, the row being m - rows left.
+  const Xbyak::Reg64 operands[2] = {r10, rdx};
+  for (int i = 0; i < epilogue_.num_binary; ++i) {
+    const Xbyak::Reg64& o = operands[i];
+    mov(o, ptr[args + offsetof(W4a16GemvArgs, m)]);
+    sub(o, r14);
+    imul(o, ptr[args + offsetof(W4a16GemvArgs, ep_ld_bytes) + 8 * i]);
+    mov(rbx, r12);
+    sub(rbx, ptr[args + offsetof(W4a16GemvArgs, block_begin)]);
+    imul(rbx, rbx, static_cast<int>(OutBlockCols() * ep.OperandSize(i)));
+    add(o, rbx);
+    add(o, ptr[args + offsetof(W4a16GemvArgs, ep) + 8 * i]);
+  }
+  const Xmm val = vec_.Vec(0), up = vec_.Vec(1);
+  const EpilogueEmitter::Temps t = {vec_.Vec(2), vec_.Vec(3), vec_.Vec(4),
+                                    vec_.Vec(5)};
+  const int64_t blocks = (key_.n + nb_ - 1) / nb_;
+  const int64_t out_n = epilogue_.silu_mul ? key_.out_n : key_.n;
+  // Output columns the block holds: all, or those of the last block.
+  const int64_t block_out =
+      tail ? out_n - (blocks - 1) * OutBlockCols() : OutBlockCols();
+  mov(rax, r15);
+  if (key_.bias) {
+    mov(rcx, r12);
+    imul(rcx, rcx, static_cast<int>(nb_ * 4));
+    add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
+  }
+  // Vector v of the tile (its place in the block p.v0 + v) of row r.
+  auto value = [&](const Xmm& dst, int r, int v) {
+    vmovups(dst, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
+    if (key_.bias) vaddps(dst, dst, ptr[rcx + (p.v0 + v) * lanes_ * 4]);
+  };
+  const bool pair = epilogue_.silu_mul;  // (gate, up) vector pairs
+  const int out_vectors = pair ? p.nv / 2 : p.nv;
+  const int o0 = pair ? p.v0 / 2 : p.v0;  // first output vector in the block
+  for (int r = 0; r < mr; ++r) {
+    for (int o = 0; o < out_vectors; ++o) {
+      const int oc = o0 + o;  // output vector within the block
+      const int count = static_cast<int>(
+          std::clamp<int64_t>(block_out - int64_t{oc} * lanes_, 0, lanes_));
+      if (count == 0) continue;
+      value(val, r, pair ? 2 * o : o);
+      if (pair) value(up, r, 2 * o + 1);
+      ep.Apply(val, pair ? &up : nullptr, operands, oc * lanes_, count, t);
+      if (key_.out_dtype == DType::kF32) {
+        vec_.StoreF32(rax + oc * lanes_ * 4, val, count, t[0], esi);
+      } else {
+        vec_.StoreBf16(rax + oc * lanes_ * 2, val, count, t[0], t[1], esi,
+                       &pool_);
+      }
+    }
+    if (r + 1 < mr) {
+      add(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
+      for (int i = 0; i < epilogue_.num_binary; ++i) {
+        add(operands[i],
+            ptr[args + offsetof(W4a16GemvArgs, ep_ld_bytes) + 8 * i]);
+      }
+    }
   }
 }
 

@@ -15,7 +15,10 @@
 // flavor; group_size / per_channel; n = N and k = K (tails and loop counts
 // are compiled in); mr = rows per register tile; nr = NB, the packed block
 // width; bias; flags = vectors per register tile (TileVectorsFlag), 0 for
-// the whole block.
+// the whole block; epilogue (jit/epilogue_emit.h; with silu_mul n counts
+// the interleaved [gate | up] columns of runtime/gate_up_interleave.h,
+// vector pairs (2i, 2i + 1) of a block are (gate, up), so a tile holds an
+// even number of vectors, and out_n is the layer's N / 2).
 //
 // A tile of fewer vectors than the block has room for more rows: it
 // decodes each weight into registers once and multiplies it with every row
@@ -33,6 +36,7 @@
 #include "absl/status/status.h"
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
+#include "jit/epilogue_emit.h"
 #include "jit/generator.h"
 
 namespace w4jit::internal {
@@ -42,11 +46,15 @@ struct W4a16GemvArgs {
   const uint32_t* meta;  // scales (+ zero points) of block `block_begin`
   const float* bias;     // padded bias of block 0, or null
   const void* x;         // packed rows (PackRowsF32 / PackRowsBf16Pairs)
-  void* y;               // y[0][block_begin * NB]
+  void* y;               // y[0][first output column of block_begin]
   int64_t ldy_bytes;
   int64_t m;  // rows, >= 1
   int64_t block_begin;
   int64_t block_end;  // exclusive
+  // Binary post-op operands (key.epilogue) at [0][first output column of
+  // block_begin], and their row strides in bytes.
+  const void* ep[2];
+  int64_t ep_ld_bytes[2];
 };
 
 class W4a16GemvGenerator final : public Generator {
@@ -82,12 +90,18 @@ class W4a16GemvGenerator final : public Generator {
                        const Xbyak::Operand* const* konst);
   void EmitGroupEnd(const Plan& plan, int mr);
   void EmitStores(const Plan& plan, int mr, bool tail);
+  // The stores of a tile with a fused epilogue: the tile's values are
+  // spilled to the stack first, so that the epilogue has every register.
+  void EmitEpilogueStores(const Plan& plan, int mr, bool tail);
+  // Output columns of a block (NB, or NB / 2 with silu_mul).
+  int64_t OutBlockCols() const;
   // Bytes of meta (scales, zero points) per group of one block.
   int64_t MetaGroupBytes() const;
   // The FMA decode's constants: mask_hi, mask_lo, the s4 zero point.
   uint32_t DecodeConstant(int c) const;
 
   KernelKey key_;
+  Epilogue epilogue_;
   VecEmitter vec_;
   ConstPool pool_;
   bool dot_;  // bf16-dot flavour

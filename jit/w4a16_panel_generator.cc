@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "absl/strings/str_format.h"
+#include "jit/epilogue_emit.h"
 
 namespace w4jit::internal {
 namespace {
@@ -38,6 +39,13 @@ absl::Status W4a16PanelGenerator::Check(const KernelKey& key) {
                         key.nr, key.k, key.n, key.mr));
   }
   const int nv = static_cast<int>(key.nr / lanes);
+  if (EpilogueFromCode(key.epilogue).silu_mul &&
+      (nv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "silu_mul panel tile: %d vectors (must be even), %d output columns "
+        "of %d",
+        nv, key.out_n, key.n));
+  }
   // Accumulators, one panel row, one broadcast; the bf16 stores need two
   // temporaries besides the value.
   const int need = key.mr * nv + std::max(nv + 1, 2);
@@ -51,6 +59,7 @@ absl::Status W4a16PanelGenerator::Check(const KernelKey& key) {
 W4a16PanelGenerator::W4a16PanelGenerator(const KernelKey& key)
     : Generator(key.name()),
       key_(key),
+      epilogue_(EpilogueFromCode(key.epilogue)),
       vec_(this, IsAvx512(key.isa)),
       lanes_(vec_.lanes32()),
       nv_(static_cast<int>(key.nr / vec_.lanes32())),
@@ -128,6 +137,11 @@ void W4a16PanelGenerator::EmitTile(int mr) {
   jmp(stored, T_NEAR);
 
   L(final_store);
+  if (!epilogue_.empty()) {
+    EmitEpilogueStore(mr);
+    L(stored);
+    return;
+  }
   const int first_free = mr * nv_;
   const Xmm t0 = vec_.Vec(first_free);
   const Xmm t1 = vec_.Vec(first_free + 1);
@@ -149,6 +163,61 @@ void W4a16PanelGenerator::EmitTile(int mr) {
     if (r + 1 < mr) add(rax, ptr[args + offsetof(W4a16PanelArgs, ldy_bytes)]);
   }
   L(stored);
+}
+
+void W4a16PanelGenerator::EmitEpilogueStore(int mr) {
+  const Xbyak::Reg64 args(kArg1);
+  auto scratch = [&](int r, int v) {
+    return ptr[r12 + (r * stride_ + v * lanes_) * 4];
+  };
+  for (int r = 0; r < mr; ++r) {
+    for (int v = 0; v < nv_; ++v) vmovups(scratch(r, v), vec_.Vec(r * nv_ + v));
+  }
+  const EpilogueEmitter ep(this, vec_, &pool_, epilogue_);
+  // Operand rows of this row tile: ep + (m - rows left) * ld.
+  const Xbyak::Reg64 operands[2] = {rbx, rdx};
+  for (int i = 0; i < epilogue_.num_binary; ++i) {
+    const Xbyak::Reg64& o = operands[i];
+    mov(o, ptr[args + offsetof(W4a16PanelArgs, m)]);
+    sub(o, r14);
+    imul(o, ptr[args + offsetof(W4a16PanelArgs, ep_ld_bytes) + 8 * i]);
+    add(o, ptr[args + offsetof(W4a16PanelArgs, ep) + 8 * i]);
+  }
+  const Xmm val = vec_.Vec(0), up = vec_.Vec(1);
+  const EpilogueEmitter::Temps t = {vec_.Vec(2), vec_.Vec(3), vec_.Vec(4),
+                                    vec_.Vec(5)};
+  mov(rax, r15);
+  if (key_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
+  auto value = [&](const Xmm& dst, int r, int v) {
+    vmovups(dst, scratch(r, v));
+    if (key_.bias) vaddps(dst, dst, ptr[rcx + v * lanes_ * 4]);
+  };
+  const bool pair = epilogue_.silu_mul;
+  const int64_t out_n = pair ? key_.out_n : key_.n;
+  const int out_vectors = pair ? nv_ / 2 : nv_;
+  for (int r = 0; r < mr; ++r) {
+    for (int o = 0; o < out_vectors; ++o) {
+      const int count = static_cast<int>(
+          std::clamp<int64_t>(out_n - int64_t{o} * lanes_, 0, lanes_));
+      if (count == 0) continue;
+      value(val, r, pair ? 2 * o : o);
+      if (pair) value(up, r, 2 * o + 1);
+      ep.Apply(val, pair ? &up : nullptr, operands, o * lanes_, count, t);
+      if (key_.out_dtype == DType::kF32) {
+        vec_.StoreF32(rax + o * lanes_ * 4, val, count, t[0], esi);
+      } else {
+        vec_.StoreBf16(rax + o * lanes_ * 2, val, count, t[0], t[1], esi,
+                       &pool_);
+      }
+    }
+    if (r + 1 < mr) {
+      add(rax, ptr[args + offsetof(W4a16PanelArgs, ldy_bytes)]);
+      for (int i = 0; i < epilogue_.num_binary; ++i) {
+        add(operands[i],
+            ptr[args + offsetof(W4a16PanelArgs, ep_ld_bytes) + 8 * i]);
+      }
+    }
+  }
 }
 
 void W4a16PanelGenerator::EmitK(int mr, int k) {

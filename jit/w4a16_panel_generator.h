@@ -10,7 +10,10 @@
 // nr = tile width in columns (a multiple of the vector width); k = NB, the
 // row stride in columns of the panel and of the scratch tile; n = columns
 // of the tile that exist in y (nr, or fewer for the layer's last columns):
-// nothing past them is written.
+// nothing past them is written; epilogue (jit/epilogue_emit.h), applied in
+// the final store: with silu_mul vector pairs (2i, 2i + 1) of the tile are
+// (gate, up) columns and out_n is the number of output columns of the tile
+// (nr / 2, or fewer).
 #ifndef W4JIT_JIT_W4A16_PANEL_GENERATOR_H_
 #define W4JIT_JIT_W4A16_PANEL_GENERATOR_H_
 
@@ -38,6 +41,10 @@ struct W4a16PanelArgs {
   int64_t ldy_bytes;
   const float* bias;  // padded bias at the tile's first column, or null
   int64_t flags;
+  // Binary post-op operands (key.epilogue) at (first row, the tile's first
+  // output column), and their row strides in bytes.
+  const void* ep[2];
+  int64_t ep_ld_bytes[2];
 };
 
 class W4a16PanelGenerator final : public Generator {
@@ -52,8 +59,12 @@ class W4a16PanelGenerator final : public Generator {
  private:
   void EmitTile(int mr);
   void EmitK(int mr, int k);
+  // The final store with a fused epilogue: the accumulators go to the
+  // scratch tile first, so that the epilogue has every register.
+  void EmitEpilogueStore(int mr);
 
   KernelKey key_;
+  Epilogue epilogue_;
   VecEmitter vec_;
   ConstPool pool_;
   int lanes_;

@@ -70,6 +70,17 @@ w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
   out.has_bias = d.has_bias != 0;
   out.bias_dtype = static_cast<w4jit::DType>(RawEnum(d.bias_dtype));
   out.allow_bf16_compute = d.allow_bf16_compute != 0;
+  const w4jit_epilogue& e = d.epilogue;
+  out.epilogue.activation =
+      static_cast<w4jit::Activation>(RawEnum(e.activation));
+  out.epilogue.num_binary = e.num_binary;
+  for (int i = 0; i < 2; ++i) {
+    out.epilogue.binary[i].op =
+        static_cast<w4jit::BinaryOp>(RawEnum(e.binary_op[i]));
+    out.epilogue.binary[i].dtype =
+        static_cast<w4jit::DType>(RawEnum(e.binary_dtype[i]));
+  }
+  out.epilogue.silu_mul = e.silu_mul != 0;
   return out;
 }
 
@@ -103,6 +114,15 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc) {
   desc->has_bias = d.has_bias ? 1 : 0;
   desc->bias_dtype = static_cast<w4jit_dtype>(d.bias_dtype);
   desc->allow_bf16_compute = d.allow_bf16_compute ? 1 : 0;
+  const w4jit::Epilogue& e = d.epilogue;
+  desc->epilogue.activation = static_cast<w4jit_activation>(e.activation);
+  desc->epilogue.num_binary = e.num_binary;
+  for (int i = 0; i < 2; ++i) {
+    desc->epilogue.binary_op[i] = static_cast<w4jit_binary_op>(e.binary[i].op);
+    desc->epilogue.binary_dtype[i] =
+        static_cast<w4jit_dtype>(e.binary[i].dtype);
+  }
+  desc->epilogue.silu_mul = e.silu_mul ? 1 : 0;
 }
 
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
@@ -134,6 +154,26 @@ w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m, const void* x,
   if (layer == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "layer is null");
   try {
     return FromStatus(layer->impl->Run(m, x, ldx, y, ldy));
+  } catch (const std::bad_alloc&) {
+    return Fail(W4JIT_RESOURCE_EXHAUSTED, "out of memory running the layer");
+  } catch (const std::exception& e) {
+    return Fail(W4JIT_INTERNAL, e.what());
+  }
+}
+
+w4jit_status w4jit_layer_run_epilogue(const w4jit_layer* layer, int64_t m,
+                                      const void* x, int64_t ldx, void* y,
+                                      int64_t ldy, const void* operand0,
+                                      int64_t ld0, const void* operand1,
+                                      int64_t ld1) {
+  if (layer == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "layer is null");
+  w4jit::EpilogueInputs inputs;
+  inputs.data[0] = operand0;
+  inputs.data[1] = operand1;
+  inputs.ld[0] = ld0;
+  inputs.ld[1] = ld1;
+  try {
+    return FromStatus(layer->impl->Run(m, x, ldx, y, ldy, inputs));
   } catch (const std::bad_alloc&) {
     return Fail(W4JIT_RESOURCE_EXHAUSTED, "out of memory running the layer");
   } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 //     per-thread scratch and runs the decoded-panel tile on it.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "runtime/da8w4_kernel_lookup.h"
 #include "runtime/da8w4_pack.h"
 #include "runtime/da8w4_params.h"
+#include "runtime/gate_up_interleave.h"
 #include "runtime/jit_kernels.h"
 #include "runtime/parallel.h"
 #include "runtime/work_split.h"
@@ -89,6 +91,8 @@ Da8w4GemmConfig TileConfig(const LayerDesc& desc, const Da8w4Params& params,
   c.mr = rows;
   c.chunk_quads = params.chunk_quads;
   c.decoded = decoded;
+  c.epilogue = desc.epilogue;
+  c.out_n = desc.out_n();
   const int nblk =
       decoded ? params.panel_nblk
       : rows == params.mr
@@ -133,7 +137,7 @@ class Da8w4JitKernel final : public LinearKernel {
         if (absl::Status s = Get(c, &tk.main); !s.ok()) return s;
         c.nblk = 1;
         if (absl::Status s = Get(c, &tk.one); !s.ok()) return s;
-        if (lay.last_block_cols() < lay.block_cols()) {
+        if (HasTail()) {
           c.n_tail = true;
           if (absl::Status s = Get(c, &tk.tail); !s.ok()) return s;
         }
@@ -235,6 +239,18 @@ class Da8w4JitKernel final : public LinearKernel {
     return absl::OkStatus();
   }
 
+  // Whether the last block has fewer output columns than the others (it
+  // then runs the n_tail kernel).
+  bool HasTail() const {
+    const Da8w4Layout& lay = packed_.layout;
+    if (desc_.epilogue.silu_mul) return desc_.out_n() % lay.lanes != 0;
+    return lay.last_block_cols() < lay.block_cols();
+  }
+  int64_t OutBlockCols() const {
+    const Da8w4Layout& lay = packed_.layout;
+    return desc_.epilogue.silu_mul ? lay.lanes : lay.block_cols();
+  }
+
   // The rows of one tile from row0 x column blocks [b0, b1) with the
   // kernels `tk` (of that tile height); the weights of block b (packed or
   // decoded) are at w + (b - b0) * block_bytes.
@@ -242,8 +258,7 @@ class Da8w4JitKernel final : public LinearKernel {
                int64_t row0, int64_t b0, int64_t b1, const uint8_t* w,
                int64_t block_bytes) const {
     const Da8w4Layout& lay = packed_.layout;
-    const bool has_tail =
-        b1 == lay.blocks() && lay.last_block_cols() < lay.block_cols();
+    const bool has_tail = b1 == lay.blocks() && HasTail();
     const int64_t full = b1 - b0 - (has_tail ? 1 : 0);
     const int64_t steps = full / tk.nblk;
     const int64_t rest = full % tk.nblk;
@@ -264,8 +279,20 @@ class Da8w4JitKernel final : public LinearKernel {
                    ? nullptr
                    : packed_.bias.data() + b * lay.block_cols();
       a.y = static_cast<char*>(args.y) + row0 * ldy_bytes +
-            b * lay.block_cols() * out_bytes;
+            b * OutBlockCols() * out_bytes;
       a.ldy_bytes = ldy_bytes;
+      for (int i = 0; i < 2; ++i) {
+        const Epilogue& e = desc_.epilogue;
+        if (i >= e.num_binary) {
+          a.ep[i] = nullptr;
+          a.ep_ld_bytes[i] = 0;
+          continue;
+        }
+        const int64_t size = DTypeSize(e.binary[i].dtype);
+        a.ep_ld_bytes[i] = args.ep_ld[i] * size;
+        a.ep[i] = static_cast<const char*>(args.ep_data[i]) +
+                  row0 * a.ep_ld_bytes[i] + b * OutBlockCols() * size;
+      }
       a.steps = count;
       fn(&a);
     };
@@ -303,8 +330,12 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
   }
   if (absl::Status s = CheckDa8w4Params(params, isa); !s.ok()) return s;
   (void)cpu;
-  const Da8w4Layout layout =
-      MakeDa8w4Layout(w, isa >= IsaTier::kAvx512Vnni ? 16 : 8);
+  const int lanes = isa >= IsaTier::kAvx512Vnni ? 16 : 8;
+  // silu_mul: pack gate and up columns into the two halves of each block.
+  std::optional<CanonicalWeights> interleaved;
+  if (desc.epilogue.silu_mul) interleaved = InterleaveGateUp(w, lanes);
+  const CanonicalWeights& packed_w = interleaved ? *interleaved : w;
+  const Da8w4Layout layout = MakeDa8w4Layout(packed_w, lanes);
   // Shapes the generator cannot address (tiles over 2 GiB) run on the
   // reference; checked before the (costly) packing.
   for (const bool decoded : {false, true}) {
@@ -318,7 +349,7 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
     }
   }
   auto kernel = std::make_unique<Da8w4JitKernel>(
-      desc, params, isa, PackDa8w4(w, layout), w.k_perm);
+      desc, params, isa, PackDa8w4(packed_w, layout), w.k_perm);
   if (absl::Status s = kernel->Build(); !s.ok()) return s;
   return std::unique_ptr<LinearKernel>(std::move(kernel));
 }

@@ -85,7 +85,22 @@ Layer::~Layer() = default;
 
 absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
                         int64_t ldy) const {
+  if (desc_.epilogue.num_binary > 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the layer's epilogue has %d binary post-op(s): pass their operands "
+        "with Run(m, x, ldx, y, ldy, EpilogueInputs)",
+        desc_.epilogue.num_binary));
+  }
+  return Run(m, x, ldx, y, ldy, EpilogueInputs{});
+}
+
+absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
+                        int64_t ldy, const EpilogueInputs& inputs) const {
   if (absl::Status s = internal::ValidateRunArgs(desc_, m, x, ldx, y, ldy);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = internal::ValidateEpilogueInputs(desc_, m, inputs);
       !s.ok()) {
     return s;
   }
@@ -93,7 +108,12 @@ absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
   // while profiling); kernels are only ever given M >= 1.
   if (m == 0) return absl::OkStatus();
   try {
-    kernel_->Run(internal::RunArgs{m, x, ldx, y, ldy});
+    internal::RunArgs args{m, x, ldx, y, ldy};
+    for (int i = 0; i < 2; ++i) {
+      args.ep_data[i] = inputs.data[i];
+      args.ep_ld[i] = inputs.ld[i];
+    }
+    kernel_->Run(args);
   } catch (const internal::AllocationError& e) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "cannot allocate %d bytes of scratch for M = %d", e.bytes(), m));

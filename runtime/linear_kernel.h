@@ -17,13 +17,16 @@ struct RunArgs {
   const void* x;
   int64_t ldx;
   void* y;
-  int64_t ldy;
+  int64_t ldy;  // >= N_out
+  // Binary post-op operands (LayerDesc::epilogue), [m, N_out], validated.
+  const void* ep_data[2] = {nullptr, nullptr};
+  int64_t ep_ld[2] = {0, 0};
 };
 
 class LinearKernel {
  public:
   virtual ~LinearKernel() = default;
-  // Must write exactly y[i*ldy + j] for i < m, j < N and nothing else.
+  // Must write exactly y[i*ldy + j] for i < m, j < N_out and nothing else.
   // Runs its own threading through internal::ParallelFor.
   virtual void Run(const RunArgs& args) const = 0;
   virtual size_t packed_bytes() const = 0;

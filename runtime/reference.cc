@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "base/numeric.h"
+#include "runtime/epilogue_ref.h"
 #include "runtime/parallel.h"
 #include "runtime/work_split.h"
 
@@ -79,17 +80,29 @@ void PrepareRow(const LayerDesc& desc, const CanonicalWeights& w,
   }
 }
 
-// Writes y[i, j] for one row and the columns [col_begin, col_end).
+// Writes y[i, j] for one row and the output columns [col_begin, col_end)
+// (of N_out), epilogue included.
 void ComputeRowCols(const LayerDesc& desc, const CanonicalWeights& w,
                     const RunArgs& args, const PreparedRows& rows, int64_t i,
                     int64_t col_begin, int64_t col_end) {
   void* y_row =
       static_cast<char*>(args.y) + i * args.ldy * DTypeSize(desc.out_dtype);
+  auto column = [&](int64_t j) {
+    return desc.mode == Mode::kDA8W4
+               ? Da8w4OutputRef(w, rows.quantized[i], j)
+               : W4a16OutputF32(w, rows.widened[i].data(), j);
+  };
+  const Epilogue& e = desc.epilogue;
+  const int64_t half = desc.n / 2;
   for (int64_t j = col_begin; j < col_end; ++j) {
-    const float v = desc.mode == Mode::kDA8W4
-                        ? Da8w4OutputRef(w, rows.quantized[i], j)
-                        : W4a16OutputF32(w, rows.widened[i].data(), j);
-    StoreFromF32(y_row, desc.out_dtype, j, v);
+    float operands[2] = {0.0f, 0.0f};
+    for (int b = 0; b < e.num_binary; ++b) {
+      operands[b] =
+          LoadAsF32(args.ep_data[b], e.binary[b].dtype, i * args.ep_ld[b] + j);
+    }
+    const float t = column(j);
+    const float up = e.silu_mul ? column(half + j) : 0.0f;
+    StoreFromF32(y_row, desc.out_dtype, j, EpilogueRef(e, t, up, operands));
   }
 }
 
@@ -123,7 +136,8 @@ class ReferenceKernel final : public LinearKernel {
       }
     });
 
-    const int64_t col_tiles = (desc_.n + kColsPerTile - 1) / kColsPerTile;
+    const int64_t n_out = desc_.out_n();
+    const int64_t col_tiles = (n_out + kColsPerTile - 1) / kColsPerTile;
     const int64_t tiles = args.m * col_tiles;
     const int chunks =
         static_cast<int>(std::min<int64_t>(tiles, int64_t{4} * threads));
@@ -133,7 +147,7 @@ class ReferenceKernel final : public LinearKernel {
         const int64_t i = t / col_tiles;
         const int64_t col0 = (t % col_tiles) * kColsPerTile;
         ComputeRowCols(desc_, w_, args, rows, i, col0,
-                       std::min(desc_.n, col0 + kColsPerTile));
+                       std::min(n_out, col0 + kColsPerTile));
       }
     });
   }
@@ -231,7 +245,7 @@ void RunReference(const LayerDesc& desc, const CanonicalWeights& w,
   PreparedRows rows = MakePreparedRows(desc, args.m);
   for (int64_t i = 0; i < args.m; ++i) {
     PrepareRow(desc, w, args, i, &rows);
-    ComputeRowCols(desc, w, args, rows, i, 0, desc.n);
+    ComputeRowCols(desc, w, args, rows, i, 0, desc.out_n());
   }
 }
 

@@ -54,6 +54,34 @@ const char* ToString(WeightFormat f) {
   return "unknown-format";
 }
 
+const char* ToString(Activation a) {
+  switch (a) {
+    case Activation::kNone:
+      return "none";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kSigmoid:
+      return "sigmoid";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+    case Activation::kGeluErf:
+      return "gelu_erf";
+    case Activation::kSilu:
+      return "silu";
+  }
+  return "unknown-activation";
+}
+
+const char* ToString(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kMul:
+      return "mul";
+    case BinaryOp::kAdd:
+      return "add";
+  }
+  return "unknown-op";
+}
+
 const char* Version() { return "0.1.0"; }
 
 }  // namespace w4jit

@@ -75,6 +75,49 @@ absl::Status ValidateDesc(const LayerDesc& d) {
         absl::StrFormat("bias_dtype = %s is not supported (f32 or bf16)",
                         DtypeName(d.bias_dtype)));
   }
+  return ValidateEpilogue(d);
+}
+
+absl::Status ValidateEpilogue(const LayerDesc& d) {
+  const Epilogue& e = d.epilogue;
+  const int act = static_cast<int>(e.activation);
+  if (act < static_cast<int>(Activation::kNone) ||
+      act > static_cast<int>(Activation::kSilu)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "epilogue.activation = %d is not an activation (none 0, relu 1, "
+        "sigmoid 2, gelu_tanh 3, gelu_erf 4, silu 5)",
+        act));
+  }
+  if (e.num_binary < 0 || e.num_binary > 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "epilogue.num_binary = %d must be 0, 1 or 2", e.num_binary));
+  }
+  for (int i = 0; i < e.num_binary; ++i) {
+    const BinaryPostOp& b = e.binary[i];
+    if (b.op != BinaryOp::kMul && b.op != BinaryOp::kAdd) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "epilogue.binary[%d].op = %d is not mul (0) or add (1)", i,
+          static_cast<int>(b.op)));
+    }
+    if (b.dtype != DType::kF32 && b.dtype != DType::kBF16) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "epilogue.binary[%d].dtype = %s is not supported (bf16 or f32)", i,
+          DtypeName(b.dtype)));
+    }
+  }
+  if (e.silu_mul) {
+    if (e.activation != Activation::kNone) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "epilogue.silu_mul applies silu itself; activation = %s must be "
+          "none",
+          ToString(e.activation)));
+    }
+    if (d.n % 2 != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "epilogue.silu_mul needs an even N ([gate | up] halves), N = %d",
+          d.n));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -120,9 +163,12 @@ absl::Status ValidateRunArgs(const LayerDesc& d, int64_t m, const void* x,
     return absl::InvalidArgumentError(
         absl::StrFormat("ldx = %d is smaller than K = %d", ldx, d.k));
   }
-  if (ldy < d.n) {
+  if (ldy < d.out_n()) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("ldy = %d is smaller than N = %d", ldy, d.n));
+        d.epilogue.silu_mul
+            ? absl::StrFormat("ldy = %d is smaller than N / 2 = %d (silu_mul)",
+                              ldy, d.out_n())
+            : absl::StrFormat("ldy = %d is smaller than N = %d", ldy, d.n));
   }
   // Keep every element offset representable.
   const int64_t max_ld =
@@ -131,6 +177,42 @@ absl::Status ValidateRunArgs(const LayerDesc& d, int64_t m, const void* x,
     return absl::InvalidArgumentError(absl::StrFormat(
         "M = %d with ldx = %d / ldy = %d overflows the address range", m, ldx,
         ldy));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEpilogueInputs(const LayerDesc& d, int64_t m,
+                                    const EpilogueInputs& in) {
+  const int nb = d.epilogue.num_binary;
+  const int64_t n_out = d.out_n();
+  for (int i = 0; i < 2; ++i) {
+    if (i >= nb) {
+      if (in.data[i] != nullptr) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "epilogue operand %d is given but the layer's epilogue has %d "
+            "binary post-op(s)",
+            i, nb));
+      }
+      continue;
+    }
+    if (m > 0 && in.data[i] == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("epilogue operand %d (%s) is null", i,
+                          ToString(d.epilogue.binary[i].op)));
+    }
+    if (in.ld[i] < n_out) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "epilogue operand %d: ld = %d is smaller than the output width %d", i,
+          in.ld[i], n_out));
+    }
+    const int64_t max_ld =
+        std::numeric_limits<int64_t>::max() / 4 / std::max<int64_t>(m, 1);
+    if (in.ld[i] > max_ld) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "epilogue operand %d: M = %d with ld = %d overflows the address "
+          "range",
+          i, m, in.ld[i]));
+    }
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "w4jit/layer.hpp"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
@@ -14,9 +15,15 @@ absl::Status ValidateDesc(const LayerDesc& desc);
 // Pointers the format needs are present, and absent ones are not required.
 absl::Status ValidateWeightsPointers(const LayerDesc& desc,
                                      const WeightsView& view);
-// Arguments of Layer::Run.
+// The layer's epilogue (activation, binary post-ops, silu_mul vs N).
+absl::Status ValidateEpilogue(const LayerDesc& desc);
+// Arguments of Layer::Run (ldy against N_out = desc.out_n()).
 absl::Status ValidateRunArgs(const LayerDesc& desc, int64_t m, const void* x,
                              int64_t ldx, const void* y, int64_t ldy);
+// The binary post-op operands of one Run: present for each of the layer's
+// num_binary ops (when m > 0), ld >= N_out, absent past num_binary.
+absl::Status ValidateEpilogueInputs(const LayerDesc& desc, int64_t m,
+                                    const EpilogueInputs& inputs);
 
 }  // namespace w4jit::internal
 

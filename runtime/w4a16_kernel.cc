@@ -29,6 +29,7 @@
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
+#include "runtime/gate_up_interleave.h"
 #include "runtime/jit_kernels.h"
 #include "runtime/parallel.h"
 #include "runtime/w4a16_pack.h"
@@ -129,6 +130,25 @@ class W4a16Kernel final : public LinearKernel {
   void RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
                     int64_t rows, int64_t block, float* panel,
                     float* acc) const;
+  // Output columns of `packed` packed columns (half with silu_mul).
+  int64_t OutCols(int64_t packed) const {
+    return desc_.epilogue.silu_mul ? packed / 2 : packed;
+  }
+  // The kernels' operand pointers at output (row, col).
+  void SetOperands(const RunArgs& args, int64_t row, int64_t col,
+                   const void** ep, int64_t* ep_ld_bytes) const {
+    for (int i = 0; i < 2; ++i) {
+      if (i >= desc_.epilogue.num_binary) {
+        ep[i] = nullptr;
+        ep_ld_bytes[i] = 0;
+        continue;
+      }
+      const int64_t size = DTypeSize(desc_.epilogue.binary[i].dtype);
+      ep_ld_bytes[i] = args.ep_ld[i] * size;
+      ep[i] = static_cast<const char*>(args.ep_data[i]) + row * ep_ld_bytes[i] +
+              col * size;
+    }
+  }
 
   LayerDesc desc_;
   Plan plan_;
@@ -165,6 +185,11 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   gemv.k = desc_.k;
   gemv.nr = static_cast<int>(l.block_n());
   gemv.bias = desc_.has_bias;
+  gemv.epilogue = EpilogueCode(desc_.epilogue);
+  if (desc_.epilogue.silu_mul) {
+    gemv.n = l.n;  // the interleaved columns
+    gemv.out_n = desc_.out_n();
+  }
   std::vector<KernelKey> int4_keys;
   gemv.mr = p.gemv_mr;
   int4_keys.push_back(gemv);
@@ -206,8 +231,17 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   panel.nr = p.gemm_nr_vectors * plan_.lanes;
   panel.k = l.block_n();
   panel.n = panel.nr;
+  panel.epilogue = EpilogueCode(desc_.epilogue);
   KernelKey tail = panel;
-  tail.n = desc_.n % panel.nr;
+  if (desc_.epilogue.silu_mul) {
+    // Packed columns all exist (padding is zero); output columns: nr / 2
+    // per tile, fewer in the last.
+    panel.out_n = panel.nr / 2;
+    tail.out_n = desc_.out_n() % panel.out_n;
+    tail.n = tail.out_n != 0 ? panel.n : 0;
+  } else {
+    tail.n = desc_.n % panel.nr;
+  }
   for (const absl::Status& s :
        {W4a16DequantGenerator::Check(dq), W4a16PanelGenerator::Check(panel)}) {
     if (!s.ok()) {
@@ -255,6 +289,7 @@ void W4a16Kernel::RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn,
   }
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
   const int64_t blocks = l.blocks();
+  const int64_t out_block = OutCols(l.block_n());
   const int chunks = SmallMParts(blocks, Concurrency());
   ParallelRun(chunks, [&](int c) {
     const Range r = SplitRange(blocks, chunks, c);
@@ -263,8 +298,9 @@ void W4a16Kernel::RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn,
     g.meta = packed_.meta.data() + r.begin * l.block_meta_elems();
     g.bias = packed_.bias.empty() ? nullptr : packed_.bias.data();
     g.x = xs;
-    g.y = static_cast<char*>(args.y) + r.begin * l.block_n() * out_size;
+    g.y = static_cast<char*>(args.y) + r.begin * out_block * out_size;
     g.ldy_bytes = args.ldy * out_size;
+    SetOperands(args, 0, r.begin * out_block, g.ep, g.ep_ld_bytes);
     g.m = m;
     g.block_begin = r.begin;
     g.block_end = r.end;
@@ -278,8 +314,7 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
   const int64_t k = desc_.k;
   const int mr = plan_.p.gemm_mr;
   AlignedVector<float> xs(static_cast<size_t>(m * k));
-  PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs.data(),
-              KPerm());
+  PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs.data(), KPerm());
   // Row blocks are whole row tiles, so they start on packed row groups
   // (runtime/work_split.h).
   const W4a16PanelGrid grid =
@@ -323,7 +358,7 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
     const bool last = k0 + kc == k;
     for (int64_t h = 0; h < nb / nr; ++h) {
       const int64_t col0 = block * nb + h * nr;
-      if (col0 >= desc_.n) break;
+      if (OutCols(col0) >= desc_.out_n()) break;
       W4a16PanelArgs a;
       a.a = xs + m0 * k;
       a.a_row_bytes = k * 4;
@@ -332,12 +367,14 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
       a.panel = panel + h * nr;
       a.m = rows;
       a.acc = acc + h * nr;
-      a.y = static_cast<char*>(args.y) + (m0 * args.ldy + col0) * out_size;
+      const int64_t out0 = OutCols(col0);
+      a.y = static_cast<char*>(args.y) + (m0 * args.ldy + out0) * out_size;
       a.ldy_bytes = args.ldy * out_size;
       a.bias = packed_.bias.empty() ? nullptr : packed_.bias.data() + col0;
       a.flags = (k0 > 0 ? W4a16PanelArgs::kLoadAcc : int64_t{0}) |
                 (last ? W4a16PanelArgs::kFinal : int64_t{0});
-      (desc_.n - col0 >= nr ? panel_full_ : panel_tail_)(&a);
+      SetOperands(args, m0, out0, a.ep, a.ep_ld_bytes);
+      (desc_.out_n() - out0 >= OutCols(nr) ? panel_full_ : panel_tail_)(&a);
     }
   }
 }
@@ -346,9 +383,29 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
 
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
-    IsaTier isa, const W4a16Params& params, std::string* why_not) {
+    IsaTier isa, const W4a16Params& given, std::string* why_not) {
   std::unique_ptr<LinearKernel> none;
   why_not->clear();
+  W4a16Params params = given;
+  if (desc.epilogue.silu_mul) {
+    // A gate vector and its up vector share a block and a panel tile:
+    // both widths must be even numbers of vectors.
+    if (params.block_vectors % 2 != 0) {
+      params.block_vectors = std::max(2, params.block_vectors - 1);
+    }
+    if (params.gemm_nr_vectors % 2 != 0 ||
+        params.block_vectors % params.gemm_nr_vectors != 0) {
+      params.gemm_nr_vectors = 2;
+    }
+    if (params.tall_vectors % 2 != 0 ||
+        params.block_vectors % params.tall_vectors != 0) {
+      // A pair of vectors per tall tile: as many rows as the registers
+      // hold with two accumulators each (and the decode temporaries).
+      params.tall_vectors = 2;
+      params.tall_mr =
+          std::min(params.tall_mr, params.vector_bits == 512 ? 14 : 6);
+    }
+  }
   if (std::string bad = CheckParams(params); !bad.empty()) {
     *why_not = bad;
     return none;
@@ -403,11 +460,16 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     plan.kc = plan.segment;
   }
 
+  // silu_mul: gate and up columns interleaved per vector, so that every
+  // block (and every panel tile) holds both halves of its outputs.
+  std::optional<CanonicalWeights> interleaved;
+  if (desc.epilogue.silu_mul) interleaved = InterleaveGateUp(w, plan.lanes);
+  const CanonicalWeights& packed_w = interleaved ? *interleaved : w;
   W4a16Layout layout;
   layout.flavor = plan.flavor;
   layout.lanes = plan.lanes;
   layout.nv = params.block_vectors;
-  layout.n = desc.n;
+  layout.n = packed_w.n;
   layout.k = desc.k;
   layout.group_size = plan.group;
   layout.asymmetric = w.asymmetric;
@@ -420,7 +482,7 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     return none;
   }
   auto kernel = std::make_unique<W4a16Kernel>(
-      desc, plan, PackW4a16Weights(w, layout), w.k_perm);
+      desc, plan, PackW4a16Weights(packed_w, layout), w.k_perm);
   if (absl::Status s = kernel->BuildKernels(why_not); !s.ok()) return s;
   if (!why_not->empty()) return none;
   return std::unique_ptr<LinearKernel>(std::move(kernel));

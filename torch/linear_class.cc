@@ -95,6 +95,43 @@ bool Present(const c10::optional<at::Tensor>& t) {
   return t.has_value() && t->defined();
 }
 
+// "gelu_tanh+mul_add" -> the epilogue, operands in `dtype`.
+Epilogue ParseEpilogue(const std::string& spec, DType dtype) {
+  Epilogue e;
+  const size_t plus = spec.find('+');
+  const std::string head = spec.substr(0, plus);
+  const std::string tail =
+      plus == std::string::npos ? "" : spec.substr(plus + 1);
+  static const std::pair<const char*, Activation> kActs[] = {
+      {"none", Activation::kNone},        {"relu", Activation::kRelu},
+      {"sigmoid", Activation::kSigmoid},  {"gelu_tanh", Activation::kGeluTanh},
+      {"gelu_erf", Activation::kGeluErf}, {"silu", Activation::kSilu}};
+  bool found = head == "silu_mul";
+  e.silu_mul = found;
+  for (const auto& [name, act] : kActs) {
+    if (head == name) {
+      e.activation = act;
+      found = true;
+    }
+  }
+  TORCH_CHECK(found, kOp, ": epilogue '", spec,
+              "' must start with none, relu, sigmoid, gelu_tanh, gelu_erf, "
+              "silu or silu_mul");
+  if (tail == "add") {
+    e.binary[e.num_binary++] = {BinaryOp::kAdd, dtype};
+  } else if (tail == "mul_add") {
+    e.binary[e.num_binary++] = {BinaryOp::kMul, dtype};
+    e.binary[e.num_binary++] = {BinaryOp::kAdd, dtype};
+  } else if (tail == "add_add") {
+    e.binary[e.num_binary++] = {BinaryOp::kAdd, dtype};
+    e.binary[e.num_binary++] = {BinaryOp::kAdd, dtype};
+  } else {
+    TORCH_CHECK(tail.empty(), kOp, ": epilogue '", spec, "': '+", tail,
+                "' is not +add, +mul_add or +add_add");
+  }
+  return e;
+}
+
 }  // namespace
 
 LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
@@ -103,12 +140,14 @@ LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
                          const c10::optional<at::Tensor>& g_idx,
                          const c10::optional<at::Tensor>& bias,
                          const std::string& mode, int64_t group_size,
-                         const std::string& act_dtype, bool groups_major) {
+                         const std::string& act_dtype, bool groups_major,
+                         const std::string& epilogue) {
   const WeightFormat f = ParseFormat(format);
   LayerDesc d;
   d.mode = ParseMode(mode);
   d.act_dtype = ParseActDType(act_dtype);
   d.out_dtype = d.act_dtype;
+  d.epilogue = ParseEpilogue(epilogue, d.act_dtype);
   CheckCpu(kOp, "qweight", qweight);
   WeightDims(f, qweight, &d.n, &d.k);
   TORCH_CHECK(d.n > 0 && d.k > 0, kOp, ": qweight has shape ",
@@ -174,13 +213,18 @@ LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
 }
 
 at::Tensor LinearClass::forward(const at::Tensor& x) const {
+  return forward_with(x, {});
+}
+
+at::Tensor LinearClass::forward_with(
+    const at::Tensor& x, const std::vector<at::Tensor>& operands) const {
   const LayerDesc& d = layer_->desc();
   CheckCpu(kOp, "x", x);
   CheckDType(kOp, "x", x, {ToScalarType(d.act_dtype)});
   TORCH_CHECK(x.dim() >= 1, kOp, ": x is a scalar but must be [..., K]");
   TORCH_CHECK(x.size(-1) == d.k, kOp, ": x has shape ", ShapeString(x),
               ": last dim is ", x.size(-1), " but must be K = ", d.k);
-  return RunLayer(kOp, *layer_, x);
+  return RunLayer(kOp, *layer_, x, operands);
 }
 
 std::string LinearClass::mode() const { return ToString(layer_->desc().mode); }
@@ -198,8 +242,9 @@ void RegisterLinearClass(torch::Library& m) {
       .def(torch::init<std::string, at::Tensor, at::Tensor,
                        c10::optional<at::Tensor>, c10::optional<at::Tensor>,
                        c10::optional<at::Tensor>, std::string, int64_t,
-                       std::string, bool>())
+                       std::string, bool, std::string>())
       .def("forward", &LinearClass::forward)
+      .def("forward_with", &LinearClass::forward_with)
       .def("in_features", &LinearClass::in_features)
       .def("out_features", &LinearClass::out_features)
       .def("group_size", &LinearClass::group_size)

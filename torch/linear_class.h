@@ -22,19 +22,26 @@ class LinearClass : public torch::CustomClassHolder {
   // table); mode "w4a16" or "da8w4"; group_size -1 (per-channel) or a
   // divisor of K; act_dtype "bfloat16" or "float32" (the dtype of x and
   // of the output). groups_major: for the unpacked and zentorch formats,
-  // whether scales/zero points are [G, N] (true) or [N, G].
+  // whether scales/zero points are [G, N] (true) or [N, G]. epilogue:
+  // "none", an activation ("relu", "sigmoid", "gelu_tanh", "gelu_erf",
+  // "silu") or "silu_mul" (merged [gate | up] weight, N / 2 outputs),
+  // optionally followed by "+add", "+mul_add" or "+add_add" (operands in
+  // act_dtype, passed to forward_with).
   LinearClass(const std::string& format, const at::Tensor& qweight,
               const at::Tensor& scales,
               const c10::optional<at::Tensor>& zero_points,
               const c10::optional<at::Tensor>& g_idx,
               const c10::optional<at::Tensor>& bias, const std::string& mode,
               int64_t group_size, const std::string& act_dtype,
-              bool groups_major);
+              bool groups_major, const std::string& epilogue);
 
   at::Tensor forward(const at::Tensor& x) const;
+  // forward with the epilogue's binary operands ([..., N_out] each).
+  at::Tensor forward_with(const at::Tensor& x,
+                          const std::vector<at::Tensor>& operands) const;
 
   int64_t in_features() const { return layer_->desc().k; }
-  int64_t out_features() const { return layer_->desc().n; }
+  int64_t out_features() const { return layer_->desc().out_n(); }
   int64_t group_size() const { return layer_->desc().group_size; }
   std::string mode() const;
   std::vector<std::string> kernel_names() const;

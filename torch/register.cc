@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "torch/aten_parallel_backend.h"
+#include "torch/epilogue_ops.h"
 #include "torch/layer_cache.h"
 #include "torch/linear_class.h"
 #include "torch/tensor_checks.h"
@@ -140,6 +141,7 @@ TORCH_LIBRARY(w4jit, m) {
       "_overhead_probe(str op, Tensor x, Tensor packed, Tensor scales, "
       "Tensor? zero_points, Tensor? bias, int iters) -> Tensor",
       TORCH_FN(OverheadProbe));
+  RegisterEpilogueOps(m);
   RegisterLinearClass(m);
 }
 

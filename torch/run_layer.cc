@@ -28,13 +28,46 @@ int64_t RowStride(const at::Tensor& x, int64_t k) {
 
 }  // namespace
 
-at::Tensor RunLayer(const char* op, const Layer& layer, const at::Tensor& x) {
+at::Tensor RunLayer(const char* op, const Layer& layer, const at::Tensor& x,
+                    c10::ArrayRef<at::Tensor> operands, const at::Tensor* out) {
   const LayerDesc& d = layer.desc();
   std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
-  out_sizes.back() = d.n;
-  at::Tensor y =
-      at::empty(out_sizes, x.options().dtype(ToScalarType(d.out_dtype)));
+  out_sizes.back() = d.out_n();
+  const at::ScalarType out_type = ToScalarType(d.out_dtype);
+  at::Tensor y;
+  if (out != nullptr) {
+    CheckCpu(op, "out", *out);
+    TORCH_CHECK(out->scalar_type() == out_type, op, ": out has dtype ",
+                out->scalar_type(), " but the result is ", out_type);
+    TORCH_CHECK(out->sizes() == c10::IntArrayRef(out_sizes), op,
+                ": out has shape ", ShapeString(*out), " but the result is ",
+                c10::IntArrayRef(out_sizes));
+    TORCH_CHECK(out->is_contiguous(), op, ": out must be contiguous");
+    y = *out;
+  } else {
+    y = at::empty(out_sizes, x.options().dtype(out_type));
+  }
   const int64_t m = x.numel() / d.k;
+  TORCH_CHECK(static_cast<int>(operands.size()) == d.epilogue.num_binary, op,
+              ": ", operands.size(), " epilogue operands for ",
+              d.epilogue.num_binary, " binary post-ops");
+  EpilogueInputs in;
+  std::vector<at::Tensor> keep;
+  static const char* kNames[2] = {"binary operand 0", "binary operand 1"};
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const at::Tensor& a = operands[i];
+    CheckCpu(op, kNames[i], a);
+    TORCH_CHECK(a.scalar_type() == ToScalarType(d.epilogue.binary[i].dtype), op,
+                ": ", kNames[i], " has dtype ", a.scalar_type(),
+                " but the layer was built for ",
+                ToScalarType(d.epilogue.binary[i].dtype));
+    TORCH_CHECK(a.sizes() == c10::IntArrayRef(out_sizes), op, ": ", kNames[i],
+                " has shape ", ShapeString(a), " but must be the output's ",
+                c10::IntArrayRef(out_sizes));
+    keep.push_back(a.contiguous());
+    in.data[i] = keep.back().data_ptr();
+    in.ld[i] = d.out_n();
+  }
   if (m == 0) return y;
   at::Tensor rows = x;
   int64_t ldx = RowStride(x, d.k);
@@ -42,7 +75,8 @@ at::Tensor RunLayer(const char* op, const Layer& layer, const at::Tensor& x) {
     rows = x.contiguous();
     ldx = d.k;
   }
-  absl::Status s = layer.Run(m, rows.data_ptr(), ldx, y.data_ptr(), d.n);
+  absl::Status s =
+      layer.Run(m, rows.data_ptr(), ldx, y.data_ptr(), d.out_n(), in);
   TORCH_CHECK(s.ok(), op, ": ", std::string(s.message()));
   return y;
 }

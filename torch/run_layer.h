@@ -13,7 +13,15 @@ namespace w4jit::torch_ext {
 // Rows are read in place when the leading dims collapse to one row stride
 // (any 2-D x with unit last stride, e.g. a column slice); otherwise x is
 // copied contiguous first. An empty batch returns an empty y.
-at::Tensor RunLayer(const char* op, const Layer& layer, const at::Tensor& x);
+//
+// With a fused epilogue: y has N_out = desc().out_n() columns; `operands`
+// are the binary post-ops' inputs, each [..., N_out] like y (read in
+// place when contiguous); `out`, when given, is the caller's contiguous
+// tensor of y's shape and dtype that receives the result (and is
+// returned). Every mismatch is a RuntimeError naming the op and value.
+at::Tensor RunLayer(const char* op, const Layer& layer, const at::Tensor& x,
+                    c10::ArrayRef<at::Tensor> operands = {},
+                    const at::Tensor* out = nullptr);
 
 }  // namespace w4jit::torch_ext
 

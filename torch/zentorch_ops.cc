@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/kernel_key.h"
 #include "torch/layer_cache.h"
 #include "torch/run_layer.h"
 #include "torch/tensor_checks.h"
@@ -90,8 +91,9 @@ std::shared_ptr<const Layer> Build(const char* op, const LayerDesc& desc,
 
 // What changes a layer besides its tensors: the op and the activation
 // dtype (which fixes the output dtype).
-uint64_t Signature(int op, const at::Tensor& x) {
-  return (static_cast<uint64_t>(op) << 8) |
+uint64_t Signature(int op, const at::Tensor& x, const Epilogue& e) {
+  return (static_cast<uint64_t>(internal::EpilogueCode(e)) << 16) |
+         (static_cast<uint64_t>(op) << 8) |
          static_cast<uint64_t>(x.scalar_type());
 }
 
@@ -169,11 +171,12 @@ Dims CheckWoq(const at::Tensor& x, const at::Tensor& packed,
 std::shared_ptr<const Layer> CachedWoq(
     const Dims& dims, const at::Tensor& x, const at::Tensor& packed,
     const at::Tensor& scales, const c10::optional<at::Tensor>& zero_points,
-    const c10::optional<at::Tensor>& bias) {
+    const c10::optional<at::Tensor>& bias, const Epilogue& e = {}) {
   return LayerCache::Global().GetOrBuild(
-      Signature(0, x), {packed, scales, zero_points, bias}, [&] {
+      Signature(0, x, e), {packed, scales, zero_points, bias}, [&] {
         LayerDesc d = BaseDesc(x, scales, bias, dims.n, dims.k, dims.groups);
         d.mode = Mode::kW4A16;
+        d.epilogue = e;
         d.weight_type =
             Present(zero_points) ? WeightType::kU4 : WeightType::kS4;
         // packed[kb, n] is word (n, kb) of the repacked [N, K/8] tensor,
@@ -206,7 +209,7 @@ std::shared_ptr<const Layer> CachedDq(const Dims& dims, const at::Tensor& x,
                                       const at::Tensor& scales,
                                       const c10::optional<at::Tensor>& bias) {
   return LayerCache::Global().GetOrBuild(
-      Signature(1, x), {packed, scales, c10::nullopt, bias}, [&] {
+      Signature(1, x, Epilogue{}), {packed, scales, c10::nullopt, bias}, [&] {
         LayerDesc d = BaseDesc(x, scales, bias, dims.n, dims.k, dims.groups);
         d.mode = Mode::kDA8W4;
         d.weight_type = WeightType::kS4;
@@ -249,10 +252,34 @@ at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
 
 at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
                           const at::Tensor& scales,
-                          const c10::optional<at::Tensor>& bias) {
+                          const c10::optional<at::Tensor>& bias,
+                          const at::Tensor* out) {
   const Dims dims = CheckDq(x, packed, scales, bias);
-  if (x.numel() == 0) return EmptyResult(x, dims.n);
-  return RunLayer(kDq, *CachedDq(dims, x, packed, scales, bias), x);
+  if (x.numel() == 0 && out == nullptr) return EmptyResult(x, dims.n);
+  return RunLayer(kDq, *CachedDq(dims, x, packed, scales, bias), x, {}, out);
+}
+
+at::Tensor WoqLinearEpilogue(const char* op, const at::Tensor& x,
+                             const at::Tensor& packed, const at::Tensor& scales,
+                             const c10::optional<at::Tensor>& zero_points,
+                             const c10::optional<at::Tensor>& bias, Epilogue e,
+                             c10::ArrayRef<at::Tensor> operands,
+                             const at::Tensor* out) {
+  const Dims dims = CheckWoq(x, packed, scales, zero_points, bias);
+  TORCH_CHECK(!e.silu_mul || dims.n % 2 == 0, op,
+              ": the merged [gate | up] weight has N = ", dims.n,
+              " columns, which must be even");
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const char* name = i == 0 ? "binary operand 0" : "binary operand 1";
+    CheckCpu(op, name, operands[i]);
+    CheckDType(op, name, operands[i], {at::kFloat, at::kBFloat16});
+    e.binary[i].dtype = ToDType(operands[i].scalar_type());
+  }
+  if (x.numel() == 0 && out == nullptr) {
+    return EmptyResult(x, e.silu_mul ? dims.n / 2 : dims.n);
+  }
+  return RunLayer(op, *CachedWoq(dims, x, packed, scales, zero_points, bias, e),
+                  x, operands, out);
 }
 
 }  // namespace w4jit::torch_ext

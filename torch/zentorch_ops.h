@@ -28,9 +28,24 @@ at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
 // DA8W4, symmetric s4. packed: int8 [N, K/2] (or the same bytes as int32
 // [N, K/8]); scales [G, N]; bias [N] or None; x bf16 (or f32) [..., K].
 // Output [..., N] in x's dtype (bf16 for the calls the seed makes).
+// With `out`, the result goes into the caller's contiguous tensor (of the
+// result's shape and dtype), which is returned.
 at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
                           const at::Tensor& scales,
-                          const c10::optional<at::Tensor>& bias);
+                          const c10::optional<at::Tensor>& bias,
+                          const at::Tensor* out = nullptr);
+
+// woq_linear with a fused epilogue (zentorch's woq_linear_relu, _add,
+// _mul_add, ... and woq_linear_silu_mul): `e` gives the activation, the
+// binary ops and silu_mul; the operand dtypes are those of `operands`
+// (one per binary op, each the output's shape). `op` names the op in
+// errors; `out` as for DynamicQLinear.
+at::Tensor WoqLinearEpilogue(const char* op, const at::Tensor& x,
+                             const at::Tensor& packed, const at::Tensor& scales,
+                             const c10::optional<at::Tensor>& zero_points,
+                             const c10::optional<at::Tensor>& bias, Epilogue e,
+                             c10::ArrayRef<at::Tensor> operands,
+                             const at::Tensor* out);
 
 // The validated, cached layer a call with these arguments would run
 // (built on the first call). For the overhead probe.

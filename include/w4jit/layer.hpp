@@ -25,6 +25,15 @@ struct LayerOptions {
   bool force_reference = false;
 };
 
+// The run-time operands of the layer's binary post-ops (Epilogue): data[i]
+// is [M, N_out] in desc().epilogue.binary[i].dtype with rows ld[i] >= N_out
+// elements apart. An operand may be y itself (same dtype and ld: an
+// in-place residual add); it is read before y is written.
+struct EpilogueInputs {
+  const void* data[2] = {nullptr, nullptr};
+  int64_t ld[2] = {0, 0};
+};
+
 class Layer {
  public:
   // Validates `desc` and `weights`, imports the weights and packs them for
@@ -47,6 +56,12 @@ class Layer {
   // RESOURCE_EXHAUSTED if its scratch cannot be allocated.
   absl::Status Run(int64_t m, const void* x, int64_t ldx, void* y,
                    int64_t ldy) const;
+  // The same for a layer whose epilogue has binary post-ops: `inputs`
+  // holds their operands (entries past num_binary must be null). y has
+  // N_out = desc().out_n() columns (N / 2 with silu_mul): ldy >= N_out and
+  // only y[m, 0..N_out) is written.
+  absl::Status Run(int64_t m, const void* x, int64_t ldx, void* y, int64_t ldy,
+                   const EpilogueInputs& inputs) const;
 
   const LayerDesc& desc() const { return desc_; }
   // Bytes of packed weights, scales, zero points and bias this layer holds.

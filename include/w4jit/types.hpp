@@ -44,6 +44,56 @@ enum class WeightFormat : int {
   kAwqGemm = 5,
 };
 
+// Activation applied to t = x W^T (+ bias), in f32, before the binary
+// post-ops and the conversion to the output dtype. Exact definitions (and
+// the accuracy of the JIT kernels' vector forms) in docs/epilogues.md:
+//   relu(t) = max(t, 0)                sigmoid(t) = 1 / (1 + exp(-t))
+//   silu(t) = t * sigmoid(t)           gelu_erf(t) = t/2 (1 + erf(t / sqrt 2))
+//   gelu_tanh(t) = t/2 (1 + tanh(sqrt(2/pi) (t + 0.044715 t^3)))
+enum class Activation : int {
+  kNone = 0,
+  kRelu = 1,
+  kSigmoid = 2,
+  kGeluTanh = 3,
+  kGeluErf = 4,
+  kSilu = 5,
+};
+
+// A binary post-op with an [M, N_out] operand given at Run time.
+enum class BinaryOp : int { kMul = 0, kAdd = 1 };
+
+struct BinaryPostOp {
+  BinaryOp op = BinaryOp::kAdd;
+  DType dtype = DType::kBF16;  // of the operand: bf16 or f32
+};
+
+// What the layer does to t = x W^T (+ bias) before storing y, fixed at
+// creation so that the kernels are specialised for it:
+//   v = silu_mul ? silu(t[:, j]) * t[:, N/2 + j]   (j < N/2)
+//                : activation(t[:, j])             (j < N)
+//   v = v op_0 a_0[:, j]          (if num_binary >= 1)
+//   v = v op_1 a_1[:, j]          (if num_binary == 2)
+//   y[:, j] = v in out_dtype
+// in f32, each step rounded to f32. zentorch's post-ops are
+//   woq_linear_relu / _sigmoid / _gelu_tanh / _gelu_erf: activation only;
+//   woq_linear_add(a):        {kAdd}            y = t + a
+//   woq_linear_mul_add(m, a): {kMul, kAdd}      y = t * m + a
+//   woq_linear_add_add(a, b): {kAdd, kAdd}      y = t + a + b
+// silu_mul is the merged [gate | up] projection of a gated MLP: the layer
+// has N = 2I weight rows (gate rows first) and y has N_out = I columns.
+// The operands a_i (pointers and leading dimensions) are given to Run
+// (EpilogueInputs); they are [M, N_out] in their dtype, never written.
+struct Epilogue {
+  Activation activation = Activation::kNone;
+  int num_binary = 0;  // 0, 1 or 2
+  BinaryPostOp binary[2];
+  bool silu_mul = false;  // requires activation == kNone and N even
+
+  bool empty() const {
+    return activation == Activation::kNone && num_binary == 0 && !silu_mul;
+  }
+};
+
 // Everything about a layer that is fixed at creation time.
 struct LayerDesc {
   int64_t n = 0;            // output channels
@@ -59,7 +109,11 @@ struct LayerDesc {
   // W4A16 with f32 activations computes in f32 unless this is set, which
   // allows the bf16-dot flavour to round x to bf16.
   bool allow_bf16_compute = false;
+  // Fused post-ops (default: none, y = t).
+  Epilogue epilogue;
 
+  // Columns of y: N, or N / 2 with epilogue.silu_mul.
+  int64_t out_n() const { return epilogue.silu_mul ? n / 2 : n; }
   // Groups along K: K / group_size, or 1 for per-channel.
   int64_t groups() const {
     return group_size == -1 ? 1 : (group_size > 0 ? k / group_size : 0);
@@ -92,6 +146,8 @@ const char* ToString(DType t);
 const char* ToString(WeightType t);
 const char* ToString(Mode m);
 const char* ToString(WeightFormat f);
+const char* ToString(Activation a);
+const char* ToString(BinaryOp op);
 
 }  // namespace w4jit
 

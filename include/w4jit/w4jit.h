@@ -41,6 +41,31 @@ typedef enum w4jit_weight_format {
   W4JIT_FORMAT_AWQ_GEMM = 5
 } w4jit_weight_format;
 
+/* Fused epilogue (mirrors w4jit::Epilogue, see w4jit/types.hpp and
+ * docs/epilogues.md): v = silu_mul ? silu(t[:, j]) * t[:, N/2 + j]
+ * : activation(t); then v = v op_i a_i for i < num_binary; y = v. */
+typedef enum w4jit_activation {
+  W4JIT_ACT_NONE = 0,
+  W4JIT_ACT_RELU = 1,
+  W4JIT_ACT_SIGMOID = 2,
+  W4JIT_ACT_GELU_TANH = 3,
+  W4JIT_ACT_GELU_ERF = 4,
+  W4JIT_ACT_SILU = 5
+} w4jit_activation;
+
+typedef enum w4jit_binary_op {
+  W4JIT_BINARY_MUL = 0,
+  W4JIT_BINARY_ADD = 1
+} w4jit_binary_op;
+
+typedef struct w4jit_epilogue {
+  w4jit_activation activation;
+  int num_binary; /* 0, 1 or 2 */
+  w4jit_binary_op binary_op[2];
+  w4jit_dtype binary_dtype[2]; /* operand dtypes: bf16 or f32 */
+  int silu_mul;                /* [gate | up] layer: y has N / 2 columns */
+} w4jit_epilogue;
+
 /* Mirrors w4jit::LayerDesc; fill with w4jit_layer_desc_init() first. */
 typedef struct w4jit_layer_desc {
   int64_t n;
@@ -54,6 +79,7 @@ typedef struct w4jit_layer_desc {
   int has_bias;
   w4jit_dtype bias_dtype;
   int allow_bf16_compute;
+  w4jit_epilogue epilogue; /* none after w4jit_layer_desc_init() */
 } w4jit_layer_desc;
 
 /* Mirrors w4jit::WeightsView. */
@@ -79,6 +105,15 @@ w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
  * touches neither x nor y (both may be NULL then); m < 0 is an error. */
 w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m, const void* x,
                              int64_t ldx, void* y, int64_t ldy);
+/* The same for a layer whose epilogue has binary post-ops: operand i is
+ * [m, N_out] in epilogue.binary_dtype[i], rows ld_i >= N_out apart (N_out
+ * = N / 2 with silu_mul, else N; ldy >= N_out). Operands past num_binary
+ * must be NULL. */
+w4jit_status w4jit_layer_run_epilogue(const w4jit_layer* layer, int64_t m,
+                                      const void* x, int64_t ldx, void* y,
+                                      int64_t ldy, const void* operand0,
+                                      int64_t ld0, const void* operand1,
+                                      int64_t ld1);
 w4jit_status w4jit_layer_packed_bytes(const w4jit_layer* layer,
                                       size_t* out_bytes);
 /* Accepts NULL. */

@@ -40,7 +40,11 @@ class Linear(torch.nn.Module):
         self.group_size = impl.group_size()
         self.mode = impl.mode()
 
-    def forward(self, x):
+    def forward(self, x, *operands):
+        """operands: the epilogue's binary inputs, each [..., out_features]
+        in the layer's dtype (none for activation-only epilogues)."""
+        if operands:
+            return self._impl.forward_with(x, list(operands))
         return self._impl.forward(x)
 
     def kernel_names(self):
@@ -58,11 +62,15 @@ class Linear(torch.nn.Module):
     def from_checkpoint(cls, fmt, qweight, scales, zero_points=None,
                         g_idx=None, bias=None, *, group_size=None,
                         mode="w4a16", dtype=torch.bfloat16,
-                        groups_major=True):
+                        groups_major=True, epilogue="none"):
         """Any format: "compressed_tensors", "gptq_v1", "gptq_v2", "awq",
         "unpacked_int8", "zentorch_int32". group_size None derives it from
         the scales' shape (K / G; -1 when G == 1). zero_points given means
-        u4 weights; none means s4."""
+        u4 weights; none means s4. epilogue: "none", "relu", "sigmoid",
+        "gelu_tanh", "gelu_erf", "silu" or "silu_mul" (merged [gate | up]
+        weight: out_features = N / 2, y = silu(t[:, :I]) * t[:, I:]),
+        optionally + "+add", "+mul_add" or "+add_add" (operands passed to
+        forward after x), fused into the kernels."""
         if dtype not in _ACT_DTYPES:
             raise ValueError(f"w4jit.Linear: dtype {dtype} is not "
                              "torch.bfloat16 or torch.float32")
@@ -77,7 +85,8 @@ class Linear(torch.nn.Module):
             group_size = -1 if groups == 1 else k // groups
         impl = torch.classes.w4jit.Linear(
             fmt, qweight, scales, zero_points, g_idx, bias, mode,
-            int(group_size), _ACT_DTYPES[dtype], bool(groups_major))
+            int(group_size), _ACT_DTYPES[dtype], bool(groups_major),
+            str(epilogue))
         return cls(impl)
 
     @classmethod
