@@ -59,6 +59,10 @@ TEST(SweepCandidatesTest, EveryCandidateMatchesTheReference) {
           ASSERT_TRUE(kernel.ok()) << kernel.status();
           if (*kernel == nullptr) {
             EXPECT_FALSE(why.empty()) << ParamsToString(option);
+            // A candidate names only its own mode's parameters.
+            EXPECT_EQ(why.find("unknown"), std::string::npos)
+                << ToString(mode) << " " << ParamsToString(option) << ": "
+                << why;
             continue;
           }
           ++built;

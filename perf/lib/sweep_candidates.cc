@@ -40,18 +40,6 @@ std::vector<CandidateGroup> Da8w4Groups(IsaTier isa, bool quick) {
   }
   groups.push_back(small);
 
-  // The tall int4 tile below the panel hand-over (batched decode): rows x
-  // vectors within the register file (16 ymm: accumulators + 2 decoded per
-  // vector + 1 broadcast; 32 zmm: accumulators + 2 + 3 constants).
-  CandidateGroup tall{"tall_tile", Regime::kSmallM, {}};
-  const std::vector<std::pair<int, int>> tall_tiles =
-      Avx512(isa) ? std::vector<std::pair<int, int>>{{6, 4}, {8, 2}, {16, 1}}
-                  : std::vector<std::pair<int, int>>{{4, 2}, {8, 1}, {12, 1}};
-  for (size_t i = 0; i < tall_tiles.size() && (!quick || i < 2); ++i) {
-    tall.options.push_back({{"tall_mr", tall_tiles[i].first},
-                            {"tall_vectors", tall_tiles[i].second}});
-  }
-  groups.push_back(tall);
   CandidateGroup large{"large_m_tile", Regime::kLargeM, {}};
   const std::vector<std::pair<int, int>> tiles =
       quick ? std::vector<std::pair<int, int>>{{4, 1}, {6, 1}, {3, 2}}
