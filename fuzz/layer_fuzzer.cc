@@ -83,6 +83,20 @@ void RunOne(FuzzedDataProvider* fdp) {
   const int64_t m = fdp->ConsumeIntegralInRange<int64_t>(1, 20);
   const int64_t ldx = desc.k + fdp->ConsumeIntegralInRange<int64_t>(0, 3);
   const int64_t ldy = desc.n + fdp->ConsumeIntegralInRange<int64_t>(0, 3);
+  // A fused epilogue in some runs: an activation or silu_mul (even N), and
+  // up to two mul/add operands.
+  if (fdp->ConsumeIntegralInRange(0, 3) == 0) {
+    Epilogue& e = desc.epilogue;
+    e.silu_mul = desc.n % 2 == 0 && fdp->ConsumeBool();
+    if (!e.silu_mul) {
+      e.activation = static_cast<Activation>(fdp->ConsumeIntegralInRange(0, 5));
+    }
+    e.num_binary = fdp->ConsumeIntegralInRange(0, 2);
+    for (int i = 0; i < e.num_binary; ++i) {
+      e.binary[i].op = fdp->ConsumeBool() ? BinaryOp::kMul : BinaryOp::kAdd;
+      e.binary[i].dtype = fdp->ConsumeBool() ? DType::kBF16 : DType::kF32;
+    }
+  }
   const FuzzedCheckpoint ckpt = MakeCheckpoint(fdp, desc, format);
   WeightsView view = ckpt.view(format, groups_major);
   if (desc.weight_type == WeightType::kS4) view.zero_points = nullptr;
@@ -123,8 +137,11 @@ void RunOne(FuzzedDataProvider* fdp) {
   for (float s : w->scales) w_safe = w_safe && std::fabs(s) < kSafeMagnitude;
   for (float b : w->bias) w_safe = w_safe && std::fabs(b) < kSafeMagnitude;
   const bool checkable = w_safe && (x_safe || desc.mode == Mode::kDA8W4);
+  const check::EpilogueOperands ops = check::RandomEpilogueOperands(
+      desc, m, fdp->ConsumeIntegralInRange<int64_t>(0, 3),
+      fdp->ConsumeIntegral<uint32_t>());
   const check::CheckResult r =
-      check::CheckRun(**layer, *w, m, x.data(), ldx, ldy);
+      check::CheckRun(**layer, *w, m, x.data(), ldx, ldy, nullptr, &ops);
   if (!r.ran) Fail(r.report);
   if (checkable && !r.ok()) {
     Fail(absl::StrCat(check::Describe(desc), " format ", ToString(format),
