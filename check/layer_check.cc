@@ -131,6 +131,34 @@ absl::StatusOr<std::unique_ptr<Layer>> MakeLayer(const LayerDesc& desc,
   return Layer::Create(desc, ckpt->view(), options);
 }
 
+Expected ExpectedAt(const LayerDesc& desc, const CanonicalWeights& w,
+                    const void* x_row, const internal::QuantizedRow& q,
+                    int64_t j, int32_t* acc) {
+  double t = 0.0;
+  float value;
+  if (desc.mode == Mode::kDA8W4) {
+    internal::Da8w4GroupAccRef(w, q, j, acc);
+    for (int64_t g = 0; g < w.groups; ++g) {
+      t += std::fabs(static_cast<double>(w.S(j, g)) * acc[g]);
+    }
+    t *= std::fabs(q.scale);
+    value = internal::Da8w4OutputRef(w, q, j);
+  } else {
+    for (int64_t g = 0; g < w.groups; ++g) {
+      double partial = 0.0;
+      for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
+        partial +=
+            std::fabs((w.U(j, k) - w.Z(j, g)) *
+                      static_cast<double>(LoadAsF32(x_row, desc.act_dtype, k)));
+      }
+      t += std::fabs(w.S(j, g)) * partial;
+    }
+    value = internal::W4a16OutputRef(w, x_row, desc.act_dtype, j);
+  }
+  if (!w.bias.empty()) t += std::fabs(w.bias[j]);
+  return {value, t};
+}
+
 std::vector<Expected> ExpectedRow(const LayerDesc& desc,
                                   const CanonicalWeights& w,
                                   const void* x_row) {
@@ -138,35 +166,14 @@ std::vector<Expected> ExpectedRow(const LayerDesc& desc,
   // Act-order: the reference works on the permuted K, as the kernels do.
   std::vector<uint8_t> permuted;
   x_row = internal::ActOrderRow(x_row, desc.act_dtype, w.k_perm, &permuted);
+  internal::QuantizedRow q;
   if (desc.mode == Mode::kDA8W4) {
-    const internal::QuantizedRow q = internal::QuantizeRowRef(
-        x_row, desc.act_dtype, desc.k, desc.group_size);
-    std::vector<int32_t> acc(static_cast<size_t>(w.groups));
-    for (int64_t j = 0; j < w.n; ++j) {
-      internal::Da8w4GroupAccRef(w, q, j, acc.data());
-      double t = 0.0;
-      for (int64_t g = 0; g < w.groups; ++g) {
-        t += std::fabs(static_cast<double>(w.S(j, g)) * acc[g]);
-      }
-      t *= std::fabs(q.scale);
-      if (!w.bias.empty()) t += std::fabs(w.bias[j]);
-      out[j] = {internal::Da8w4OutputRef(w, q, j), t};
-    }
-    return out;
+    q = internal::QuantizeRowRef(x_row, desc.act_dtype, desc.k,
+                                 desc.group_size);
   }
-  std::vector<double> x(static_cast<size_t>(w.k));
-  for (int64_t k = 0; k < w.k; ++k) x[k] = LoadAsF32(x_row, desc.act_dtype, k);
+  std::vector<int32_t> acc(static_cast<size_t>(w.groups));
   for (int64_t j = 0; j < w.n; ++j) {
-    double t = 0.0;
-    for (int64_t g = 0; g < w.groups; ++g) {
-      double partial = 0.0;
-      for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
-        partial += std::fabs((w.U(j, k) - w.Z(j, g)) * x[k]);
-      }
-      t += std::fabs(w.S(j, g)) * partial;
-    }
-    if (!w.bias.empty()) t += std::fabs(w.bias[j]);
-    out[j] = {internal::W4a16OutputRef(w, x_row, desc.act_dtype, j), t};
+    out[j] = ExpectedAt(desc, w, x_row, q, j, acc.data());
   }
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/canonical_weights.h"
+#include "runtime/reference.h"
 #include "w4jit/layer.hpp"
 #include "w4jit/types.hpp"
 
@@ -68,6 +69,15 @@ struct Expected {
 std::vector<Expected> ExpectedRow(const LayerDesc& desc,
                                   const internal::CanonicalWeights& w,
                                   const void* x_row);
+
+// The expectation for column j alone (for checkers that sample columns).
+// `x_row` is already read through the act-order permutation
+// (internal::ActOrderRow); for DA8W4 `q` is its reference quantization
+// (internal::QuantizeRowRef), unused for W4A16; `acc` is scratch of
+// w.groups elements.
+Expected ExpectedAt(const LayerDesc& desc, const internal::CanonicalWeights& w,
+                    const void* x_row, const internal::QuantizedRow& q,
+                    int64_t j, int32_t* acc);
 
 // Allowed |got - want| for an output whose reference is `e`:
 //   1e-5 * T + 1e-6, plus one bf16 ulp of |want| for bf16 outputs, plus
