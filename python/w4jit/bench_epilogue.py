@@ -12,8 +12,6 @@
 Run: PYTHONPATH=build/release/python /usr/bin/python3 -m w4jit.bench_epilogue
 """
 import argparse
-import datetime
-import os
 import statistics
 import sys
 import time
@@ -22,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 import w4jit
-from w4jit.bench_torch import cpu_name, make_layer, timeit
+from w4jit.bench_torch import bench_header, make_layer, timeit
 
 OPS = torch.ops.w4jit
 
@@ -146,11 +144,8 @@ def main(argv=None):
     args.overhead_m = [int(s) for s in args.overhead_m.split(",") if s]
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    header = (f"w4jit fused-epilogue benchmark, "
-              f"{datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
-              f"{cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}"
-              f", {torch.get_num_threads()} threads, s4 g{args.group_size}, "
-              "bf16 activations, scales and output, hot weights")
+    header = bench_header("w4jit fused-epilogue benchmark", args.group_size,
+                          "bf16 activations, scales and output")
     print(header, file=sys.stderr, flush=True)
     rows = []
     bench_gate_up(args, rows)

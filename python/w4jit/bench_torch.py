@@ -50,6 +50,16 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
+def bench_header(title, group_size, dtypes):
+    """The first line of a benchmark's output: what, when (UTC), where
+    (CPU, CPU count, torch version, intra-op threads) and the layer type."""
+    return (f"{title}, "
+            f"{datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
+            f"{cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}"
+            f", {torch.get_num_threads()} threads, s4 g{group_size}, "
+            f"{dtypes}, hot weights")
+
+
 def timeit(fn, min_time, min_reps=3, max_reps=2000):
     """(min, p50) seconds of fn() after one warm-up call, repeated until
     min_time has passed and at least min_reps calls were timed. A call of a
@@ -233,11 +243,8 @@ def main(argv=None):
     args.m = [int(s) for s in args.m.split(",") if s]
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    header = (f"w4jit torch benchmark, "
-              f"{datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
-              f"{cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}"
-              f", {torch.get_num_threads()} threads, s4 g{args.group_size}, "
-              "bf16 activations and scales, hot weights")
+    header = bench_header("w4jit torch benchmark", args.group_size,
+                          "bf16 activations and scales")
     print(header, file=sys.stderr, flush=True)
     rows = bench_layers(args)
     over = bench_overhead(args)
