@@ -18,6 +18,8 @@ const char* FamilyName(KernelFamily f) {
       return "w4a16dq";
     case KernelFamily::kW4a16Panel:
       return "w4a16panel";
+    case KernelFamily::kDa8w4Decode:
+      return "da8w4dec";
   }
   return "unknown";
 }
@@ -103,6 +105,10 @@ std::string EpilogueSuffix(uint32_t code) {
 }
 
 std::string KernelKey::name() const {
+  // Shape-free kernels are named by family and ISA alone.
+  if (family == KernelFamily::kDa8w4Decode) {
+    return absl::StrCat(FamilyName(family), "__", IsaSuffix(isa));
+  }
   std::string s = absl::StrCat(FamilyName(family), "_",
                                weight_type == WeightType::kS4 ? "s4" : "u4");
   if (per_channel) {

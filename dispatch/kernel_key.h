@@ -19,6 +19,7 @@ enum class KernelFamily : int {
   kW4a16Gemm = 2,     // W4A16 microkernel over a packed int4 panel
   kW4a16Dequant = 3,  // W4A16: int4 panel -> f32/bf16 panel (large M)
   kW4a16Panel = 4,    // W4A16: microkernel over a dequantized panel
+  kDa8w4Decode = 5,   // DA8W4: packed int4 panel -> decoded bytes (large M)
 };
 
 // W4A16 compute flavours.

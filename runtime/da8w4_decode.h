@@ -2,7 +2,9 @@
 // layout the large-M kernels read (Da8w4GemmConfig::decoded): per block and
 // k-quad, the low nibbles of the packed vector as one vector of bytes, then
 // the high nibbles as another. Done once per (thread, column panel) so the
-// GEMM's inner loop is loads and dot products only.
+// GEMM's inner loop is loads and dot products only. The layer runs the JIT
+// decoder (jit/da8w4_decode_generator.h); this portable version is the
+// reference the tests hold it to.
 #ifndef W4JIT_RUNTIME_DA8W4_DECODE_H_
 #define W4JIT_RUNTIME_DA8W4_DECODE_H_
 

@@ -23,7 +23,6 @@
 #include "base/numeric.h"
 #include "jit/act_quantizer_generator.h"
 #include "jit/da8w4_gemm_generator.h"
-#include "runtime/da8w4_decode.h"
 #include "runtime/da8w4_kernel_lookup.h"
 #include "runtime/da8w4_pack.h"
 #include "runtime/da8w4_params.h"
@@ -124,6 +123,10 @@ class Da8w4JitKernel final : public LinearKernel {
     if (!q.ok()) return q.status();
     quantize_ = (*q)->entry<ActQuantFn>();
     names_.push_back((*q)->name());
+    absl::StatusOr<const Generator*> d = GetDa8w4DecodeKernel(isa_);
+    if (!d.ok()) return d.status();
+    decode_ = (*d)->entry<Da8w4DecodeFn>();
+    names_.push_back((*d)->name());
 
     for (const bool decoded : {false, true}) {
       std::vector<TileKernels>& tiles = decoded ? panel_tiles_ : tiles_;
@@ -216,7 +219,8 @@ class Da8w4JitKernel final : public LinearKernel {
       const uint8_t* w = packed_.weights.data() + b0 * packed_block;
       if (decode) {
         uint8_t* panel = PanelScratch((b1 - b0) * block_bytes);
-        DecodeDa8w4Blocks(packed_, b0, b1, panel);
+        const Da8w4DecodeArgs d{w, panel, (b1 - b0) * lay.k_quads()};
+        decode_(&d);
         w = panel;
       }
       run_tiles(item.rows.begin, item.rows.end, b0, b1, w, block_bytes);
@@ -307,6 +311,7 @@ class Da8w4JitKernel final : public LinearKernel {
   const Da8w4Packed packed_;
   AlignedVector<int32_t> perm_table_;  // act-order: k_perm + padding, or empty
   ActQuantFn quantize_ = nullptr;
+  Da8w4DecodeFn decode_ = nullptr;  // packed -> decoded panel
   std::vector<TileKernels> tiles_;        // [rows], 1 .. mr: unpacking
   std::vector<TileKernels> panel_tiles_;  // [rows], 1 .. panel_mr: decoded
   std::vector<std::string> names_;

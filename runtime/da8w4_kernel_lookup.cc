@@ -21,4 +21,11 @@ absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
   });
 }
 
+absl::StatusOr<const Generator*> GetDa8w4DecodeKernel(IsaTier isa) {
+  if (absl::Status s = CheckDa8w4DecodeIsa(isa); !s.ok()) return s;
+  return GetOrCreateKernel(Da8w4DecodeKey(isa), [isa] {
+    return std::make_unique<Da8w4DecodeGenerator>(isa);
+  });
+}
+
 }  // namespace w4jit::internal

@@ -1,6 +1,7 @@
-// The DA8W4 JIT kernels (activation quantizer, GEMM microkernel) as the
-// runtime gets them: the config is checked first (a config that cannot be
-// generated is an error, never a cache entry), then the process-wide cache
+// The DA8W4 JIT kernels (activation quantizer, GEMM microkernel, panel
+// decoder) as the runtime gets them: the config is checked first (a config
+// that cannot be generated is an error, never a cache entry), then the
+// process-wide cache
 // (dispatch/kernel_cache.h) returns the kernel, running the generator on
 // the first request. The generators in jit/ know nothing of the cache.
 #ifndef W4JIT_RUNTIME_DA8W4_KERNEL_LOOKUP_H_
@@ -8,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "jit/act_quantizer_generator.h"
+#include "jit/da8w4_decode_generator.h"
 #include "jit/da8w4_gemm_generator.h"
 #include "jit/generator.h"
 
@@ -17,6 +19,7 @@ namespace w4jit::internal {
 absl::StatusOr<const Generator*> GetActQuantizer(const ActQuantConfig& config);
 absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
     const Da8w4GemmConfig& config);
+absl::StatusOr<const Generator*> GetDa8w4DecodeKernel(IsaTier isa);
 
 }  // namespace w4jit::internal
 

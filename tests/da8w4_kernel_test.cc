@@ -16,6 +16,8 @@
 #include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
+#include "runtime/da8w4_decode.h"
+#include "runtime/da8w4_kernel_lookup.h"
 #include "runtime/da8w4_params.h"
 #include "runtime/jit_kernels.h"
 #include "runtime/reference.h"
@@ -296,9 +298,10 @@ TEST_P(Da8w4Test, KernelNamesSayWhatRuns) {
   auto layer = MakeLayer(desc, RandomWeights(desc, 1));
   ASSERT_TRUE(layer.ok());
   const std::vector<std::string> names = (*layer)->kernel_names();
-  ASSERT_GE(names.size(), 2u);
+  ASSERT_GE(names.size(), 3u);
   const char* isa = GetParam() >= IsaTier::kAvx512Vnni ? "avx512vnni" : "avx2";
   EXPECT_EQ(names[0].rfind("quant_", 0), 0u) << names[0];
+  EXPECT_EQ(names[1], absl::StrCat("da8w4dec__", isa));
   for (const std::string& n : names) {
     EXPECT_TRUE(testing::KernelNameIs(n, "", isa));
   }
@@ -306,9 +309,9 @@ TEST_P(Da8w4Test, KernelNamesSayWhatRuns) {
   const internal::Da8w4Params p =
       internal::DefaultDa8w4Params(internal::HostCpu(), GetParam());
   EXPECT_NE(
-      names[1].find(absl::StrCat("da8w4_s4_g128_n4096_k256_m", p.mr, "x")),
+      names[2].find(absl::StrCat("da8w4_s4_g128_n4096_k256_m", p.mr, "x")),
       std::string::npos)
-      << names[1];
+      << names[2];
 }
 
 TEST_P(Da8w4Test, GroupNotMultipleOf4RunsOnReference) {
@@ -392,6 +395,57 @@ TEST(Da8w4Avx512, MatchesAvx2BitForBit) {
     }
     EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * 4), 0);
   }
+}
+
+// The JIT panel decoder writes exactly what the portable decode does, for
+// any number of quads (the unrolled loop and its remainder), and not one
+// byte past the panel. Generated for both tiers on every machine.
+void CheckJitDecode(IsaTier isa) {
+  absl::StatusOr<const internal::Generator*> gen =
+      internal::GetDa8w4DecodeKernel(isa);
+  ASSERT_TRUE(gen.ok()) << gen.status();
+  if (!testing::CanRunTier(isa)) {
+    GTEST_SKIP() << "decoder generated, not run: "
+                 << testing::WhyCannotRunTier(isa);
+  }
+  const auto decode = (*gen)->entry<internal::Da8w4DecodeFn>();
+  for (int64_t k : {4, 12, 16, 20, 36, 4096}) {
+    internal::Da8w4Packed packed;
+    packed.layout.lanes = isa >= IsaTier::kAvx512Vnni ? 16 : 8;
+    packed.layout.n = 3 * packed.layout.block_cols();
+    packed.layout.k = k;
+    packed.layout.group_size = k;
+    const internal::Da8w4Layout& lay = packed.layout;
+    std::mt19937 rng(static_cast<uint32_t>(k));
+    packed.weights.resize(
+        static_cast<size_t>(lay.blocks() * lay.block_weight_bytes()));
+    for (uint8_t& b : packed.weights) b = static_cast<uint8_t>(rng());
+    for (int64_t b0 : {int64_t{0}, int64_t{1}}) {
+      const int64_t b1 = lay.blocks();
+      const size_t bytes =
+          static_cast<size_t>((b1 - b0) * lay.decoded_block_bytes());
+      std::vector<uint8_t> want(bytes), got(bytes + 64, 0xA5);
+      internal::DecodeDa8w4Blocks(packed, b0, b1, want.data());
+      const internal::Da8w4DecodeArgs args{
+          packed.weights.data() + b0 * lay.block_weight_bytes(), got.data(),
+          (b1 - b0) * lay.k_quads()};
+      decode(&args);
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), bytes), 0)
+          << "k " << k << " from block " << b0;
+      for (size_t i = bytes; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], 0xA5) << "wrote byte " << i - bytes
+                                << " past the panel";
+      }
+    }
+  }
+}
+
+TEST(Da8w4Decode, JitMatchesPortableDecodeAvx2) {
+  CheckJitDecode(IsaTier::kAvx2);
+}
+
+TEST(Da8w4Decode, JitMatchesPortableDecodeAvx512) {
+  CheckJitDecode(IsaTier::kAvx512Vnni);
 }
 
 TEST(Da8w4Generation, RefusesWithReason) {

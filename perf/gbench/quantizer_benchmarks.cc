@@ -3,7 +3,9 @@
 // the GEMM (shared/design/kernels.md). "/act_order" variants gather x
 // through a GPTQ act-order permutation (bf16 and f32), beside the W4A16
 // x packing with and without it: together, the whole run-time cost of
-// act-order in either mode.
+// act-order in either mode. Da8w4PanelDecode times the large-M path's
+// per-panel decode, JIT against the portable reference, on one L2-sized
+// panel.
 #include <set>
 #include <string>
 #include <vector>
@@ -17,7 +19,9 @@
 #include "perf/gbench/registry.h"
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
+#include "runtime/da8w4_decode.h"
 #include "runtime/da8w4_kernel_lookup.h"
+#include "runtime/da8w4_pack.h"
 #include "runtime/w4a16_pack.h"
 
 namespace w4jit::perf {
@@ -107,9 +111,64 @@ void BM_W4a16PackX(benchmark::State& state, int64_t k, bool act_order) {
       benchmark::Counter::kIs1000);
 }
 
+// One decoded panel of the large-M DA8W4 path: `blocks` column blocks of
+// K = k, as a thread decodes it before its row tiles run.
+void BM_Da8w4PanelDecode(benchmark::State& state, int64_t k, bool jit) {
+  const int64_t blocks = state.range(0);
+  const internal::IsaTier isa = internal::ActiveIsa();
+  if (isa < internal::IsaTier::kAvx2) {
+    state.SkipWithError("no JIT ISA on this CPU");
+    return;
+  }
+  internal::Da8w4Packed packed;
+  packed.layout.lanes = isa >= internal::IsaTier::kAvx512Vnni ? 16 : 8;
+  packed.layout.n = blocks * packed.layout.block_cols();
+  packed.layout.k = k;
+  packed.layout.group_size = k;
+  const internal::Da8w4Layout& lay = packed.layout;
+  packed.weights.assign(static_cast<size_t>(blocks * lay.block_weight_bytes()),
+                        0x5A);
+  std::vector<uint8_t> panel(
+      static_cast<size_t>(blocks * lay.decoded_block_bytes()));
+  absl::StatusOr<const internal::Generator*> gen =
+      internal::GetDa8w4DecodeKernel(isa);
+  if (!gen.ok()) {
+    state.SkipWithError(std::string(gen.status().message()).c_str());
+    return;
+  }
+  const auto fn = (*gen)->entry<internal::Da8w4DecodeFn>();
+  const internal::Da8w4DecodeArgs args{packed.weights.data(), panel.data(),
+                                       blocks * lay.k_quads()};
+  for (auto _ : state) {
+    if (jit) {
+      fn(&args);
+    } else {
+      internal::DecodeDa8w4Blocks(packed, 0, blocks, panel.data());
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["w_B/s"] = benchmark::Counter(
+      static_cast<double>(packed.weights.size()),
+      benchmark::Counter::kIsIterationInvariantRate,
+      benchmark::Counter::kIs1000);
+  state.SetLabel(jit ? (*gen)->name() : "portable");
+}
+
 }  // namespace
 
 void RegisterQuantizerBenchmarks() {
+  for (int64_t k : {4096, 14336}) {
+    for (bool jit : {false, true}) {
+      benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+          absl::StrCat("Da8w4PanelDecode/K:", k, jit ? "/jit" : "/portable")
+              .c_str(),
+          [=](benchmark::State& state) {
+            BM_Da8w4PanelDecode(state, k, jit);
+          });
+      b->ArgName("blocks")->Unit(benchmark::kMicrosecond);
+      b->Arg(1)->Arg(4);
+    }
+  }
   std::set<int64_t> ks;
   for (const ModelPreset& preset : ModelPresets()) {
     for (const LayerShape& shape : preset.layers) ks.insert(shape.k);

@@ -1,0 +1,82 @@
+#include "jit/da8w4_decode_generator.h"
+
+#include <cstddef>
+
+#include "jit/emit_util.h"
+
+namespace w4jit::internal {
+namespace {
+
+// Quads per unrolled iteration: enough independent loads and stores in
+// flight to keep the loop overhead out of the way.
+constexpr int kUnroll = 4;
+
+bool IsAvx512(IsaTier isa) { return isa >= IsaTier::kAvx512Vnni; }
+
+}  // namespace
+
+absl::Status CheckDa8w4DecodeIsa(IsaTier isa) {
+  if (isa < IsaTier::kAvx2) {
+    return absl::InvalidArgumentError(
+        "the DA8W4 panel decoder needs AVX2 or AVX-512");
+  }
+  return absl::OkStatus();
+}
+
+KernelKey Da8w4DecodeKey(IsaTier isa) {
+  KernelKey key;
+  key.family = KernelFamily::kDa8w4Decode;
+  key.isa = IsAvx512(isa) ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  return key;
+}
+
+Da8w4DecodeGenerator::Da8w4DecodeGenerator(IsaTier isa)
+    : Generator(Da8w4DecodeKey(isa).name(), 4096), avx512_(IsAvx512(isa)) {}
+
+// rsi src cursor, rdx dst cursor, rcx quads left; vector 0 the 0x0F mask,
+// 1 .. 2 * kUnroll the loaded and decoded quads.
+void Da8w4DecodeGenerator::Generate() {
+  ConstPool pool;
+  const VecEmitter vec(this, avx512_);
+  mov(rsi, ptr[rdi + offsetof(Da8w4DecodeArgs, src)]);
+  mov(rdx, ptr[rdi + offsetof(Da8w4DecodeArgs, dst)]);
+  mov(rcx, ptr[rdi + offsetof(Da8w4DecodeArgs, quads)]);
+  vmovups(vec.Vec(0), pool.Splat32(0x0F0F0F0F));
+  Xbyak::Label unrolled, single, done;
+  L(unrolled);
+  cmp(rcx, kUnroll);
+  jl(single, T_NEAR);
+  EmitQuads(kUnroll);
+  sub(rcx, kUnroll);
+  jmp(unrolled, T_NEAR);
+  L(single);
+  test(rcx, rcx);
+  jz(done, T_NEAR);
+  EmitQuads(1);
+  dec(rcx);
+  jmp(single, T_NEAR);
+  L(done);
+  vzeroupper();
+  ret();
+  pool.Emit(this);
+}
+
+void Da8w4DecodeGenerator::EmitQuads(int quads) {
+  const VecEmitter vec(this, avx512_);
+  const int qb = vec.bytes();
+  for (int q = 0; q < quads; ++q) {
+    const Xbyak::Xmm lo = vec.Vec(1 + 2 * q), hi = vec.Vec(2 + 2 * q);
+    vmovups(hi, ptr[rsi + q * qb]);
+    vec.And(lo, hi, vec.Vec(0));
+    vpsrlw(hi, hi, 4);
+    vec.And(hi, hi, vec.Vec(0));
+  }
+  for (int q = 0; q < quads; ++q) {
+    vmovups(ptr[rdx + 2 * q * qb], vec.Vec(1 + 2 * q));
+    vmovups(ptr[rdx + (2 * q + 1) * qb], vec.Vec(2 + 2 * q));
+  }
+  add(rsi, quads * qb);
+  add(rdx, 2 * quads * qb);
+}
+
+}  // namespace w4jit::internal

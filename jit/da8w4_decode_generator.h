@@ -1,0 +1,51 @@
+// The DA8W4 panel decoder, JIT-emitted per ISA: turns packed weight quads
+// (jit/da8w4_layout.h: one vector per quad, column c's nibble pair in byte
+// c) into the decoded bytes the large-M kernels read
+// (Da8w4GemmConfig::decoded): per quad the low nibbles as one vector of
+// bytes, then the high nibbles as another. One load, three logic/shift ops
+// and two stores per quad, in the ISA's full vector width.
+//
+// Why JIT rather than C++: the library's C++ is built for the baseline
+// x86-64 target (SSE2), where the same loop takes twice the instructions
+// and spills; the decode runs once per (thread, column panel) on the large-M
+// path and showed as ~8% of a 4096 x 4096, M = 64 layer on Zen 3. The C++
+// version (runtime/da8w4_decode.h) is the reference the tests compare with.
+#ifndef W4JIT_JIT_DA8W4_DECODE_GENERATOR_H_
+#define W4JIT_JIT_DA8W4_DECODE_GENERATOR_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "dispatch/cpu_profile.h"
+#include "dispatch/kernel_key.h"
+#include "jit/generator.h"
+
+namespace w4jit::internal {
+
+struct Da8w4DecodeArgs {
+  const uint8_t* src;  // packed quads, quad_bytes each
+  uint8_t* dst;        // 2 * quad_bytes per quad
+  int64_t quads;       // >= 0
+};
+using Da8w4DecodeFn = void (*)(const Da8w4DecodeArgs*);
+
+// The quad width follows the ISA: 32 bytes (AVX2) or 64 (AVX-512), as the
+// layout's lanes do.
+absl::Status CheckDa8w4DecodeIsa(IsaTier isa);
+KernelKey Da8w4DecodeKey(IsaTier isa);
+
+class Da8w4DecodeGenerator final : public Generator {
+ public:
+  explicit Da8w4DecodeGenerator(IsaTier isa);
+
+ protected:
+  void Generate() override;
+
+ private:
+  void EmitQuads(int quads);
+  const bool avx512_;
+};
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_JIT_DA8W4_DECODE_GENERATOR_H_
