@@ -311,7 +311,7 @@ class Da8w4JitKernel final : public LinearKernel {
   const Da8w4Packed packed_;
   AlignedVector<int32_t> perm_table_;  // act-order: k_perm + padding, or empty
   ActQuantFn quantize_ = nullptr;
-  Da8w4DecodeFn decode_ = nullptr;  // packed -> decoded panel
+  Da8w4DecodeFn decode_ = nullptr;        // packed -> decoded panel
   std::vector<TileKernels> tiles_;        // [rows], 1 .. mr: unpacking
   std::vector<TileKernels> panel_tiles_;  // [rows], 1 .. panel_mr: decoded
   std::vector<std::string> names_;

@@ -433,8 +433,8 @@ void CheckJitDecode(IsaTier isa) {
       EXPECT_EQ(std::memcmp(want.data(), got.data(), bytes), 0)
           << "k " << k << " from block " << b0;
       for (size_t i = bytes; i < got.size(); ++i) {
-        ASSERT_EQ(got[i], 0xA5) << "wrote byte " << i - bytes
-                                << " past the panel";
+        ASSERT_EQ(got[i], 0xA5)
+            << "wrote byte " << i - bytes << " past the panel";
       }
     }
   }

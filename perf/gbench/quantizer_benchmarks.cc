@@ -147,10 +147,10 @@ void BM_Da8w4PanelDecode(benchmark::State& state, int64_t k, bool jit) {
     }
     benchmark::ClobberMemory();
   }
-  state.counters["w_B/s"] = benchmark::Counter(
-      static_cast<double>(packed.weights.size()),
-      benchmark::Counter::kIsIterationInvariantRate,
-      benchmark::Counter::kIs1000);
+  state.counters["w_B/s"] =
+      benchmark::Counter(static_cast<double>(packed.weights.size()),
+                         benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::kIs1000);
   state.SetLabel(jit ? (*gen)->name() : "portable");
 }
 
@@ -162,9 +162,7 @@ void RegisterQuantizerBenchmarks() {
       benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
           absl::StrCat("Da8w4PanelDecode/K:", k, jit ? "/jit" : "/portable")
               .c_str(),
-          [=](benchmark::State& state) {
-            BM_Da8w4PanelDecode(state, k, jit);
-          });
+          [=](benchmark::State& state) { BM_Da8w4PanelDecode(state, k, jit); });
       b->ArgName("blocks")->Unit(benchmark::kMicrosecond);
       b->Arg(1)->Arg(4);
     }
