@@ -1,8 +1,11 @@
 #include "runtime/w4a16_pack.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/numeric.h"
+#include "runtime/parallel.h"
+#include "runtime/work_split.h"
 
 namespace w4jit::internal {
 namespace {
@@ -108,8 +111,9 @@ int64_t SourceColumn(const int32_t* k_perm, int64_t i) {
 
 template <bool kPermuted>
 void PackRowsF32Impl(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                     int64_t k, int mr, const int32_t* k_perm, float* out) {
-  for (int64_t g0 = 0; g0 < m; g0 += mr) {
+                     int64_t k, int mr, const int32_t* k_perm, float* out,
+                     int64_t row0, int64_t row1) {
+  for (int64_t g0 = row0; g0 < row1; g0 += mr) {
     const int64_t rows = m - g0 < mr ? m - g0 : mr;
     float* group = out + g0 * k;
     for (int64_t r = 0; r < rows; ++r) {
@@ -135,9 +139,9 @@ void PackRowsF32Impl(const void* x, DType act_dtype, int64_t ldx, int64_t m,
 template <bool kPermuted>
 void PackRowsBf16PairsImpl(const void* x, DType act_dtype, int64_t ldx,
                            int64_t m, int64_t k, int mr, const int32_t* k_perm,
-                           uint32_t* out) {
+                           uint32_t* out, int64_t row0, int64_t row1) {
   const int64_t pairs = k / 2;
-  for (int64_t g0 = 0; g0 < m; g0 += mr) {
+  for (int64_t g0 = row0; g0 < row1; g0 += mr) {
     const int64_t rows = m - g0 < mr ? m - g0 : mr;
     uint32_t* group = out + g0 * pairs;
     for (int64_t r = 0; r < rows; ++r) {
@@ -161,25 +165,54 @@ void PackRowsBf16PairsImpl(const void* x, DType act_dtype, int64_t ldx,
   }
 }
 
+// Runs pack(row0, row1) over rows [0, m) in ranges of whole row groups of
+// mr, on the library's threads once there is enough to pack to pay for
+// waking them (a strided scalar pass: ~2% of a 256-row prefill on one
+// thread; measured 1.1-1.4x faster on 2 Zen 3 threads at M = 256, being
+// partly bound by its writes).
+template <class PackRange>
+void ForRowGroups(int64_t m, int64_t k, int mr, const PackRange& pack) {
+  constexpr int64_t kMinElementsPerChunk = int64_t{1} << 16;
+  const int64_t groups = (m + mr - 1) / mr;
+  const int chunks = static_cast<int>(std::clamp<int64_t>(
+      std::min(groups, m * k / kMinElementsPerChunk), 1, Concurrency()));
+  if (chunks == 1) {
+    pack(0, m);
+    return;
+  }
+  ParallelRun(chunks, [&](int c) {
+    const Range r = SplitRange(groups, chunks, c);
+    pack(r.begin * mr, std::min(m, r.end * mr));
+  });
+}
+
 }  // namespace
 
 void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
                  int64_t k, int mr, float* out, const int32_t* k_perm) {
-  if (k_perm != nullptr) {
-    PackRowsF32Impl<true>(x, act_dtype, ldx, m, k, mr, k_perm, out);
-  } else {
-    PackRowsF32Impl<false>(x, act_dtype, ldx, m, k, mr, k_perm, out);
-  }
+  ForRowGroups(m, k, mr, [&](int64_t row0, int64_t row1) {
+    if (k_perm != nullptr) {
+      PackRowsF32Impl<true>(x, act_dtype, ldx, m, k, mr, k_perm, out, row0,
+                            row1);
+    } else {
+      PackRowsF32Impl<false>(x, act_dtype, ldx, m, k, mr, k_perm, out, row0,
+                             row1);
+    }
+  });
 }
 
 void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
                        int64_t k, int mr, uint32_t* out,
                        const int32_t* k_perm) {
-  if (k_perm != nullptr) {
-    PackRowsBf16PairsImpl<true>(x, act_dtype, ldx, m, k, mr, k_perm, out);
-  } else {
-    PackRowsBf16PairsImpl<false>(x, act_dtype, ldx, m, k, mr, k_perm, out);
-  }
+  ForRowGroups(m, k, mr, [&](int64_t row0, int64_t row1) {
+    if (k_perm != nullptr) {
+      PackRowsBf16PairsImpl<true>(x, act_dtype, ldx, m, k, mr, k_perm, out,
+                                  row0, row1);
+    } else {
+      PackRowsBf16PairsImpl<false>(x, act_dtype, ldx, m, k, mr, k_perm, out,
+                                   row0, row1);
+    }
+  });
 }
 
 }  // namespace w4jit::internal

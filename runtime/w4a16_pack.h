@@ -40,7 +40,9 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
 // (exact but for f32 x below 2^-122) to match the decode's 16 * (u - z).
 // `out` holds m * k. With act-order (CanonicalWeights::k_perm, non-null
 // k_perm) element k of a packed row is x column k_perm[k]: the gather rides
-// on this pass, which every call makes anyway.
+// on this pass, which every call makes anyway. Large batches are packed on
+// the library's threads (whole row groups per thread, so the output does
+// not depend on the thread count).
 void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
                  int64_t k, int mr, float* out,
                  const int32_t* k_perm = nullptr);
