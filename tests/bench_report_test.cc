@@ -1,5 +1,6 @@
 // The bench's outputs for people and machines: derived figures, the text
 // table, CSV and JSON (parsed back, required keys present) and the files.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -193,6 +194,133 @@ TEST(BenchReport, ScalingSectionShowsEfficiency) {
   EXPECT_NEAR(j["scaling"][1]["efficiency"].get<double>(), 300.0 / 320, 1e-9);
 }
 
+// An --act-order section: an ok row, a FAILED one whose note needs CSV
+// quoting and an n/a one.
+BenchReport WithActOrder() {
+  BenchReport r = SampleReport();
+  ActOrderRow ok;
+  ok.impl = kImplW4a16;
+  ok.layer = "o_proj";
+  ok.n = ok.k = 4096;
+  ok.group_size = 128;
+  ok.m = 16;
+  ok.samples = 20;
+  ok.plain_p50_us = 1000;
+  ok.plain_min_us = 900;
+  ok.act_p50_us = 1050;
+  ok.act_min_us = 918;
+  ok.copy_p50_us = 990;
+  ok.copy_min_us = 909;
+  r.act_order.push_back(ok);
+  ActOrderRow failed = ok;
+  failed.impl = kImplDa8w4;
+  failed.status = RowStatus::kFailed;
+  failed.note = "y[0, 1] = 2, \"reference\" 1";
+  failed.samples = 0;
+  failed.plain_p50_us = failed.plain_min_us = failed.act_p50_us =
+      failed.act_min_us = failed.copy_p50_us = failed.copy_min_us = 0;
+  r.act_order.push_back(failed);
+  ActOrderRow unavailable = failed;
+  unavailable.m = 1;
+  unavailable.status = RowStatus::kNotAvailable;
+  unavailable.note = "not on this CPU";
+  r.act_order.push_back(unavailable);
+  return r;
+}
+
+// act_order.csv's header: bench.json's "act_order" keys, in order.
+const char kActOrderHeader[] =
+    "impl,layer,n,k,group_size,m,status,samples,plain_p50_us,plain_min_us,"
+    "act_p50_us,act_min_us,copy_p50_us,copy_min_us,act_over_plain_p50,"
+    "act_over_plain_min,copy_over_plain_p50,copy_over_plain_min,note";
+
+TEST(BenchReport, ActOrderRatiosAreOfOkRowsOnly) {
+  const BenchReport r = WithActOrder();
+  EXPECT_NEAR(r.act_order[0].act_over_plain_p50(), 1.05, 1e-12);
+  EXPECT_NEAR(r.act_order[0].act_over_plain_min(), 1.02, 1e-12);
+  EXPECT_NEAR(r.act_order[0].copy_over_plain_p50(), 0.99, 1e-12);
+  EXPECT_NEAR(r.act_order[0].copy_over_plain_min(), 1.01, 1e-12);
+  for (const ActOrderRow& row : {r.act_order[1], r.act_order[2]}) {
+    EXPECT_EQ(row.act_over_plain_p50(), 0.0);
+    EXPECT_EQ(row.act_over_plain_min(), 0.0);
+    EXPECT_EQ(row.copy_over_plain_p50(), 0.0);
+    EXPECT_EQ(row.copy_over_plain_min(), 0.0);
+  }
+}
+
+TEST(BenchReport, ActOrderSectionShowsCostsOfP50AndMin) {
+  EXPECT_EQ(FormatActOrder(SampleReport()), "");
+  const std::string text = FormatReport(WithActOrder());
+  for (const char* needle :
+       {"== GPTQ act-order", "cost p50", "cost min", "copy min",
+        "    1000.0      900.0     1050.0      918.0    +5.0%    +2.0%    "
+        "-1.0%    +1.0%",
+        "FAILED: y[0, 1] = 2, \"reference\" 1", "n/a: not on this CPU"}) {
+    EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
+  }
+}
+
+TEST(BenchReport, ActOrderCsvHasEveryFieldAndTheRatios) {
+  const BenchReport r = WithActOrder();
+  std::istringstream in(ActOrderCsv(r));
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, kActOrderHeader);
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    rows.push_back(CsvFields(line));
+    ASSERT_EQ(rows.back().size(), CsvFields(kActOrderHeader).size()) << line;
+  }
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{
+                         "w4a16", "o_proj", "4096", "4096", "128", "16", "ok",
+                         "20", "1000", "900", "1050", "918", "990", "909",
+                         "1.05", "1.02", "0.99", "1.01", ""}));
+  EXPECT_EQ(rows[1][0], "da8w4");
+  EXPECT_EQ(rows[1][6], "FAILED");
+  EXPECT_EQ(rows[1][14], "0");
+  EXPECT_EQ(rows[1].back(), "y[0, 1] = 2, \"reference\" 1");  // quoted
+  EXPECT_EQ(rows[2][5], "1");
+  EXPECT_EQ(rows[2][6], "n/a");
+  EXPECT_EQ(rows[2].back(), "not on this CPU");
+  // The header alone without --act-order (the file is not written then).
+  EXPECT_EQ(ActOrderCsv(SampleReport()), std::string(kActOrderHeader) + "\n");
+}
+
+TEST(BenchReport, ActOrderJsonHasTheCsvColumnsAsKeys) {
+  const nlohmann::json none = nlohmann::json::parse(ToJson(SampleReport()));
+  ASSERT_TRUE(none.contains("act_order"));
+  EXPECT_EQ(none["act_order"], nlohmann::json::array());
+  const nlohmann::json j = nlohmann::json::parse(ToJson(WithActOrder()));
+  ASSERT_EQ(j["act_order"].size(), 3u);
+  for (const auto& row : j["act_order"]) {
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : row.items()) keys.push_back(key);
+    std::vector<std::string> expected = CsvFields(kActOrderHeader);
+    std::sort(expected.begin(), expected.end());  // nlohmann sorts keys
+    EXPECT_EQ(keys, expected);
+  }
+  const nlohmann::json& ok = j["act_order"][0];
+  EXPECT_EQ(ok["impl"], "w4a16");
+  EXPECT_EQ(ok["n"], 4096);
+  EXPECT_EQ(ok["group_size"], 128);
+  EXPECT_EQ(ok["m"], 16);
+  EXPECT_EQ(ok["status"], "ok");
+  EXPECT_EQ(ok["samples"], 20);
+  EXPECT_EQ(ok["plain_p50_us"], 1000.0);
+  EXPECT_EQ(ok["act_min_us"], 918.0);
+  EXPECT_EQ(ok["copy_min_us"], 909.0);
+  EXPECT_NEAR(ok["act_over_plain_p50"].get<double>(), 1.05, 1e-12);
+  EXPECT_NEAR(ok["act_over_plain_min"].get<double>(), 1.02, 1e-12);
+  EXPECT_NEAR(ok["copy_over_plain_p50"].get<double>(), 0.99, 1e-12);
+  EXPECT_NEAR(ok["copy_over_plain_min"].get<double>(), 1.01, 1e-12);
+  EXPECT_EQ(j["act_order"][1]["status"], "FAILED");
+  EXPECT_EQ(j["act_order"][1]["note"], "y[0, 1] = 2, \"reference\" 1");
+  EXPECT_EQ(j["act_order"][1]["act_over_plain_p50"], 0.0);
+  EXPECT_EQ(j["act_order"][2]["status"], "n/a");
+  EXPECT_EQ(j["any_failed"], true);
+}
+
 TEST(BenchReport, KernelNamesAreShortenedForTheTable) {
   EXPECT_EQ(ShortKernelNames("quant_s4_g128_n0_k64_m0x0_bf16tobf16__avx2+"
                              "da8w4_s4_g128_n8_k64_m6x16_bf16tobf16__avx2+"
@@ -228,7 +356,7 @@ TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
   for (const char* key :
        {"schema", "w4jit_version", "onednn_version", "date_utc", "preset",
         "threads", "cpu", "options", "peaks", "bandwidths", "layers", "rows",
-        "wait_policy", "scaling", "any_failed"}) {
+        "wait_policy", "scaling", "act_order", "any_failed"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["threads"], 2);
@@ -262,13 +390,34 @@ TEST(BenchReport, WritesAllFilesIntoTheDirectory) {
   absl::StatusOr<std::vector<std::string>> files =
       WriteBenchFiles(SampleReport(), "table text\n", dir);
   ASSERT_TRUE(files.ok()) << files.status();
-  ASSERT_EQ(files->size(), 5u);  // scaling.csv only with --scaling
+  // scaling.csv only with --scaling, act_order.csv only with --act-order.
+  ASSERT_EQ(files->size(), 5u);
   for (const std::string& f : *files) {
     EXPECT_TRUE(std::filesystem::exists(f)) << f;
     EXPECT_GT(std::filesystem::file_size(f), 0u) << f;
   }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/act_order.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/scaling.csv"));
   std::ifstream json(dir + "/bench.json");
   EXPECT_NO_THROW(nlohmann::json::parse(json));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BenchReport, WritesActOrderCsvWithTheSection) {
+  const std::string dir =
+      (std::filesystem::path(::testing::TempDir()) / "w4jit_bench_act_order")
+          .string();
+  std::filesystem::remove_all(dir);
+  const BenchReport report = WithActOrder();
+  absl::StatusOr<std::vector<std::string>> files =
+      WriteBenchFiles(report, "table text\n", dir);
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 6u);
+  EXPECT_EQ(files->back(), dir + "/act_order.csv");  // in the "wrote" list
+  std::ifstream in(files->back(), std::ios::binary);
+  std::stringstream csv;
+  csv << in.rdbuf();
+  EXPECT_EQ(csv.str(), ActOrderCsv(report));
   std::filesystem::remove_all(dir);
 }
 

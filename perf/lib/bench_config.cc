@@ -170,8 +170,9 @@ std::string BenchUsage() {
       "the kernels use, read bandwidth at each footprint), checks every\n"
       "w4jit kernel against the reference, then times W4A16 and DA8W4\n"
       "layers and oneDNN's dense bf16 and u8s8 matmuls on the same shapes,\n"
-      "interleaved. Writes bench.csv, bench.json, roofline.svg and\n"
-      "speedup.svg. Exit code 1 if a kernel is wrong.\n"
+      "interleaved. Writes bench.csv, bench.json, bench.txt, roofline.svg,\n"
+      "speedup.svg and, with those sections, scaling.csv and\n"
+      "act_order.csv. Exit code 1 if a kernel is wrong.\n"
       "\n"
       "options:\n"
       "  --preset=NAME        model layers: ",
@@ -204,7 +205,7 @@ std::string BenchUsage() {
       "                       square one)\n"
       "  --act-order          also time every layer and M with GPTQ act-order\n"
       "                       (g_idx permuting K) against the same layer\n"
-      "                       without, interleaved\n"
+      "                       without, interleaved (act_order.csv)\n"
       "  --out=DIR            output directory (default ./w4jit-bench-out)\n"
       "  --quick              M=1,16, fewer samples, cold only at M=1\n"
       "  --help               this text\n");

@@ -16,6 +16,28 @@ const char* ToString(RowStatus s) {
   return "?";
 }
 
+namespace {
+
+// t / plain of an ok row, else 0 ("unknown", as the speedups).
+double OverPlain(const ActOrderRow& row, double t, double plain) {
+  return row.ok() && plain > 0 ? t / plain : 0.0;
+}
+
+}  // namespace
+
+double ActOrderRow::act_over_plain_p50() const {
+  return OverPlain(*this, act_p50_us, plain_p50_us);
+}
+double ActOrderRow::act_over_plain_min() const {
+  return OverPlain(*this, act_min_us, plain_min_us);
+}
+double ActOrderRow::copy_over_plain_p50() const {
+  return OverPlain(*this, copy_p50_us, plain_p50_us);
+}
+double ActOrderRow::copy_over_plain_min() const {
+  return OverPlain(*this, copy_min_us, plain_min_us);
+}
+
 bool BenchReport::any_failed() const {
   for (const BenchRow& r : rows) {
     if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {

@@ -109,6 +109,15 @@ struct ActOrderRow {
   // A second plain layer from the same checkpoint, timed alongside: the
   // noise floor of the comparison.
   double copy_p50_us = 0.0, copy_min_us = 0.0;
+
+  bool ok() const { return status == RowStatus::kOk; }
+  // act / plain and copy / plain, of the p50s and of the mins: the figures
+  // the table prints as a cost (ratio - 1) and the files carry. 0 unless
+  // the row is ok.
+  double act_over_plain_p50() const;
+  double act_over_plain_min() const;
+  double copy_over_plain_p50() const;
+  double copy_over_plain_min() const;
 };
 
 struct BenchReport {

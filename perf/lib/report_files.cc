@@ -4,6 +4,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -94,6 +97,51 @@ json RowJson(const BenchRow& r) {
           {"speedup_vs_onednn_u8s8", r.speedup_vs_u8s8}};
 }
 
+// act_order.csv's columns and the keys of bench.json's "act_order"
+// objects, in order: one list, so that the two cannot drift apart.
+struct ActOrderColumn {
+  const char* name;
+  json (*value)(const ActOrderRow&);
+};
+
+const std::vector<ActOrderColumn>& ActOrderColumns() {
+  using R = const ActOrderRow&;
+  static const std::vector<ActOrderColumn>* columns =
+      new std::vector<ActOrderColumn>{
+          {"impl", [](R r) -> json { return r.impl; }},
+          {"layer", [](R r) -> json { return r.layer; }},
+          {"n", [](R r) -> json { return r.n; }},
+          {"k", [](R r) -> json { return r.k; }},
+          {"group_size", [](R r) -> json { return r.group_size; }},
+          {"m", [](R r) -> json { return r.m; }},
+          {"status", [](R r) -> json { return ToString(r.status); }},
+          {"samples", [](R r) -> json { return r.samples; }},
+          {"plain_p50_us", [](R r) -> json { return r.plain_p50_us; }},
+          {"plain_min_us", [](R r) -> json { return r.plain_min_us; }},
+          {"act_p50_us", [](R r) -> json { return r.act_p50_us; }},
+          {"act_min_us", [](R r) -> json { return r.act_min_us; }},
+          {"copy_p50_us", [](R r) -> json { return r.copy_p50_us; }},
+          {"copy_min_us", [](R r) -> json { return r.copy_min_us; }},
+          {"act_over_plain_p50",
+           [](R r) -> json { return r.act_over_plain_p50(); }},
+          {"act_over_plain_min",
+           [](R r) -> json { return r.act_over_plain_min(); }},
+          {"copy_over_plain_p50",
+           [](R r) -> json { return r.copy_over_plain_p50(); }},
+          {"copy_over_plain_min",
+           [](R r) -> json { return r.copy_over_plain_min(); }},
+          {"note", [](R r) -> json { return r.note; }}};
+  return *columns;
+}
+
+// A JSON scalar as a CSV field: strings as they are, figures as bench.csv
+// writes them.
+std::string CsvValue(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return Num(v.get<double>());
+  return v.dump();
+}
+
 absl::Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << text;
@@ -162,6 +210,20 @@ std::string ScalingCsv(const BenchReport& report) {
   return out;
 }
 
+std::string ActOrderCsv(const BenchReport& report) {
+  std::vector<std::string> header;
+  for (const ActOrderColumn& c : ActOrderColumns()) header.push_back(c.name);
+  std::string out = CsvLine(header);
+  for (const ActOrderRow& r : report.act_order) {
+    std::vector<std::string> fields;
+    for (const ActOrderColumn& c : ActOrderColumns()) {
+      fields.push_back(CsvValue(c.value(r)));
+    }
+    out += CsvLine(fields);
+  }
+  return out;
+}
+
 std::string ToCsv(const BenchReport& report) {
   std::string out = absl::StrJoin(CsvColumns(), ",") + "\n";
   for (const BenchRow& r : report.rows) {
@@ -198,7 +260,9 @@ std::string ToCsv(const BenchReport& report) {
 
 // Top-level keys: schema, w4jit_version, onednn_version, date_utc, preset,
 // threads, cpu{...}, options{ms, impls, reps, min_time_s}, peaks[...],
-// bandwidths[...], layers[...], rows[...], any_failed.
+// bandwidths[...], layers[...], wait_policy, rows[...], scaling[...]
+// (--scaling), act_order[...] (--act-order, act_order.csv's columns as
+// keys), any_failed. The sections that were not run are empty arrays.
 std::string ToJson(const BenchReport& report) {
   json peaks = json::array();
   for (const ComputePeak& p : report.roofline.peaks) {
@@ -250,6 +314,12 @@ std::string ToJson(const BenchReport& report) {
                        {"p90_us", r.p90_us},
                        {"efficiency", r.efficiency}});
   }
+  json act_order = json::array();
+  for (const ActOrderRow& r : report.act_order) {
+    json row = json::object();
+    for (const ActOrderColumn& c : ActOrderColumns()) row[c.name] = c.value(r);
+    act_order.push_back(std::move(row));
+  }
   const json doc = {{"schema", "w4jit-bench/1"},
                     {"w4jit_version", report.w4jit_version},
                     {"onednn_version", report.onednn_version},
@@ -268,6 +338,7 @@ std::string ToJson(const BenchReport& report) {
                     {"wait_policy", report.wait_policy},
                     {"rows", rows},
                     {"scaling", scaling},
+                    {"act_order", act_order},
                     {"any_failed", report.any_failed()}};
   return doc.dump(2) + "\n";
 }
@@ -289,6 +360,9 @@ absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
       {"speedup.svg", SpeedupSvg(report)}};
   if (!report.scaling.empty()) {
     files.emplace_back("scaling.csv", ScalingCsv(report));
+  }
+  if (!report.act_order.empty()) {
+    files.emplace_back("act_order.csv", ActOrderCsv(report));
   }
   std::vector<std::string> written;
   for (const auto& [name, content] : files) {

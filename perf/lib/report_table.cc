@@ -249,23 +249,28 @@ std::string FormatActOrder(const BenchReport& report) {
   if (report.act_order.empty()) return "";
   std::string out = absl::StrFormat(
       "\n== GPTQ act-order vs the same layer without, hot, interleaved; "
-      "cost = act p50 / p50 - 1; copy = a second plain layer (noise "
-      "floor) ==\n%-6s %-10s %6s %6s %5s %5s %10s %10s %10s %10s %7s %7s\n",
+      "cost = act / plain - 1 (p50, min); copy = a second plain layer "
+      "(noise floor) ==\n%-6s %-10s %6s %6s %5s %5s %10s %10s %10s %10s "
+      "%8s %8s %8s %8s\n",
       "mode", "layer", "N", "K", "group", "M", "p50(us)", "min(us)", "act p50",
-      "act min", "cost", "copy");
+      "act min", "cost p50", "cost min", "copy p50", "copy min");
+  // A ratio as the percentage it is above (+) or below (-) 1.
+  const auto cost = [](double ratio) {
+    return absl::StrFormat("%+7.1f%%", (ratio - 1.0) * 100);
+  };
   for (const ActOrderRow& r : report.act_order) {
     absl::StrAppendFormat(&out, "%-6s %-10s %6d %6d %5d %5d ",
                           ImplTitle(r.impl), r.layer, r.n, r.k, r.group_size,
                           r.m);
-    if (r.status != RowStatus::kOk) {
+    if (!r.ok()) {
       absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
       continue;
     }
     absl::StrAppendFormat(
-        &out, "%10.1f %10.1f %10.1f %10.1f %+6.1f%% %+6.1f%%\n", r.plain_p50_us,
+        &out, "%10.1f %10.1f %10.1f %10.1f %s %s %s %s\n", r.plain_p50_us,
         r.plain_min_us, r.act_p50_us, r.act_min_us,
-        (r.act_p50_us / r.plain_p50_us - 1.0) * 100,
-        (r.copy_p50_us / r.plain_p50_us - 1.0) * 100);
+        cost(r.act_over_plain_p50()), cost(r.act_over_plain_min()),
+        cost(r.copy_over_plain_p50()), cost(r.copy_over_plain_min()));
   }
   return out;
 }
