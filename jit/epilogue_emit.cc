@@ -1,5 +1,6 @@
 #include "jit/epilogue_emit.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace w4jit::internal {
@@ -197,6 +198,33 @@ void EpilogueEmitter::LoadF32(const Xmm& dst, const Xbyak::RegExp& src,
   for (int i = 0; i < count; ++i) g_->vpinsrw(x, x, ptr[src + 2 * i], i);
   g_->vpmovzxwd(dst, x);
   g_->vpslld(dst, dst, 16);
+}
+
+void EpilogueEmitter::EmitTileStores(const TileStores& s) const {
+  const Xmm val = vec_.Vec(0), up = vec_.Vec(1);
+  const Temps t = {vec_.Vec(2), vec_.Vec(3), vec_.Vec(4), vec_.Vec(5)};
+  const bool pair = e_.silu_mul;
+  for (int r = 0; r < s.rows; ++r) {
+    for (int o = 0; o < s.out_vectors; ++o) {
+      const int col = (s.first_vector + o) * vec_.lanes32();
+      const int count = static_cast<int>(
+          std::clamp<int64_t>(s.out_cols - col, 0, vec_.lanes32()));
+      if (count == 0) continue;
+      s.value(val, r, pair ? 2 * o : o);
+      if (pair) s.value(up, r, 2 * o + 1);
+      Apply(val, pair ? &up : nullptr, s.operands, col, count, t);
+      if (s.out_dtype == DType::kF32) {
+        vec_.StoreF32(s.y + col * 4, val, count, t[0], s.gpr_tmp);
+      } else {
+        vec_.StoreBf16(s.y + col * 2, val, count, t[0], t[1], s.gpr_tmp, pool_);
+      }
+    }
+    if (r + 1 == s.rows) break;
+    g_->add(s.y, g_->ptr[s.ldy_at]);
+    for (int i = 0; i < e_.num_binary; ++i) {
+      g_->add(s.operands[i], g_->ptr[s.ep_ld_at + 8 * i]);
+    }
+  }
 }
 
 void EpilogueEmitter::Apply(const Xmm& v, const Xmm* up,

@@ -7,13 +7,14 @@
 //
 // Register use: the value, the up value (silu_mul), kTemps temporaries
 // given by the caller; on AVX-512 the opmask registers k6 and k7 (as
-// VecEmitter). Constants come from the generator's ConstPool. No GPR is
-// written.
+// VecEmitter). Constants come from the generator's ConstPool. Apply writes
+// no GPR; EmitTileStores moves the row pointers it is given.
 #ifndef W4JIT_JIT_EPILOGUE_EMIT_H_
 #define W4JIT_JIT_EPILOGUE_EMIT_H_
 
 #include <array>
 #include <cstdint>
+#include <functional>
 
 #include "jit/emit_util.h"
 #include "w4jit/types.hpp"
@@ -46,6 +47,32 @@ class EpilogueEmitter {
   void Apply(const Xbyak::Xmm& v, const Xbyak::Xmm* up,
              const Xbyak::Reg64* operands, int64_t col, int count,
              const Temps& t) const;
+
+  // The store loop of a register tile under the epilogue, shared by the
+  // W4A16 generators. Output vector o (o in [0, out_vectors)) covers
+  // columns (first_vector + o) * lanes + [0, lanes) from y, of which those
+  // below out_cols exist. For each of `rows` rows and each output vector
+  // with columns: value(dst, row, v) puts the f32 value (bias added) of
+  // tile vector v in dst, v = o, or with silu_mul the pair v = 2o (gate),
+  // 2o + 1 (up); the epilogue is applied and the existing columns stored
+  // as out_dtype. operands[i] point at the row's operand i at y's column.
+  // Between rows, y moves on by the 64-bit stride stored at ldy_at and
+  // operands[i] by the one at ep_ld_at + 8 i (the kernels' argument
+  // structs). Uses vector registers 0 .. 5 and gpr_tmp.
+  struct TileStores {
+    int rows = 0;
+    int out_vectors = 0;
+    int first_vector = 0;
+    int64_t out_cols = 0;
+    std::function<void(const Xbyak::Xmm& dst, int row, int v)> value;
+    Xbyak::Reg64 y;
+    Xbyak::RegExp ldy_at;
+    Xbyak::RegExp ep_ld_at;
+    const Xbyak::Reg64* operands = nullptr;
+    DType out_dtype = DType::kF32;
+    Xbyak::Reg32 gpr_tmp;
+  };
+  void EmitTileStores(const TileStores& s) const;
 
   // v = activation(v) (uses up to all four temporaries).
   void EmitActivation(w4jit::Activation a, const Xbyak::Xmm& v,

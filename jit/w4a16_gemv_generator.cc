@@ -544,9 +544,6 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
     add(o, rbx);
     add(o, ptr[args + offsetof(W4a16GemvArgs, ep) + 8 * i]);
   }
-  const Xmm val = vec_.Vec(0), up = vec_.Vec(1);
-  const EpilogueEmitter::Temps t = {vec_.Vec(2), vec_.Vec(3), vec_.Vec(4),
-                                    vec_.Vec(5)};
   const int64_t blocks = (key_.n + nb_ - 1) / nb_;
   const int64_t out_n = epilogue_.silu_mul ? key_.out_n : key_.n;
   // Output columns the block holds: all, or those of the last block.
@@ -558,38 +555,25 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
     imul(rcx, rcx, static_cast<int>(nb_ * 4));
     add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
   }
+  const bool pair = epilogue_.silu_mul;   // (gate, up) vector pairs
+  const int o0 = pair ? p.v0 / 2 : p.v0;  // first output vector in the block
+  EpilogueEmitter::TileStores s;
+  s.rows = mr;
+  s.out_vectors = pair ? p.nv / 2 : p.nv;
+  s.first_vector = o0;
+  s.out_cols = block_out;
   // Vector v of the tile (its place in the block p.v0 + v) of row r.
-  auto value = [&](const Xmm& dst, int r, int v) {
+  s.value = [&](const Xmm& dst, int r, int v) {
     vmovups(dst, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
     if (key_.bias) vaddps(dst, dst, ptr[rcx + (p.v0 + v) * lanes_ * 4]);
   };
-  const bool pair = epilogue_.silu_mul;  // (gate, up) vector pairs
-  const int out_vectors = pair ? p.nv / 2 : p.nv;
-  const int o0 = pair ? p.v0 / 2 : p.v0;  // first output vector in the block
-  for (int r = 0; r < mr; ++r) {
-    for (int o = 0; o < out_vectors; ++o) {
-      const int oc = o0 + o;  // output vector within the block
-      const int count = static_cast<int>(
-          std::clamp<int64_t>(block_out - int64_t{oc} * lanes_, 0, lanes_));
-      if (count == 0) continue;
-      value(val, r, pair ? 2 * o : o);
-      if (pair) value(up, r, 2 * o + 1);
-      ep.Apply(val, pair ? &up : nullptr, operands, oc * lanes_, count, t);
-      if (key_.out_dtype == DType::kF32) {
-        vec_.StoreF32(rax + oc * lanes_ * 4, val, count, t[0], esi);
-      } else {
-        vec_.StoreBf16(rax + oc * lanes_ * 2, val, count, t[0], t[1], esi,
-                       &pool_);
-      }
-    }
-    if (r + 1 < mr) {
-      add(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
-      for (int i = 0; i < epilogue_.num_binary; ++i) {
-        add(operands[i],
-            ptr[args + offsetof(W4a16GemvArgs, ep_ld_bytes) + 8 * i]);
-      }
-    }
-  }
+  s.y = rax;
+  s.ldy_at = args + offsetof(W4a16GemvArgs, ldy_bytes);
+  s.ep_ld_at = args + offsetof(W4a16GemvArgs, ep_ld_bytes);
+  s.operands = operands;
+  s.out_dtype = key_.out_dtype;
+  s.gpr_tmp = esi;
+  ep.EmitTileStores(s);
 }
 
 }  // namespace w4jit::internal

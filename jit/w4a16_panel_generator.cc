@@ -183,41 +183,24 @@ void W4a16PanelGenerator::EmitEpilogueStore(int mr) {
     imul(o, ptr[args + offsetof(W4a16PanelArgs, ep_ld_bytes) + 8 * i]);
     add(o, ptr[args + offsetof(W4a16PanelArgs, ep) + 8 * i]);
   }
-  const Xmm val = vec_.Vec(0), up = vec_.Vec(1);
-  const EpilogueEmitter::Temps t = {vec_.Vec(2), vec_.Vec(3), vec_.Vec(4),
-                                    vec_.Vec(5)};
   mov(rax, r15);
   if (key_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
-  auto value = [&](const Xmm& dst, int r, int v) {
+  const bool pair = epilogue_.silu_mul;
+  EpilogueEmitter::TileStores s;
+  s.rows = mr;
+  s.out_vectors = pair ? nv_ / 2 : nv_;
+  s.out_cols = pair ? key_.out_n : key_.n;
+  s.value = [&](const Xmm& dst, int r, int v) {
     vmovups(dst, scratch(r, v));
     if (key_.bias) vaddps(dst, dst, ptr[rcx + v * lanes_ * 4]);
   };
-  const bool pair = epilogue_.silu_mul;
-  const int64_t out_n = pair ? key_.out_n : key_.n;
-  const int out_vectors = pair ? nv_ / 2 : nv_;
-  for (int r = 0; r < mr; ++r) {
-    for (int o = 0; o < out_vectors; ++o) {
-      const int count = static_cast<int>(
-          std::clamp<int64_t>(out_n - int64_t{o} * lanes_, 0, lanes_));
-      if (count == 0) continue;
-      value(val, r, pair ? 2 * o : o);
-      if (pair) value(up, r, 2 * o + 1);
-      ep.Apply(val, pair ? &up : nullptr, operands, o * lanes_, count, t);
-      if (key_.out_dtype == DType::kF32) {
-        vec_.StoreF32(rax + o * lanes_ * 4, val, count, t[0], esi);
-      } else {
-        vec_.StoreBf16(rax + o * lanes_ * 2, val, count, t[0], t[1], esi,
-                       &pool_);
-      }
-    }
-    if (r + 1 < mr) {
-      add(rax, ptr[args + offsetof(W4a16PanelArgs, ldy_bytes)]);
-      for (int i = 0; i < epilogue_.num_binary; ++i) {
-        add(operands[i],
-            ptr[args + offsetof(W4a16PanelArgs, ep_ld_bytes) + 8 * i]);
-      }
-    }
-  }
+  s.y = rax;
+  s.ldy_at = args + offsetof(W4a16PanelArgs, ldy_bytes);
+  s.ep_ld_at = args + offsetof(W4a16PanelArgs, ep_ld_bytes);
+  s.operands = operands;
+  s.out_dtype = key_.out_dtype;
+  s.gpr_tmp = esi;
+  ep.EmitTileStores(s);
 }
 
 void W4a16PanelGenerator::EmitK(int mr, int k) {
