@@ -169,7 +169,9 @@ struct TestLayers {
   }
 };
 
-constexpr int64_t kMs[] = {1, 3, 40};
+// 520 x 256 is past the size from which W4A16 packs x on several threads
+// (runtime/w4a16_pack.cc).
+constexpr int64_t kMs[] = {1, 3, 40, 520};
 
 // Outputs of every test layer at every M in kMs, in order.
 std::vector<std::vector<float>> RunAll(const TestLayers& t) {
