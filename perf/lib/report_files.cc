@@ -99,15 +99,40 @@ json RowJson(const BenchRow& r) {
 
 // act_order.csv's columns and the keys of bench.json's "act_order"
 // objects, in order: one list, so that the two cannot drift apart.
-struct ActOrderColumn {
+// One column of a section's CSV file, which is also the key of the same
+// value in the section's bench.json objects: one list per section keeps the
+// two files from drifting apart.
+template <class Row>
+struct Column {
   const char* name;
-  json (*value)(const ActOrderRow&);
+  json (*value)(const Row&);
 };
 
-const std::vector<ActOrderColumn>& ActOrderColumns() {
+const std::vector<Column<ScalingRow>>& ScalingColumns() {
+  using R = const ScalingRow&;
+  static const std::vector<Column<ScalingRow>>* columns =
+      new std::vector<Column<ScalingRow>>{
+          {"impl", [](R r) -> json { return r.impl; }},
+          {"backend", [](R r) -> json { return r.backend; }},
+          {"layer", [](R r) -> json { return r.layer; }},
+          {"n", [](R r) -> json { return r.n; }},
+          {"k", [](R r) -> json { return r.k; }},
+          {"m", [](R r) -> json { return r.m; }},
+          {"threads", [](R r) -> json { return r.threads; }},
+          {"status", [](R r) -> json { return ToString(r.status); }},
+          {"time_us", [](R r) -> json { return r.time_us; }},
+          {"min_us", [](R r) -> json { return r.min_us; }},
+          {"p90_us", [](R r) -> json { return r.p90_us; }},
+          {"samples", [](R r) -> json { return r.samples; }},
+          {"efficiency", [](R r) -> json { return r.efficiency; }},
+          {"note", [](R r) -> json { return r.note; }}};
+  return *columns;
+}
+
+const std::vector<Column<ActOrderRow>>& ActOrderColumns() {
   using R = const ActOrderRow&;
-  static const std::vector<ActOrderColumn>* columns =
-      new std::vector<ActOrderColumn>{
+  static const std::vector<Column<ActOrderRow>>* columns =
+      new std::vector<Column<ActOrderRow>>{
           {"impl", [](R r) -> json { return r.impl; }},
           {"layer", [](R r) -> json { return r.layer; }},
           {"n", [](R r) -> json { return r.n; }},
@@ -140,6 +165,33 @@ std::string CsvValue(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_float()) return Num(v.get<double>());
   return v.dump();
+}
+
+// A section's rows as CSV (header line first) and as a JSON array.
+template <class Row>
+std::string SectionCsv(const std::vector<Column<Row>>& columns,
+                       const std::vector<Row>& rows) {
+  std::vector<std::string> header;
+  for (const Column<Row>& c : columns) header.push_back(c.name);
+  std::string out = CsvLine(header);
+  for (const Row& r : rows) {
+    std::vector<std::string> fields;
+    for (const Column<Row>& c : columns) fields.push_back(CsvValue(c.value(r)));
+    out += CsvLine(fields);
+  }
+  return out;
+}
+
+template <class Row>
+json SectionJson(const std::vector<Column<Row>>& columns,
+                 const std::vector<Row>& rows) {
+  json out = json::array();
+  for (const Row& r : rows) {
+    json row = json::object();
+    for (const Column<Row>& c : columns) row[c.name] = c.value(r);
+    out.push_back(std::move(row));
+  }
+  return out;
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& text) {
@@ -187,41 +239,11 @@ const std::vector<std::string>& CsvColumns() {
 }
 
 std::string ScalingCsv(const BenchReport& report) {
-  std::string out =
-      "impl,backend,layer,n,k,m,threads,status,time_us,min_us,p90_us,samples,"
-      "efficiency,note\n";
-  for (const ScalingRow& r : report.scaling) {
-    const std::vector<std::string> fields = {r.impl,
-                                             r.backend,
-                                             r.layer,
-                                             absl::StrCat(r.n),
-                                             absl::StrCat(r.k),
-                                             absl::StrCat(r.m),
-                                             absl::StrCat(r.threads),
-                                             ToString(r.status),
-                                             Num(r.time_us),
-                                             Num(r.min_us),
-                                             Num(r.p90_us),
-                                             absl::StrCat(r.samples),
-                                             Num(r.efficiency),
-                                             r.note};
-    out += CsvLine(fields);
-  }
-  return out;
+  return SectionCsv(ScalingColumns(), report.scaling);
 }
 
 std::string ActOrderCsv(const BenchReport& report) {
-  std::vector<std::string> header;
-  for (const ActOrderColumn& c : ActOrderColumns()) header.push_back(c.name);
-  std::string out = CsvLine(header);
-  for (const ActOrderRow& r : report.act_order) {
-    std::vector<std::string> fields;
-    for (const ActOrderColumn& c : ActOrderColumns()) {
-      fields.push_back(CsvValue(c.value(r)));
-    }
-    out += CsvLine(fields);
-  }
-  return out;
+  return SectionCsv(ActOrderColumns(), report.act_order);
 }
 
 std::string ToCsv(const BenchReport& report) {
@@ -297,29 +319,8 @@ std::string ToJson(const BenchReport& report) {
   }
   json rows = json::array();
   for (const BenchRow& r : report.rows) rows.push_back(RowJson(r));
-  json scaling = json::array();
-  for (const ScalingRow& r : report.scaling) {
-    scaling.push_back({{"impl", r.impl},
-                       {"backend", r.backend},
-                       {"layer", r.layer},
-                       {"n", r.n},
-                       {"k", r.k},
-                       {"m", r.m},
-                       {"threads", r.threads},
-                       {"status", ToString(r.status)},
-                       {"note", r.note},
-                       {"samples", r.samples},
-                       {"time_us", r.time_us},
-                       {"min_us", r.min_us},
-                       {"p90_us", r.p90_us},
-                       {"efficiency", r.efficiency}});
-  }
-  json act_order = json::array();
-  for (const ActOrderRow& r : report.act_order) {
-    json row = json::object();
-    for (const ActOrderColumn& c : ActOrderColumns()) row[c.name] = c.value(r);
-    act_order.push_back(std::move(row));
-  }
+  const json scaling = SectionJson(ScalingColumns(), report.scaling);
+  const json act_order = SectionJson(ActOrderColumns(), report.act_order);
   const json doc = {{"schema", "w4jit-bench/1"},
                     {"w4jit_version", report.w4jit_version},
                     {"onednn_version", report.onednn_version},
