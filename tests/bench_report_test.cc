@@ -63,6 +63,10 @@ TEST(BenchReport, DerivedFiguresFollowTheDefinitions) {
   EXPECT_EQ(large.roofline_basis, "peak f32_fma_ymm");
   EXPECT_NEAR(large.roofline_pct, 100 * 64.0 * 6144 * 4096 / 30000e-6 / 50e9,
               1e-9);
+  // The same ceiling from the min (the sample report's min is 0.9 x p50).
+  EXPECT_NEAR(large.roofline_pct_min,
+              100 * 64.0 * 6144 * 4096 / (0.9 * 30000e-6) / 50e9, 1e-9);
+  EXPECT_NEAR(hot.roofline_pct_min, hot.roofline_pct / 0.9, 1e-9);
   EXPECT_NEAR(hot.speedup_vs_u8s8, 2000.0 / 900.0, 1e-12);
   EXPECT_EQ(hot.speedup_vs_bf16, 0.0);  // the bf16 peer was n/a
   EXPECT_NEAR(large.speedup_vs_u8s8, 20000.0 / 30000.0, 1e-12);
@@ -369,11 +373,8 @@ TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
   EXPECT_EQ(j["peaks"][2]["note"], "n/a: CPU lacks AVX512_VNNI");
   ASSERT_EQ(j["rows"].size(), r.rows.size());
   for (const auto& row : j["rows"]) {
-    for (const char* key :
-         {"impl", "layer", "n", "k", "group_size", "m", "cache", "status",
-          "note", "kernel", "time_us", "min_us", "p90_us", "gflops",
-          "weight_gbps", "roofline_pct", "roofline_basis",
-          "speedup_vs_onednn_bf16", "speedup_vs_onednn_u8s8"}) {
+    // Every CSV column is a key of the row's object (one list makes both).
+    for (const std::string& key : CsvColumns()) {
       EXPECT_TRUE(row.contains(key)) << key;
     }
   }

@@ -47,6 +47,10 @@ struct BenchRow {
   // Fraction of the relevant ceiling: M <= 8 bandwidth over the read
   // bandwidth at footprint_bytes, else MAC rate over a compute peak.
   double roofline_pct = 0.0;
+  // The same from min_us: on a shared machine the p50 carries the noise of
+  // other tenants while the ceiling is the best of its timings, so the min
+  // is the like-for-like figure and the p50 the one a user will see.
+  double roofline_pct_min = 0.0;
   std::string roofline_basis;  // "bw DRAM-sized", "peak int8_avx2", ...
   // The ceiling that was timed interleaved with this row, if any: bytes/s
   // (M <= 8) or MAC/s, and what it is ("bw 13.4 MB read", "peak

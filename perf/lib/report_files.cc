@@ -68,35 +68,6 @@ json CpuJson(const internal::CpuProfile& c) {
             {"avx_vnni", f.avx_vnni}}}};
 }
 
-json RowJson(const BenchRow& r) {
-  return {{"impl", r.impl},
-          {"layer", r.layer},
-          {"n", r.n},
-          {"k", r.k},
-          {"group_size", r.group_size},
-          {"m", r.m},
-          {"cache", r.cold ? "cold" : "hot"},
-          {"status", ToString(r.status)},
-          {"note", r.note},
-          {"kernel", r.kernel},
-          {"samples", r.samples},
-          {"time_us", r.time_us},
-          {"min_us", r.min_us},
-          {"p90_us", r.p90_us},
-          {"gflops", r.gflops},
-          {"weight_bytes", r.weight_bytes},
-          {"weight_gbps", r.weight_gbps},
-          {"footprint_bytes", r.footprint_bytes},
-          {"cold_copies", r.cold_copies},
-          {"roofline_pct", r.roofline_pct},
-          {"roofline_basis", r.roofline_basis},
-          {"ceiling_rate", r.ceiling_rate},
-          {"ceiling_basis", r.ceiling_basis},
-          {"interleaved_pct", r.interleaved_pct},
-          {"speedup_vs_onednn_bf16", r.speedup_vs_bf16},
-          {"speedup_vs_onednn_u8s8", r.speedup_vs_u8s8}};
-}
-
 // act_order.csv's columns and the keys of bench.json's "act_order"
 // objects, in order: one list, so that the two cannot drift apart.
 // One column of a section's CSV file, which is also the key of the same
@@ -107,6 +78,52 @@ struct Column {
   const char* name;
   json (*value)(const Row&);
 };
+
+// The columns that name a row's layer and M, first in every section that
+// has them.
+template <class Row>
+std::vector<Column<Row>> WithLayerColumns(std::vector<Column<Row>> rest) {
+  using R = const Row&;
+  std::vector<Column<Row>> columns = {
+      {"impl", [](R r) -> json { return r.impl; }},
+      {"layer", [](R r) -> json { return r.layer; }},
+      {"n", [](R r) -> json { return r.n; }},
+      {"k", [](R r) -> json { return r.k; }},
+      {"group_size", [](R r) -> json { return r.group_size; }},
+      {"m", [](R r) -> json { return r.m; }}};
+  columns.insert(columns.end(), rest.begin(), rest.end());
+  return columns;
+}
+
+const std::vector<Column<BenchRow>>& RowColumns() {
+  using R = const BenchRow&;
+  static const std::vector<Column<BenchRow>>* columns =
+      new std::vector<Column<BenchRow>>(WithLayerColumns<BenchRow>(
+          {{"cache", [](R r) -> json { return r.cold ? "cold" : "hot"; }},
+           {"status", [](R r) -> json { return ToString(r.status); }},
+           {"time_us", [](R r) -> json { return r.time_us; }},
+           {"min_us", [](R r) -> json { return r.min_us; }},
+           {"p90_us", [](R r) -> json { return r.p90_us; }},
+           {"samples", [](R r) -> json { return r.samples; }},
+           {"gflops", [](R r) -> json { return r.gflops; }},
+           {"weight_bytes", [](R r) -> json { return r.weight_bytes; }},
+           {"weight_gbps", [](R r) -> json { return r.weight_gbps; }},
+           {"footprint_bytes", [](R r) -> json { return r.footprint_bytes; }},
+           {"cold_copies", [](R r) -> json { return r.cold_copies; }},
+           {"roofline_pct", [](R r) -> json { return r.roofline_pct; }},
+           {"roofline_pct_min", [](R r) -> json { return r.roofline_pct_min; }},
+           {"roofline_basis", [](R r) -> json { return r.roofline_basis; }},
+           {"ceiling_rate", [](R r) -> json { return r.ceiling_rate; }},
+           {"ceiling_basis", [](R r) -> json { return r.ceiling_basis; }},
+           {"interleaved_pct", [](R r) -> json { return r.interleaved_pct; }},
+           {"speedup_vs_onednn_bf16",
+            [](R r) -> json { return r.speedup_vs_bf16; }},
+           {"speedup_vs_onednn_u8s8",
+            [](R r) -> json { return r.speedup_vs_u8s8; }},
+           {"kernel", [](R r) -> json { return r.kernel; }},
+           {"note", [](R r) -> json { return r.note; }}}));
+  return *columns;
+}
 
 const std::vector<Column<ScalingRow>>& ScalingColumns() {
   using R = const ScalingRow&;
@@ -132,30 +149,24 @@ const std::vector<Column<ScalingRow>>& ScalingColumns() {
 const std::vector<Column<ActOrderRow>>& ActOrderColumns() {
   using R = const ActOrderRow&;
   static const std::vector<Column<ActOrderRow>>* columns =
-      new std::vector<Column<ActOrderRow>>{
-          {"impl", [](R r) -> json { return r.impl; }},
-          {"layer", [](R r) -> json { return r.layer; }},
-          {"n", [](R r) -> json { return r.n; }},
-          {"k", [](R r) -> json { return r.k; }},
-          {"group_size", [](R r) -> json { return r.group_size; }},
-          {"m", [](R r) -> json { return r.m; }},
-          {"status", [](R r) -> json { return ToString(r.status); }},
-          {"samples", [](R r) -> json { return r.samples; }},
-          {"plain_p50_us", [](R r) -> json { return r.plain_p50_us; }},
-          {"plain_min_us", [](R r) -> json { return r.plain_min_us; }},
-          {"act_p50_us", [](R r) -> json { return r.act_p50_us; }},
-          {"act_min_us", [](R r) -> json { return r.act_min_us; }},
-          {"copy_p50_us", [](R r) -> json { return r.copy_p50_us; }},
-          {"copy_min_us", [](R r) -> json { return r.copy_min_us; }},
-          {"act_over_plain_p50",
-           [](R r) -> json { return r.act_over_plain_p50(); }},
-          {"act_over_plain_min",
-           [](R r) -> json { return r.act_over_plain_min(); }},
-          {"copy_over_plain_p50",
-           [](R r) -> json { return r.copy_over_plain_p50(); }},
-          {"copy_over_plain_min",
-           [](R r) -> json { return r.copy_over_plain_min(); }},
-          {"note", [](R r) -> json { return r.note; }}};
+      new std::vector<Column<ActOrderRow>>(WithLayerColumns<ActOrderRow>(
+          {{"status", [](R r) -> json { return ToString(r.status); }},
+           {"samples", [](R r) -> json { return r.samples; }},
+           {"plain_p50_us", [](R r) -> json { return r.plain_p50_us; }},
+           {"plain_min_us", [](R r) -> json { return r.plain_min_us; }},
+           {"act_p50_us", [](R r) -> json { return r.act_p50_us; }},
+           {"act_min_us", [](R r) -> json { return r.act_min_us; }},
+           {"copy_p50_us", [](R r) -> json { return r.copy_p50_us; }},
+           {"copy_min_us", [](R r) -> json { return r.copy_min_us; }},
+           {"act_over_plain_p50",
+            [](R r) -> json { return r.act_over_plain_p50(); }},
+           {"act_over_plain_min",
+            [](R r) -> json { return r.act_over_plain_min(); }},
+           {"copy_over_plain_p50",
+            [](R r) -> json { return r.copy_over_plain_p50(); }},
+           {"copy_over_plain_min",
+            [](R r) -> json { return r.copy_over_plain_min(); }},
+           {"note", [](R r) -> json { return r.note; }}}));
   return *columns;
 }
 
@@ -208,33 +219,11 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
 }  // namespace
 
 const std::vector<std::string>& CsvColumns() {
-  static const std::vector<std::string>* columns =
-      new std::vector<std::string>{"impl",
-                                   "layer",
-                                   "n",
-                                   "k",
-                                   "group_size",
-                                   "m",
-                                   "cache",
-                                   "status",
-                                   "time_us",
-                                   "min_us",
-                                   "p90_us",
-                                   "samples",
-                                   "gflops",
-                                   "weight_bytes",
-                                   "weight_gbps",
-                                   "footprint_bytes",
-                                   "cold_copies",
-                                   "roofline_pct",
-                                   "roofline_basis",
-                                   "ceiling_rate",
-                                   "ceiling_basis",
-                                   "interleaved_pct",
-                                   "speedup_vs_onednn_bf16",
-                                   "speedup_vs_onednn_u8s8",
-                                   "kernel",
-                                   "note"};
+  static const std::vector<std::string>* columns = [] {
+    auto* names = new std::vector<std::string>;
+    for (const Column<BenchRow>& c : RowColumns()) names->push_back(c.name);
+    return names;
+  }();
   return *columns;
 }
 
@@ -247,37 +236,7 @@ std::string ActOrderCsv(const BenchReport& report) {
 }
 
 std::string ToCsv(const BenchReport& report) {
-  std::string out = absl::StrJoin(CsvColumns(), ",") + "\n";
-  for (const BenchRow& r : report.rows) {
-    const std::vector<std::string> fields = {r.impl,
-                                             r.layer,
-                                             absl::StrCat(r.n),
-                                             absl::StrCat(r.k),
-                                             absl::StrCat(r.group_size),
-                                             absl::StrCat(r.m),
-                                             r.cold ? "cold" : "hot",
-                                             ToString(r.status),
-                                             Num(r.time_us),
-                                             Num(r.min_us),
-                                             Num(r.p90_us),
-                                             absl::StrCat(r.samples),
-                                             Num(r.gflops),
-                                             absl::StrCat(r.weight_bytes),
-                                             Num(r.weight_gbps),
-                                             absl::StrCat(r.footprint_bytes),
-                                             absl::StrCat(r.cold_copies),
-                                             Num(r.roofline_pct),
-                                             r.roofline_basis,
-                                             Num(r.ceiling_rate),
-                                             r.ceiling_basis,
-                                             Num(r.interleaved_pct),
-                                             Num(r.speedup_vs_bf16),
-                                             Num(r.speedup_vs_u8s8),
-                                             r.kernel,
-                                             r.note};
-    out += CsvLine(fields);
-  }
-  return out;
+  return SectionCsv(RowColumns(), report.rows);
 }
 
 // Top-level keys: schema, w4jit_version, onednn_version, date_utc, preset,
@@ -317,8 +276,7 @@ std::string ToJson(const BenchReport& report) {
                       {"jit_ms", l.jit_ms},
                       {"kernel", l.kernel}});
   }
-  json rows = json::array();
-  for (const BenchRow& r : report.rows) rows.push_back(RowJson(r));
+  const json rows = SectionJson(RowColumns(), report.rows);
   const json scaling = SectionJson(ScalingColumns(), report.scaling);
   const json act_order = SectionJson(ActOrderColumns(), report.act_order);
   const json doc = {{"schema", "w4jit-bench/1"},

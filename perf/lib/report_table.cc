@@ -125,10 +125,11 @@ std::string FormatHeader(const BenchReport& r) {
   }
   absl::StrAppendFormat(
       &out,
-      "roofline: roof%% is %% of the best ceiling measured in this run (the "
-      "ceilings below:\n  best of several runs, raised to any higher timing "
-      "of the same ceiling\n  interleaved with the rows); ilv%% is %% of the "
-      "ceiling timed interleaved\n  with that row alone. M <= %d: weight "
+      "roofline: roof%% is the p50's %% of the best ceiling measured in this "
+      "run (the\n  ceilings below: best of several runs, raised to any higher "
+      "timing of the same\n  ceiling interleaved with the rows), min%% the "
+      "min's; ilv%% is the p50's %% of the\n  ceiling timed interleaved with "
+      "that row alone. M <= %d: weight "
       "bytes/s over read bandwidth at the\n  footprint; larger M: MAC/s over "
       "the compute peak of the kernel's instruction.\n\n"
       "ceilings (measured in this run, best of all timings, %d thread(s)):\n",
@@ -160,10 +161,10 @@ std::string FormatHeader(const BenchReport& r) {
 
 std::string FormatTable(const BenchReport& report, const std::string& impl) {
   std::string out = absl::StrFormat(
-      "\n== %s ==\n%-8s %5s %-5s %10s %10s %9s %8s %6s %-22s %5s %7s %7s  "
-      "%s\n",
+      "\n== %s ==\n%-8s %5s %-5s %10s %10s %9s %8s %6s %6s %-22s %5s %7s "
+      "%7s  %s\n",
       ImplTitle(impl), "layer", "M", "cache", "p50(us)", "min(us)", "GFLOP/s",
-      "W GB/s", "roof%", "roofline basis", "ilv%", "x bf16", "x u8s8",
+      "W GB/s", "roof%", "min%", "roofline basis", "ilv%", "x bf16", "x u8s8",
       "kernel");
   for (const BenchRow& row : report.rows) {
     if (row.impl != impl) continue;
@@ -175,9 +176,10 @@ std::string FormatTable(const BenchReport& report, const std::string& impl) {
     }
     const bool mode = row.impl == kImplW4a16 || row.impl == kImplDa8w4;
     absl::StrAppendFormat(
-        &out, "%10.1f %10.1f %9.1f %8.1f %5.0f%% %-22s %5s %7s %7s  %s%s\n",
+        &out,
+        "%10.1f %10.1f %9.1f %8.1f %5.0f%% %5.0f%% %-22s %5s %7s %7s  %s%s\n",
         row.time_us, row.min_us, row.gflops, row.weight_gbps, row.roofline_pct,
-        row.roofline_basis,
+        row.roofline_pct_min, row.roofline_basis,
         row.interleaved_pct > 0 ? absl::StrFormat("%.0f%%", row.interleaved_pct)
                                 : std::string("-"),
         mode ? Speedup(row.speedup_vs_bf16) : "-",
@@ -190,7 +192,7 @@ std::string FormatTable(const BenchReport& report, const std::string& impl) {
 std::string FormatSummary(const BenchReport& report, const std::string& impl) {
   std::vector<const BenchRow*> ok;
   int failed = 0, unavailable = 0, errors = 0;
-  std::vector<double> bw_pct, compute_pct;
+  std::vector<double> bw_pct, compute_pct, compute_pct_min;
   for (const BenchRow& row : report.rows) {
     if (row.impl != impl) continue;
     if (row.status == RowStatus::kFailed) ++failed;
@@ -201,6 +203,9 @@ std::string FormatSummary(const BenchReport& report, const std::string& impl) {
     if (row.roofline_pct > 0) {
       (row.m <= kBandwidthBoundMaxM ? bw_pct : compute_pct)
           .push_back(row.roofline_pct);
+      if (row.m > kBandwidthBoundMaxM) {
+        compute_pct_min.push_back(row.roofline_pct_min);
+      }
     }
   }
   std::string out =
@@ -218,8 +223,9 @@ std::string FormatSummary(const BenchReport& report, const std::string& impl) {
                           Median(bw_pct), kBandwidthBoundMaxM);
   }
   if (!compute_pct.empty()) {
-    absl::StrAppendFormat(&out, "; median %.0f%% of compute peak (M>%d)",
-                          Median(compute_pct), kBandwidthBoundMaxM);
+    absl::StrAppendFormat(
+        &out, "; median %.0f%% of compute peak (M>%d; %.0f%% on the min)",
+        Median(compute_pct), kBandwidthBoundMaxM, Median(compute_pct_min));
   }
   return out + "\n";
 }

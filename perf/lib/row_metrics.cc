@@ -75,6 +75,7 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
   const double rate =
       bandwidth_bound ? row->weight_bytes / seconds : macs / seconds;
   row->roofline_pct = 0.0;
+  row->roofline_pct_min = 0.0;
   row->roofline_basis.clear();
   row->interleaved_pct =
       row->ceiling_rate > 0 ? 100.0 * rate / row->ceiling_rate : 0.0;
@@ -101,6 +102,8 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
     row->roofline_basis = row->ceiling_basis;
   }
   if (ceiling > 0) row->roofline_pct = 100.0 * rate / ceiling;
+  row->roofline_pct_min =
+      row->min_us > 0 ? row->roofline_pct * row->time_us / row->min_us : 0.0;
   // The kernel cannot outrun the loop that measures its instruction's
   // peak: every timing of that ceiling in the run met a busy machine.
   if (row->roofline_pct > 100.0 && row->note.empty()) {

@@ -26,7 +26,8 @@ std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof);
 // machine can do, and the best one is the ceiling.
 void FoldInterleavedCeilings(const std::vector<BenchRow>& rows, Roofline* roof);
 
-// Sets gflops, weight_gbps, roofline_pct, roofline_basis and
+// Sets gflops, weight_gbps, roofline_pct (and roofline_pct_min from
+// min_us), roofline_basis and
 // interleaved_pct of an ok row from time_us, m, n, k, weight_bytes,
 // footprint_bytes and ceiling_rate: roofline_pct against the best of the
 // run's ceiling and the row's interleaved one (so a disturbed, low
