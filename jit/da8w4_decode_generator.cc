@@ -2,8 +2,6 @@
 
 #include <cstddef>
 
-#include "jit/emit_util.h"
-
 namespace w4jit::internal {
 namespace {
 
@@ -31,17 +29,16 @@ KernelKey Da8w4DecodeKey(IsaTier isa) {
 }
 
 Da8w4DecodeGenerator::Da8w4DecodeGenerator(IsaTier isa)
-    : Generator(Da8w4DecodeKey(isa).name(), 4096), avx512_(IsAvx512(isa)) {}
+    : Generator(Da8w4DecodeKey(isa).name(), 4096), vec_(this, IsAvx512(isa)) {}
 
 // rsi src cursor, rdx dst cursor, rcx quads left; vector 0 the 0x0F mask,
 // 1 .. 2 * kUnroll the loaded and decoded quads.
 void Da8w4DecodeGenerator::Generate() {
   ConstPool pool;
-  const VecEmitter vec(this, avx512_);
   mov(rsi, ptr[rdi + offsetof(Da8w4DecodeArgs, src)]);
   mov(rdx, ptr[rdi + offsetof(Da8w4DecodeArgs, dst)]);
   mov(rcx, ptr[rdi + offsetof(Da8w4DecodeArgs, quads)]);
-  vmovups(vec.Vec(0), pool.Splat32(0x0F0F0F0F));
+  vmovups(vec_.Vec(0), pool.Splat32(0x0F0F0F0F));
   Xbyak::Label unrolled, single, done;
   L(unrolled);
   cmp(rcx, kUnroll);
@@ -62,18 +59,17 @@ void Da8w4DecodeGenerator::Generate() {
 }
 
 void Da8w4DecodeGenerator::EmitQuads(int quads) {
-  const VecEmitter vec(this, avx512_);
-  const int qb = vec.bytes();
+  const int qb = vec_.bytes();
   for (int q = 0; q < quads; ++q) {
-    const Xbyak::Xmm lo = vec.Vec(1 + 2 * q), hi = vec.Vec(2 + 2 * q);
+    const Xbyak::Xmm lo = vec_.Vec(1 + 2 * q), hi = vec_.Vec(2 + 2 * q);
     vmovups(hi, ptr[rsi + q * qb]);
-    vec.And(lo, hi, vec.Vec(0));
+    vec_.And(lo, hi, vec_.Vec(0));
     vpsrlw(hi, hi, 4);
-    vec.And(hi, hi, vec.Vec(0));
+    vec_.And(hi, hi, vec_.Vec(0));
   }
   for (int q = 0; q < quads; ++q) {
-    vmovups(ptr[rdx + 2 * q * qb], vec.Vec(1 + 2 * q));
-    vmovups(ptr[rdx + (2 * q + 1) * qb], vec.Vec(2 + 2 * q));
+    vmovups(ptr[rdx + 2 * q * qb], vec_.Vec(1 + 2 * q));
+    vmovups(ptr[rdx + (2 * q + 1) * qb], vec_.Vec(2 + 2 * q));
   }
   add(rsi, quads * qb);
   add(rdx, 2 * quads * qb);

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
+#include "jit/emit_util.h"
 #include "jit/generator.h"
 
 namespace w4jit::internal {
@@ -43,7 +44,7 @@ class Da8w4DecodeGenerator final : public Generator {
 
  private:
   void EmitQuads(int quads);
-  const bool avx512_;
+  VecEmitter vec_;  // ymm (AVX2) or zmm: the quad is one vector
 };
 
 }  // namespace w4jit::internal
