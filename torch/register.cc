@@ -21,12 +21,10 @@
 namespace w4jit::torch_ext {
 namespace {
 
-// The zentorch schemas end in a keyword-only `zentorch_op_name` string; it
-// is accepted so calls written for them bind unchanged, and ignored.
-at::Tensor RepackOp(const at::Tensor& w, c10::string_view /*op_name*/) {
-  return WoqRepackWeight(w);
-}
-
+// The schemas are zentorch's (python/w4jit/zentorch_contract.py holds them
+// and tests/python/test_contract.py compares): the linear ops end in a
+// keyword-only `zentorch_op_name` string, accepted so calls written for
+// them bind unchanged, and ignored.
 at::Tensor WoqLinearOp(const at::Tensor& x, const at::Tensor& packed,
                        const at::Tensor& scales,
                        const c10::optional<at::Tensor>& zero_points,
@@ -119,18 +117,16 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
 
 TORCH_LIBRARY(w4jit, m) {
   InstallAtenParallelBackend();
+  m.def("woq_repack_weight(Tensor unpacked_weight) -> Tensor",
+        TORCH_FN(WoqRepackWeight));
   m.def(
-      "woq_repack_weight(Tensor weight, *, "
-      "str zentorch_op_name=\"w4jit::woq_repack_weight\") -> Tensor",
-      TORCH_FN(RepackOp));
-  m.def(
-      "woq_linear(Tensor input, Tensor qweight, Tensor weight_scales, "
-      "Tensor? weight_zero_point, Tensor? bias, *, "
+      "woq_linear(Tensor input, Tensor weight, Tensor weight_scales, "
+      "Tensor? weight_zero_points, Tensor? bias=None, *, "
       "str zentorch_op_name=\"w4jit::woq_linear\") -> Tensor",
       TORCH_FN(WoqLinearOp));
   m.def(
       "dynamic_qlinear(Tensor input, Tensor weight, Tensor weight_scales, "
-      "Tensor? bias, *, "
+      "Tensor? bias=None, *, "
       "str zentorch_op_name=\"w4jit::dynamic_qlinear\") -> Tensor",
       TORCH_FN(DynamicQLinearOp));
   m.def("_cache_size() -> int", TORCH_FN(CacheSize));
