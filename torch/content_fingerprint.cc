@@ -6,12 +6,14 @@
 #include <absl/types/span.h>
 
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 namespace w4jit::torch_ext {
 namespace {
 
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
+std::atomic<uint64_t> computed{0};
 
 // Bytes from the first element to the end of the last one (strides are
 // never negative in torch).
@@ -27,6 +29,7 @@ int64_t SpanBytes(const at::Tensor& t) {
 }  // namespace
 
 uint64_t ContentFingerprint(const at::Tensor& t) {
+  computed.fetch_add(1, std::memory_order_relaxed);
   const int64_t bytes = SpanBytes(t);
   const char* base = static_cast<const char*>(t.data_ptr());
   const int64_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
@@ -41,5 +44,7 @@ uint64_t ContentFingerprint(const at::Tensor& t) {
   });
   return absl::HashOf(absl::MakeConstSpan(hashes), bytes);
 }
+
+uint64_t FingerprintsComputed() { return computed.load(); }
 
 }  // namespace w4jit::torch_ext

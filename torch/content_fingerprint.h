@@ -19,6 +19,10 @@ namespace w4jit::torch_ext {
 // The cost is a read of the span: about 30 GB/s per core.
 uint64_t ContentFingerprint(const at::Tensor& t);
 
+// How many fingerprints this process has computed (for tests: normal
+// tensors must never need one).
+uint64_t FingerprintsComputed();
+
 }  // namespace w4jit::torch_ext
 
 #endif  // W4JIT_TORCH_CONTENT_FINGERPRINT_H_

@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "torch/aten_parallel_backend.h"
+#include "torch/content_fingerprint.h"
 #include "torch/epilogue_ops.h"
 #include "torch/layer_cache.h"
 #include "torch/linear_class.h"
@@ -45,6 +46,10 @@ int64_t CacheSize() {
 }
 
 void ClearCache() { LayerCache::Global().Clear(); }
+
+int64_t FingerprintCount() {
+  return static_cast<int64_t>(FingerprintsComputed());
+}
 
 // The chunk count w4jit would use now; with inside_parallel_region, as seen
 // from inside an ATen parallel region (nested calls must not fan out).
@@ -131,6 +136,7 @@ TORCH_LIBRARY(w4jit, m) {
       TORCH_FN(DynamicQLinearOp));
   m.def("_cache_size() -> int", TORCH_FN(CacheSize));
   m.def("_clear_cache() -> ()", TORCH_FN(ClearCache));
+  m.def("_fingerprint_count() -> int", TORCH_FN(FingerprintCount));
   m.def("_concurrency(bool inside_parallel_region=False) -> int",
         TORCH_FN(Concurrency));
   m.def(
