@@ -85,7 +85,9 @@ LayerDesc MoeW13Desc(const MoeDesc& d) {
   l.act_dtype = d.act_dtype;
   l.has_bias = d.has_w13_bias;
   l.epilogue.silu_mul = true;
-  l.epilogue.activation = d.activation;
+  // The silu gate as plain silu_mul layers spell it: the same kernels.
+  l.epilogue.activation =
+      d.activation == Activation::kSilu ? Activation::kNone : d.activation;
   return l;
 }
 
