@@ -4,7 +4,8 @@
 // touches and their rate against the read bandwidth measured at that
 // footprint (the decode roofline), and the arithmetic rate against the
 // mode's compute peak. Each configuration is checked against the float64
-// oracle (check/moe_check.h) before it is timed.
+// oracle (check/moe_check.h) before it is timed. Beside it, the loop of
+// per-expert Layer calls a host would write (MoeBenchRow::loop_*).
 #ifndef W4JIT_PERF_LIB_MOE_BENCH_H_
 #define W4JIT_PERF_LIB_MOE_BENCH_H_
 
@@ -45,6 +46,11 @@ struct MoeBenchRow {
   int64_t tokens = 0;
   int threads = 0;
   double min_us = 0.0, median_us = 0.0;
+  // The same layer as a host writes it without MoeLayer: for each active
+  // expert in turn, its rows gathered, its w13 and w2 Layer::Run (each
+  // parallel on its own), the weighted rows added into y; timed
+  // interleaved with the fused layer.
+  double loop_min_us = 0.0, loop_median_us = 0.0;
   int64_t touched_experts = 0;
   double touched_bytes = 0.0;
   double read_bytes_per_s = 0.0;  // measured at the touched footprint
