@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/memory.h"
 #include "base/numeric.h"
 #include "check/layer_check.h"
 #include "check/moe_check.h"
@@ -416,13 +417,19 @@ TEST_P(MoeTest, BadInputNamesTheValueAndWritesNothing) {
             std::string::npos);
 }
 
-// The routing tensors and x end (or start) at a PROT_NONE page.
+// The routing tensors, x and y end (or start) at a PROT_NONE page, and so
+// does every buffer the layer allocates while it runs (the gathered rows,
+// the intermediate, the slot outputs, kernel scratch).
 TEST_P(MoeTest, RoutingTensorsAgainstGuardPages) {
   MoeDesc d = SmallDesc();
   auto f = MakeFixture(d, WeightFormat::kCompressedTensors, true,
                        GetParam().tier, 61);
   ASSERT_NE(f, nullptr);
   for (Flush flush : {Flush::kFront, Flush::kBack}) {
+    GuardPageAllocator& guard = GuardPageAllocator::Instance();
+    guard.set_flush(flush);
+    internal::ScopedAllocatorHook hook(&guard);
+    const int64_t before = guard.allocations();
     for (int64_t t : {1, 5, 33}) {
       for (int64_t k : {1, 8}) {
         const auto ids = RandomRouting(t, k, d.experts, Routes::kUniform, 62);
@@ -446,6 +453,8 @@ TEST_P(MoeTest, RoutingTensorsAgainstGuardPages) {
         EXPECT_EQ(check::CompareMoe(d, want, t, gy.data(), d.hidden), "");
       }
     }
+    // The layer's run-time buffers came from the guarded allocator.
+    EXPECT_GT(guard.allocations(), before);
   }
 }
 
