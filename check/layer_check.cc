@@ -262,9 +262,10 @@ EpilogueExpectation ExpectEpilogue(const LayerDesc& desc,
     const double tol_u = Tolerance(plain, u);
     want = internal::EpilogueRef(e, g.value, u.value, opv);
     const double s = std::fabs(static_cast<double>(
-        internal::ActivationRef(Activation::kSilu, g.value)));
-    tol = 1.1 * tol_g * (std::fabs(u.value) + tol_u) + s * tol_u +
-          kEpilogueRelErr * s * std::fabs(u.value);
+        internal::ActivationRef(e.gate_activation(), g.value)));
+    tol = ActivationSlope(e.gate_activation()) * tol_g *
+              (std::fabs(u.value) + tol_u) +
+          s * tol_u + kEpilogueRelErr * s * std::fabs(u.value);
   } else {
     want = internal::EpilogueRef(e, g.value, 0.0f, opv);
     tol = ActivationSlope(e.activation) * tol_g +

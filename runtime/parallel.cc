@@ -134,13 +134,23 @@ std::shared_ptr<ParallelBackend> ActiveBackend() {
 
 }  // namespace
 
-int Concurrency() { return std::max(1, ActiveBackend()->concurrency()); }
+namespace {
+thread_local int inline_depth = 0;
+}  // namespace
+
+InlineScope::InlineScope() { ++inline_depth; }
+InlineScope::~InlineScope() { --inline_depth; }
+
+int Concurrency() {
+  if (inline_depth > 0) return 1;
+  return std::max(1, ActiveBackend()->concurrency());
+}
 
 void ParallelRun(int num_chunks, const std::function<void(int)>& fn) {
   if (num_chunks <= 0) return;
   // Inside a host's OpenMP team the host has already parallelised: running
   // inline keeps both from waiting on each other's threads.
-  if (num_chunks == 1 || InOpenMpParallel()) {
+  if (num_chunks == 1 || inline_depth > 0 || InOpenMpParallel()) {
     for (int i = 0; i < num_chunks; ++i) fn(i);
     return;
   }

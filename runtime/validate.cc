@@ -106,10 +106,13 @@ absl::Status ValidateEpilogue(const LayerDesc& d) {
     }
   }
   if (e.silu_mul) {
-    if (e.activation != Activation::kNone) {
+    if (e.activation != Activation::kNone &&
+        e.activation != Activation::kSilu &&
+        e.activation != Activation::kGeluTanh &&
+        e.activation != Activation::kGeluErf) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "epilogue.silu_mul applies silu itself; activation = %s must be "
-          "none",
+          "epilogue.silu_mul gates with silu, gelu_tanh or gelu_erf; "
+          "activation = %s is none of them",
           ToString(e.activation)));
     }
     if (d.n % 2 != 0) {

@@ -15,6 +15,7 @@
 #include "torch/epilogue_ops.h"
 #include "torch/layer_cache.h"
 #include "torch/linear_class.h"
+#include "torch/moe_ops.h"
 #include "torch/tensor_checks.h"
 #include "torch/zentorch_ops.h"
 #include "w4jit/parallel.hpp"
@@ -145,6 +146,7 @@ TORCH_LIBRARY(w4jit, m) {
       TORCH_FN(OverheadProbe));
   RegisterEpilogueOps(m);
   RegisterLinearClass(m);
+  RegisterMoeOps(m);
 }
 
 }  // namespace w4jit::torch_ext

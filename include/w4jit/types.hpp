@@ -69,8 +69,10 @@ struct BinaryPostOp {
 
 // What the layer does to t = x W^T (+ bias) before storing y, fixed at
 // creation so that the kernels are specialised for it:
-//   v = silu_mul ? silu(t[:, j]) * t[:, N/2 + j]   (j < N/2)
+//   v = silu_mul ? gate(t[:, j]) * t[:, N/2 + j]   (j < N/2)
 //                : activation(t[:, j])             (j < N)
+// where gate = silu when activation is kNone (or kSilu), else activation
+// (gelu_tanh / gelu_erf for GeGLU-style MLPs).
 //   v = v op_0 a_0[:, j]          (if num_binary >= 1)
 //   v = v op_1 a_1[:, j]          (if num_binary == 2)
 //   y[:, j] = v in out_dtype
@@ -87,8 +89,12 @@ struct Epilogue {
   Activation activation = Activation::kNone;
   int num_binary = 0;  // 0, 1 or 2
   BinaryPostOp binary[2];
-  bool silu_mul = false;  // requires activation == kNone and N even
+  bool silu_mul = false;  // requires N even; see gate_activation()
 
+  // With silu_mul: the function applied to the gate half.
+  Activation gate_activation() const {
+    return activation == Activation::kNone ? Activation::kSilu : activation;
+  }
   bool empty() const {
     return activation == Activation::kNone && num_binary == 0 && !silu_mul;
   }
@@ -135,7 +141,7 @@ struct WeightsView {
   // [K] group of each input channel, optional; any order with group_size
   // channels per group (GPTQ act-order). Not for kAwqGemm.
   const int32_t* g_idx = nullptr;
-  const void* bias = nullptr;         // [N], LayerDesc::bias_dtype
+  const void* bias = nullptr;  // [N], LayerDesc::bias_dtype
   // For kUnpackedInt8 and kZentorchInt32 only: true if scales and zero
   // points are [G, N] (group-major), false if [N, G].
   bool groups_major = true;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "perf/lib/cli_args.h"
 
 namespace w4jit::perf {
@@ -52,6 +53,10 @@ absl::Status Apply(const std::string& name, const std::string& value,
     absl::StatusOr<std::vector<int64_t>> ms = ParsePositiveList(name, value);
     if (!ms.ok()) return ms.status();
     c->ms = *ms;
+    c->moe_tokens = *ms;
+  } else if (name == "--moe") {
+    c->moe = absl::StrSplit(value, ',', absl::SkipEmpty());
+    if (c->moe.empty()) return absl::InvalidArgumentError("--moe: empty");
   } else if (name == "--modes") {
     absl::StatusOr<std::vector<Mode>> modes = ParseModes(name, value);
     if (!modes.ok()) return modes.status();
@@ -106,6 +111,7 @@ absl::Status Apply(const std::string& name, const std::string& value,
 void ApplyQuick(BenchConfig* c) {
   c->quick = true;
   c->ms = {1, 16};
+  c->moe_tokens = {1, 16};
   c->timing.min_reps = 5;
   c->timing.min_time_s = 0.02;
   c->timing.budget_s = 0.5;
@@ -203,6 +209,9 @@ std::string BenchUsage() {
       "                       OpenMP) and print the parallel efficiency\n"
       "  --scaling-layer=NAME the layer --scaling times (default: the first\n"
       "                       square one)\n"
+      "  --moe=M[,M...]       only the fused-MoE section for these models\n"
+      "                       (qwen3-30b-a3b, mixtral-8x7b) at T = --m\n"
+      "                       (default 1,4,16,64,256): moe.csv\n"
       "  --act-order          also time every layer and M with GPTQ act-order\n"
       "                       (g_idx permuting K) against the same layer\n"
       "                       without, interleaved (act_order.csv)\n"

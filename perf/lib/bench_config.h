@@ -43,6 +43,11 @@ struct BenchConfig {
   // The --act-order section: every layer at every M, plain versus GPTQ
   // act-order (perf/lib/act_order_bench.h).
   bool act_order = false;
+  // --moe=<model>,...: run only the fused-MoE section
+  // (perf/lib/moe_bench.h) for these models, at moe_tokens (the --m list
+  // when one was given).
+  std::vector<std::string> moe;
+  std::vector<int64_t> moe_tokens = {1, 4, 16, 64, 256};
   bool quick = false;
   bool help = false;
 };
