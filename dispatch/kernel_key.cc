@@ -124,6 +124,7 @@ std::string KernelKey::name() const {
   if (flavor == Flavor::kF32Fma) absl::StrAppend(&s, "_fma");
   if (flavor == Flavor::kBf16Dot) absl::StrAppend(&s, "_bf16dot");
   if (bias) absl::StrAppend(&s, "_bias");
+  if (act_per_group) absl::StrAppend(&s, "_agroup");
   if (flags != 0) absl::StrAppend(&s, absl::StrFormat("_f%x", flags));
   if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
   absl::StrAppend(&s, EpilogueSuffix(epilogue));

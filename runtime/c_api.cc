@@ -49,6 +49,7 @@ w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
         static_cast<w4jit::DType>(RawEnum(e.binary_dtype[i]));
   }
   out.epilogue.silu_mul = e.silu_mul != 0;
+  out.act_quant = static_cast<w4jit::ActQuant>(RawEnum(d.act_quant));
   return out;
 }
 
@@ -83,6 +84,7 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc) {
         static_cast<w4jit_dtype>(e.binary[i].dtype);
   }
   desc->epilogue.silu_mul = e.silu_mul ? 1 : 0;
+  desc->act_quant = static_cast<w4jit_act_quant>(d.act_quant);
 }
 
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,

@@ -49,9 +49,11 @@ struct Shape {
 // Runs every row count on `shape` with x, y and all library buffers flush
 // against guard pages at `flush`; returns the kernels the layer ran.
 std::string CheckShape(Mode mode, const Shape& s, Flush flush,
-                       bool act_order = false) {
-  const LayerDesc desc =
+                       bool act_order = false,
+                       ActQuant act_quant = ActQuant::kPerToken) {
+  LayerDesc desc =
       KernelTestDesc(mode, s.n, s.k, s.group, s.type, s.act, s.out, s.bias);
+  desc.act_quant = act_quant;
   SCOPED_TRACE(absl::StrCat(Describe(desc), " ", ToString(flush)));
   GuardPageAllocator& guard = GuardPageAllocator::Instance();
   guard.set_flush(flush);
@@ -109,6 +111,32 @@ TEST_P(GuardPageTest, Da8w4EveryTail) {
     }
     EXPECT_NE(names.find("quant_"), std::string::npos) << names;
     EXPECT_NE(names.find("da8w4_"), std::string::npos) << names;
+  }
+}
+
+// Per-group activation scales: the quantizer's per-group passes and scale
+// rows, the tiles' per-group scale loads; plain and act-order.
+TEST_P(GuardPageTest, Da8w4PerGroupEveryTail) {
+  const std::vector<IsaTier> tiers = JitTiers();
+  if (tiers.empty()) GTEST_SKIP() << "no JIT tier (AVX2) on this CPU";
+  const Shape shapes[] = {
+      {16, 36, 4, WeightType::kS4, DType::kBF16, DType::kBF16, false},
+      {33, 96, 32, WeightType::kU4, DType::kF32, DType::kF32, true},
+      {17, 60, 12, WeightType::kU4, DType::kBF16, DType::kF32, false},
+      {65, 256, 128, WeightType::kS4, DType::kBF16, DType::kBF16, true},
+      {8, 40, 20, WeightType::kS4, DType::kF32, DType::kBF16, false},
+  };
+  for (IsaTier tier : tiers) {
+    internal::ScopedIsaCap cap(tier);
+    std::string names;
+    for (const bool act_order : {false, true}) {
+      for (const Shape& s : shapes) {
+        names += CheckShape(Mode::kDA8W4, s, GetParam(), act_order,
+                            ActQuant::kPerGroup) +
+                 " ";
+      }
+    }
+    EXPECT_NE(names.find("_agroup"), std::string::npos) << names;
   }
 }
 

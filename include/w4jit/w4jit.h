@@ -32,6 +32,13 @@ typedef enum w4jit_weight_type { W4JIT_S4 = 0, W4JIT_U4 = 1 } w4jit_weight_type;
 
 typedef enum w4jit_mode { W4JIT_W4A16 = 0, W4JIT_DA8W4 = 1 } w4jit_mode;
 
+/* DA8W4 activation scales (w4jit::ActQuant): one per row, or one per row
+ * and weight group (more accurate with outlier channels). */
+typedef enum w4jit_act_quant {
+  W4JIT_ACT_QUANT_PER_TOKEN = 0,
+  W4JIT_ACT_QUANT_PER_GROUP = 1
+} w4jit_act_quant;
+
 typedef enum w4jit_weight_format {
   W4JIT_FORMAT_UNPACKED_INT8 = 0,
   W4JIT_FORMAT_ZENTORCH_INT32 = 1,
@@ -80,7 +87,8 @@ typedef struct w4jit_layer_desc {
   int has_bias;
   w4jit_dtype bias_dtype;
   int allow_bf16_compute;
-  w4jit_epilogue epilogue; /* none after w4jit_layer_desc_init() */
+  w4jit_epilogue epilogue;   /* none after w4jit_layer_desc_init() */
+  w4jit_act_quant act_quant; /* DA8W4 only; per token after init */
 } w4jit_layer_desc;
 
 /* Mirrors w4jit::WeightsView. */
@@ -96,7 +104,8 @@ typedef struct w4jit_weights {
 
 typedef struct w4jit_layer w4jit_layer;
 
-/* Defaults: per-channel s4, f32 scales, bf16 activations and output, W4A16. */
+/* Defaults: per-channel s4, f32 scales, bf16 activations and output, W4A16,
+ * per-token activation scales. */
 void w4jit_layer_desc_init(w4jit_layer_desc* desc);
 
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
