@@ -358,8 +358,10 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
       }
     }
   }
+  // Packed as a call at M = 1 cuts it: tiles of one row (first touch).
+  const int64_t m1_align = TileConfig(desc, params, isa, layout, 1, false).nblk;
   auto kernel = std::make_unique<Da8w4JitKernel>(
-      desc, params, isa, PackDa8w4(packed_w, layout), w.k_perm);
+      desc, params, isa, PackDa8w4(packed_w, layout, m1_align), w.k_perm);
   if (absl::Status s = kernel->Build(); !s.ok()) return s;
   return std::unique_ptr<LinearKernel>(std::move(kernel));
 }

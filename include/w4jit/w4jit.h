@@ -191,7 +191,8 @@ w4jit_status w4jit_moe_packed_bytes(const w4jit_moe* moe, size_t* out_bytes);
 /* Accepts NULL. */
 void w4jit_moe_destroy(w4jit_moe* moe);
 
-/* 0 restores the default (available cores). */
+/* 0 restores the default (the CPUs the process may use, not the calling
+ * thread's mask; w4jit/parallel.hpp). */
 w4jit_status w4jit_set_num_threads(int num_threads);
 int w4jit_get_num_threads(void);
 
@@ -211,8 +212,8 @@ w4jit_threading w4jit_get_threading_backend(void);
 w4jit_status w4jit_set_spin_microseconds(int us);
 int w4jit_get_spin_microseconds(void);
 
-/* Pins the pool's workers to the process's CPUs, compact (0 off, default;
- * 1 on). */
+/* Pins the pool's workers one per CPU of the process's set, the caller's
+ * CPUs first (0 off, default; 1 on; w4jit/parallel.hpp). */
 void w4jit_set_thread_pinning(int on);
 int w4jit_get_thread_pinning(void);
 
