@@ -52,19 +52,23 @@ class MoeCache {
   std::shared_ptr<const MoeLayer> GetOrBuild(
       const std::string& signature, const std::array<OptTensor, kKeyed>& ts,
       const std::function<std::shared_ptr<const MoeLayer>()>& build) {
+    // Inference tensors' fingerprints (layer_cache.h), once per call,
+    // outside the lock.
+    std::array<uint64_t, kKeyed> prints{};
+    for (int i = 0; i < kKeyed; ++i) prints[i] = InferenceFingerprint(ts[i]);
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (const MoeEntry& e : entries_) {
         bool match = e.signature == signature;
         for (int i = 0; match && i < kKeyed; ++i)
-          match = e.keys[i].Matches(ts[i]);
+          match = e.keys[i].Matches(ts[i], prints[i]);
         if (match) return e.layer;
       }
     }
     std::shared_ptr<const MoeLayer> layer = build();
     MoeEntry entry{signature, {}, layer};
     for (int i = 0; i < kKeyed; ++i) {
-      if (ts[i].has_value()) entry.keys[i] = TensorKey(*ts[i]);
+      if (ts[i].has_value()) entry.keys[i] = TensorKey(*ts[i], prints[i]);
     }
     std::lock_guard<std::mutex> lock(mu_);
     // Entries whose weights are gone (or were rewritten) are dropped.
