@@ -43,6 +43,17 @@ struct BenchConfig {
   // The --act-order section: every layer at every M, plain versus GPTQ
   // act-order (perf/lib/act_order_bench.h).
   bool act_order = false;
+  // The --model section (perf/lib/model_bench.h): every linear layer of a
+  // whole model (a preset name; "" = off), timed step by step from DRAM.
+  // With it, `w4jit bench` runs only that section, at decode M = ms (1, 4,
+  // 8, 16 unless --m says otherwise) and prefill M = prefill_ms.
+  std::string model;
+  int model_layers = 0;  // decoder layers built; 0: all the preset has
+  std::vector<int64_t> prefill_ms;
+  int model_steps = 10;  // timed steps per mode and M (after 2 warm-up)
+  // Which epilogue variants: "plain" (the linears alone) and "fused" (the
+  // epilogues a host fuses: gate_up silu_mul, o_proj and down + residual).
+  std::vector<std::string> model_variants = {"plain", "fused"};
   bool quick = false;
   bool help = false;
 };
