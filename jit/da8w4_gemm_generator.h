@@ -85,6 +85,9 @@ struct Da8w4GemmConfig {
   // columns; out_n is the layer's N / 2 (the tail of the last block).
   Epilogue epilogue;
   int64_t out_n = 0;
+  // Software prefetch of each block's stream, bytes ahead (0: none). Not
+  // with `decoded` (the panel is in L2).
+  int prefetch = 0;
 };
 
 // Why this config cannot be generated (register budget, displacement
