@@ -43,6 +43,13 @@ TEST(BenchModelConfig, ModelTakesThePresetsLayersAndDecodeMs) {
   EXPECT_EQ(c->model_variants, (std::vector<std::string>{"fused"}));
   EXPECT_EQ(c->modes, (std::vector<Mode>{Mode::kDA8W4}));
 
+  EXPECT_TRUE(c->model_prefetch.empty());
+  EXPECT_EQ(c->model_huge_pages, (std::vector<bool>{false}));
+  c = Parse({"--model=llama3-8b", "--prefetch=0,512", "--hugepages=both"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model_prefetch, (std::vector<int64_t>{0, 512}));
+  EXPECT_EQ(c->model_huge_pages, (std::vector<bool>{false, true}));
+
   EXPECT_EQ(FindPreset("llama3-70b-tp4")->num_layers, 80);
   EXPECT_EQ(FindPreset("qwen2.5-7b")->num_layers, 28);
   // Without --model the single-layer defaults stay.
@@ -66,6 +73,9 @@ TEST(BenchModelConfig, BadValuesAreNamed) {
       {{"--model=llama3-8b", "--steps=0"}, "--steps: want >= 1"},
       {{"--model=llama3-8b", "--epilogues=some"}, "--epilogues: 'some'"},
       {{"--model=llama3-8b", "--prefill-m=0"}, "--prefill-m"},
+      {{"--model=llama3-8b", "--prefetch=100"}, "--prefetch: '100'"},
+      {{"--model=llama3-8b", "--hugepages=yes"}, "--hugepages: 'yes'"},
+      {{"--prefetch=64"}, "--prefetch needs --model"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<BenchConfig> r = Parse(c.args);
@@ -125,6 +135,13 @@ TEST(BenchModelMemory, CheckNamesBytesNeededAndAvailable) {
   EXPECT_GT(need.per_layer_bytes, 2 * 109000000);
   EXPECT_LT(need.per_layer_bytes, 2 * 130000000);
   EXPECT_EQ(need.packed_bytes, need.per_layer_bytes * 32);
+  // A copy per --prefetch distance and --hugepages setting.
+  BenchConfig copies = *c;
+  copies.model_prefetch = {0, 512, 1024};
+  copies.model_huge_pages = {false, true};
+  EXPECT_EQ(
+      EstimateModelMemory(copies, *FindPreset("llama3-8b"), 0).per_layer_bytes,
+      6 * need.per_layer_bytes);
   EXPECT_EQ(need.read_buffer_bytes, int64_t{1} << 30);
   EXPECT_GT(need.scratch_bytes, 2 * 28672 * 4096);
   EXPECT_TRUE(CheckModelMemory(*c, need, need.total()).ok());
@@ -210,8 +227,9 @@ TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
   }
   // W4A16 M = 1: 100 ms, 10 tok/s, 40 GB/s = 100% of the read's 40.
-  EXPECT_NE(text.find("W4A16  fused   decode       1     100.0      80.0     "
-                      "120.0      10.0     40.0    40.0    50.0   100%   100%"),
+  EXPECT_NE(text.find("W4A16  fused   decode       - off     1     100.0      "
+                      "80.0     120.0      10.0     40.0    40.0    50.0   100%"
+                      "   100%"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("roofline:"), std::string::npos);
@@ -219,7 +237,8 @@ TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
   const std::string csv = ModelCsv(report);
   const std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_EQ(header,
-            "impl,model,layers,variant,step,m,calls,status,samples,time_ms,"
+            "impl,model,layers,variant,step,prefetch,huge_pages,m,calls,"
+            "status,samples,time_ms,"
             "min_ms,p90_ms,tokens_per_s,weight_bytes,weight_gbps,"
             "weight_gbps_max,read_gbps,read_gbps_best,read_pct,read_pct_min,"
             "note");

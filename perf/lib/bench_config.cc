@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "perf/lib/cli_args.h"
 
 namespace w4jit::perf {
@@ -112,6 +113,25 @@ absl::Status Apply(const std::string& name, const std::string& value,
     if (!(s = ParseCount(name, value, &i)).ok()) return s;
     if (i == 0) return absl::InvalidArgumentError("--steps: want >= 1");
     c->model_steps = static_cast<int>(std::min<int64_t>(i, 100000));
+  } else if (name == "--prefetch") {
+    c->model_prefetch.clear();
+    for (absl::string_view part : absl::StrSplit(value, ',')) {
+      int64_t d = 0;
+      if (!absl::SimpleAtoi(part, &d) || d < 0 || d % 64 != 0 || d > 16384) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--prefetch: '", part, "' is not a multiple of 64 in [0, 16384]"));
+      }
+      c->model_prefetch.push_back(d);
+    }
+  } else if (name == "--hugepages") {
+    if (value == "off" || value == "on") {
+      c->model_huge_pages = {value == "on"};
+    } else if (value == "both" || value == "off,on") {
+      c->model_huge_pages = {false, true};
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--hugepages: '", value, "' (want off, on or both)"));
+    }
   } else if (name == "--epilogues") {
     if (value == "both") {
       c->model_variants = {"plain", "fused"};
@@ -190,8 +210,8 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
     ms_given = ms_given || name == "--m";
   }
   if (c.model.empty()) {
-    for (const char* flag :
-         {"--layers", "--prefill-m", "--steps", "--epilogues"}) {
+    for (const char* flag : {"--layers", "--prefill-m", "--steps",
+                             "--epilogues", "--prefetch", "--hugepages"}) {
       for (const auto& o : options) {
         if (o.first == flag) {
           return absl::InvalidArgumentError(
@@ -271,6 +291,13 @@ std::string BenchUsage() {
       "  --epilogues=plain|fused|both  the linears alone, with the epilogues\n"
       "                       a host fuses (gate_up silu_mul, o_proj and down\n"
       "                       + residual), or both (default)\n"
+      "  --prefetch=D,...     one copy of the model per software prefetch\n"
+      "                       distance in bytes (0: none; the kernels'\n"
+      "                       prefetch_distance), timed interleaved; the\n"
+      "                       copies replace any tuning file for the run\n"
+      "  --hugepages=off|on|both  packed weights on 2 MB pages\n"
+      "                       (LayerOptions::huge_pages) or not, or one copy\n"
+      "                       of each, interleaved (default off)\n"
       "  --out=DIR            output directory (default ./w4jit-bench-out)\n"
       "  --quick              M=1,16, fewer samples, cold only at M=1\n"
       "  --help               this text\n");

@@ -54,6 +54,13 @@ struct BenchConfig {
   // Which epilogue variants: "plain" (the linears alone) and "fused" (the
   // epilogues a host fuses: gate_up silu_mul, o_proj and down + residual).
   std::vector<std::string> model_variants = {"plain", "fused"};
+  // --prefetch: one copy of the model per software prefetch distance
+  // (bytes; the kernels' prefetch_distance tuning parameter), timed
+  // interleaved. Empty: the defaults (and any tuning file) only.
+  std::vector<int64_t> model_prefetch;
+  // --hugepages: a copy with LayerOptions::huge_pages off and/or on
+  // (default: off only, unless W4JIT_HUGEPAGES=1 is set).
+  std::vector<bool> model_huge_pages = {false};
   bool quick = false;
   bool help = false;
 };

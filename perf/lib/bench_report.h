@@ -129,11 +129,13 @@ struct ActOrderRow {
 // decoder layer. The DRAM read rate is a plain streaming read of a
 // DRAM-sized buffer timed in the same rounds as the steps.
 struct ModelRow {
-  std::string impl;     // kImplW4a16 / kImplDa8w4
-  std::string model;    // preset name
-  int layers = 0;       // decoder layers built
-  std::string variant;  // "plain" (linears only) / "fused" (host epilogues)
-  std::string step;     // "decode" / "prefill"
+  std::string impl;         // kImplW4a16 / kImplDa8w4
+  std::string model;        // preset name
+  int layers = 0;           // decoder layers built
+  std::string variant;      // "plain" (linears only) / "fused" (host epilogues)
+  std::string step;         // "decode" / "prefill"
+  int prefetch = -1;        // the --prefetch distance; -1: the defaults
+  bool huge_pages = false;  // LayerOptions::huge_pages
   int64_t m = 0;
   int64_t calls = 0;  // linear calls per step
   RowStatus status = RowStatus::kOk;

@@ -1,7 +1,10 @@
 #include "perf/lib/model_bench.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -14,11 +17,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/tuning.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/ceiling_probe.h"
 #include "perf/lib/output_check.h"
 #include "runtime/formats/import.h"
 #include "w4jit/layer.hpp"
+#include "w4jit/tuning.hpp"
 
 namespace w4jit::perf {
 namespace {
@@ -47,12 +52,15 @@ LayerDesc ModelDesc(const LayerShape& shape, Mode mode, WeightType wt,
   return d;
 }
 
-// One mode's copy of the model: layers[l * shapes + j] is decoder layer
-// l's j-th linear, with its input and output buffers per shape (bf16,
-// max_m rows). A residual layer of the fused variant adds into its output
-// in place, as a host adds o_proj and down into the hidden state.
+// One mode's copy of the model: layers[l * shapes + j] is decoder
+// layer l's j-th linear, with its input and output buffers per shape
+// (bf16, max_m rows). A residual layer of the fused variant adds into
+// its output in place, as a host adds o_proj and down into the hidden
+// state.
 struct ModelCopy {
   Mode mode = Mode::kW4A16;
+  int prefetch = -1;  // the --prefetch distance it was built with
+  bool huge_pages = false;
   std::vector<LayerDesc> descs;  // per shape
   std::vector<std::unique_ptr<Layer>> layers;
   std::vector<std::vector<uint16_t>> in;  // per shape
@@ -84,14 +92,19 @@ const char* ImplOf(Mode mode) {
   return mode == Mode::kW4A16 ? kImplW4a16 : kImplDa8w4;
 }
 
-// Builds `mode`'s copy of the model (variant `fused`), checking layer 0
-// of each plain shape against the reference at M = 1.
+// Builds `mode`'s copy of the model (variant `fused`), checking layer
+// 0 of each plain shape against the reference at M = 1.
 absl::StatusOr<ModelCopy> BuildCopy(
-    const BenchConfig& config, const ModelPreset& model, Mode mode, bool fused,
-    int64_t max_m, const std::function<void(const std::string&)>& status_line,
+    const BenchConfig& config, const ModelPreset& model, Mode mode,
+    int prefetch, bool huge_pages, bool fused, int64_t max_m,
+    const std::function<void(const std::string&)>& status_line,
     BenchReport* report) {
   ModelCopy copy;
   copy.mode = mode;
+  copy.prefetch = prefetch;
+  copy.huge_pages = huge_pages;
+  LayerOptions options;
+  options.huge_pages = huge_pages;
   const int layers = config.model_layers;
   const size_t shapes = model.layers.size();
   copy.layers.resize(static_cast<size_t>(layers) * shapes);
@@ -105,8 +118,8 @@ absl::StatusOr<ModelCopy> BuildCopy(
         BenchActivations(max_m, desc.k, 0x40DE1ull + static_cast<uint64_t>(j)));
     copy.out.emplace_back(static_cast<size_t>(max_m * desc.out_n()));
     // One checkpoint per shape, imported by every decoder layer: each
-    // holds its own packed copy (all of them stream from DRAM), with the
-    // same values.
+    // holds its own packed copy (all of them stream from DRAM), with
+    // the same values.
     const internal::CanonicalWeights w =
         BenchWeights(desc, 0x40DE1ull + static_cast<uint64_t>(j));
     absl::StatusOr<internal::OwnedCheckpoint> ckpt =
@@ -114,7 +127,10 @@ absl::StatusOr<ModelCopy> BuildCopy(
     if (!ckpt.ok()) return ckpt.status();
     LayerInfo info;
     info.impl = ImplOf(mode);
-    info.layer = absl::StrCat(shape.name, fused ? " fused" : "");
+    info.layer = absl::StrCat(
+        shape.name, fused ? " fused" : "",
+        prefetch >= 0 ? absl::StrCat(" pf", prefetch) : std::string(),
+        huge_pages ? " 2M" : "");
     info.n = shape.n;
     info.k = shape.k;
     info.group_size = shape.group_size;
@@ -126,7 +142,7 @@ absl::StatusOr<ModelCopy> BuildCopy(
             variant, l + 1, layers, shape.name, Gb(done_bytes)));
       }
       absl::StatusOr<std::unique_ptr<Layer>> layer =
-          Layer::Create(desc, ckpt->view());
+          Layer::Create(desc, ckpt->view(), options);
       if (!layer.ok()) return layer.status();
       done_bytes += static_cast<int64_t>((*layer)->packed_bytes());
       copy.weight_bytes += static_cast<int64_t>((*layer)->packed_bytes());
@@ -158,6 +174,36 @@ absl::StatusOr<ModelCopy> BuildCopy(
   return copy;
 }
 
+// Makes the layers created from now on prefetch `distance` bytes
+// ahead in both modes: a tuning file with that parameter for every
+// shape of the model, loaded (and then removed).
+absl::Status InstallPrefetchTuning(const ModelPreset& model,
+                                   const BenchConfig& config, int distance) {
+  internal::TuningFile file;
+  const internal::CpuProfile& cpu = internal::HostCpu();
+  file.cpu_class = internal::CpuClassOf(cpu, internal::ActiveIsa());
+  file.cpu_name = cpu.name;
+  file.created = "w4jit bench --model --prefetch";
+  for (const LayerShape& s : model.layers) {
+    for (Mode mode : config.modes) {
+      file.entries.push_back(
+          {mode, s.n, s.k, s.group_size, {{"prefetch_distance", distance}}});
+    }
+  }
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       absl::StrCat("w4jit-model-prefetch-", getpid(), ".json"))
+          .string();
+  {
+    std::ofstream f(path, std::ios::trunc);
+    f << internal::TuningToJson(file);
+    if (!f) return absl::InternalError(absl::StrCat("cannot write ", path));
+  }
+  absl::Status s = LoadTuningFile(path);
+  std::filesystem::remove(path);
+  return s;
+}
+
 }  // namespace
 
 int64_t EstimatePackedBytes(const LayerShape& shape, WeightType weight_type) {
@@ -178,10 +224,14 @@ ModelMemory EstimateModelMemory(const BenchConfig& config,
   for (const LayerShape& s : model.layers) {
     m.per_layer_bytes += EstimatePackedBytes(s, config.weight_type) *
                          static_cast<int64_t>(config.modes.size());
-    // The canonical nibbles (a byte each) and the exported int8 checkpoint.
+    // The canonical nibbles (a byte each) and the exported int8
+    // checkpoint.
     largest = std::max(
         largest, 2 * s.n * s.k + EstimatePackedBytes(s, config.weight_type));
   }
+  m.per_layer_bytes *=
+      std::max<int64_t>(1, static_cast<int64_t>(config.model_prefetch.size())) *
+      static_cast<int64_t>(config.model_huge_pages.size());
   m.packed_bytes = m.per_layer_bytes * config.model_layers;
   m.read_buffer_bytes = read_buffer_bytes;
   m.scratch_bytes = largest;
@@ -218,8 +268,10 @@ absl::Status CheckModelMemory(const BenchConfig& config,
                           ? std::max<int64_t>(0, room) / need.per_layer_bytes
                           : 0;
   return absl::ResourceExhaustedError(absl::StrFormat(
-      "--model=%s with %d layers in %d mode(s) needs %d bytes (%s: packed "
-      "weights %s, read buffer %s, import scratch %s) but MemAvailable is %d "
+      "--model=%s with %d layers in %d mode(s) needs %d bytes (%s: "
+      "packed "
+      "weights %s, read buffer %s, import scratch %s) but "
+      "MemAvailable is %d "
       "bytes (%s); %s",
       config.model, config.model_layers, config.modes.size(), need.total(),
       Gb(need.total()), Gb(need.packed_bytes), Gb(need.read_buffer_bytes),
@@ -308,12 +360,28 @@ absl::Status RunModelBench(
   for (const std::string& variant : config.model_variants) {
     const bool fused = variant == "fused";
     std::vector<ModelCopy> copies;
-    for (Mode mode : config.modes) {
-      absl::StatusOr<ModelCopy> copy =
-          BuildCopy(config, *model, mode, fused, max_m, status_line, report);
-      if (!copy.ok()) return copy.status();
-      copies.push_back(*std::move(copy));
+    std::vector<int> distances = {-1};  // the defaults
+    if (!config.model_prefetch.empty()) {
+      distances.assign(config.model_prefetch.begin(),
+                       config.model_prefetch.end());
     }
+    for (int d : distances) {
+      if (d >= 0) {
+        if (absl::Status s = InstallPrefetchTuning(*model, config, d);
+            !s.ok()) {
+          return s;
+        }
+      }
+      for (bool huge : config.model_huge_pages) {
+        for (Mode mode : config.modes) {
+          absl::StatusOr<ModelCopy> copy = BuildCopy(
+              config, *model, mode, d, huge, fused, max_m, status_line, report);
+          if (!copy.ok()) return copy.status();
+          copies.push_back(*std::move(copy));
+        }
+      }
+    }
+    if (!config.model_prefetch.empty()) (void)LoadTuningFile("");
     if (status_line) status_line("");
     // One round: the read, then every mode at every M, one step each.
     std::vector<Contender> contenders = {[&] {
@@ -329,6 +397,8 @@ absl::Status RunModelBench(
         row.layers = config.model_layers;
         row.variant = variant;
         row.step = p.step;
+        row.prefetch = copy.prefetch;
+        row.huge_pages = copy.huge_pages;
         row.m = p.m;
         row.calls = static_cast<int64_t>(copy.layers.size());
         row.weight_bytes = copy.weight_bytes;
@@ -354,10 +424,15 @@ absl::Status RunModelBench(
         FillModelRowFigures(*r[i + 1], *r[0], probe_units, &row);
       }
       say(absl::StrFormat(
-          "  %s %s %s M=%d: p50 %.1f ms (min %.1f), %.1f GB/s = %.0f%% of "
+          "  %s %s %s%s M=%d: p50 %.1f ms (min %.1f), %.1f GB/s = "
+          "%.0f%% of "
           "the read's %.1f GB/s",
-          row.impl, variant, row.step, row.m, row.time_ms, row.min_ms,
-          row.weight_gbps, row.read_pct, row.read_gbps));
+          row.impl, variant, row.step,
+          absl::StrCat(
+              row.prefetch >= 0 ? absl::StrCat(" pf", row.prefetch) : "",
+              row.huge_pages ? " 2M pages" : ""),
+          row.m, row.time_ms, row.min_ms, row.weight_gbps, row.read_pct,
+          row.read_gbps));
       report->model_rows.push_back(std::move(row));
     }
   }

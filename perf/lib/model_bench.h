@@ -28,11 +28,12 @@ namespace w4jit::perf {
 // the DA8W4 weight sums, f32 bias).
 int64_t EstimatePackedBytes(const LayerShape& shape, WeightType weight_type);
 
-// What the --model section holds at once: every mode's copy of the model
+// What the --model section holds at once: every copy of the model (per
+// mode and --prefetch distance)
 // in one epilogue variant, the read probe's buffer, and the import scratch
 // of the largest layer.
 struct ModelMemory {
-  int64_t per_layer_bytes = 0;  // one decoder layer, all modes
+  int64_t per_layer_bytes = 0;  // one decoder layer, all copies
   int64_t packed_bytes = 0;     // per_layer_bytes * layers
   int64_t read_buffer_bytes = 0;
   int64_t scratch_bytes = 0;

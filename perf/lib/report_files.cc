@@ -179,6 +179,8 @@ const std::vector<Column<ModelRow>>& ModelColumns() {
           {"layers", [](R r) -> json { return r.layers; }},
           {"variant", [](R r) -> json { return r.variant; }},
           {"step", [](R r) -> json { return r.step; }},
+          {"prefetch", [](R r) -> json { return r.prefetch; }},
+          {"huge_pages", [](R r) -> json { return r.huge_pages; }},
           {"m", [](R r) -> json { return r.m; }},
           {"calls", [](R r) -> json { return r.calls; }},
           {"status", [](R r) -> json { return ToString(r.status); }},
