@@ -424,15 +424,14 @@ absl::Status RunModelBench(
         FillModelRowFigures(*r[i + 1], *r[0], probe_units, &row);
       }
       say(absl::StrFormat(
-          "  %s %s %s%s M=%d: p50 %.1f ms (min %.1f), %.1f GB/s = "
-          "%.0f%% of "
-          "the read's %.1f GB/s",
+          "  %s %s %s%s M=%d: p50 %.1f ms (min %.1f, p90 %.1f), %.1f GB/s = "
+          "%.0f%% of the read's %.1f GB/s",
           row.impl, variant, row.step,
           absl::StrCat(
               row.prefetch >= 0 ? absl::StrCat(" pf", row.prefetch) : "",
               row.huge_pages ? " 2M pages" : ""),
-          row.m, row.time_ms, row.min_ms, row.weight_gbps, row.read_pct,
-          row.read_gbps));
+          row.m, row.time_ms, row.min_ms, row.p90_ms, row.weight_gbps,
+          row.read_pct, row.read_gbps));
       report->model_rows.push_back(std::move(row));
     }
   }
