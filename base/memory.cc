@@ -1,8 +1,12 @@
 #include "base/memory.h"
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -26,7 +30,36 @@ HookedBlocks& Blocks() {
   return *blocks;
 }
 
+thread_local bool t_huge_pages = false;
+
+bool EnvHugePages() {
+  static const bool on = [] {
+    const char* v = std::getenv("W4JIT_HUGEPAGES");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
+}
+
 }  // namespace
+
+ScopedHugePages::ScopedHugePages(bool on) : previous_(t_huge_pages) {
+  t_huge_pages = on || previous_;
+}
+ScopedHugePages::~ScopedHugePages() { t_huge_pages = previous_; }
+
+bool HugePagesRequested() { return t_huge_pages || EnvHugePages(); }
+
+const char* TransparentHugePagesMode() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string text;
+  if (!std::getline(f, text)) return "unavailable";
+  for (const char* mode : {"always", "madvise", "never"}) {
+    if (text.find(std::string("[") + mode + "]") != std::string::npos) {
+      return mode;
+    }
+  }
+  return "unavailable";
+}
 
 void* AlignedAllocate(size_t bytes, size_t min_align) {
   if (bytes == 0) bytes = 1;
@@ -37,6 +70,15 @@ void* AlignedAllocate(size_t bytes, size_t min_align) {
     std::lock_guard<std::mutex> lock(b.mu);
     b.owner[p] = hook;
     g_any_hooked_block.store(true, std::memory_order_release);
+    return p;
+  }
+  if (bytes >= kHugePageBytes && HugePagesRequested()) {
+    const size_t size =
+        (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    void* p = std::aligned_alloc(kHugePageBytes, size);
+    if (p == nullptr) throw AllocationError(bytes);
+    // Advice only: where the OS does not grant them, 4 KB pages serve.
+    (void)madvise(p, size, MADV_HUGEPAGE);
     return p;
   }
   void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);

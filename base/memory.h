@@ -47,6 +47,29 @@ class BufferAllocator {
 void* AlignedAllocate(size_t bytes, size_t min_align);
 void AlignedFree(void* p, size_t bytes);
 
+// 2 MB pages for large buffers (the packed weights a decode step streams
+// from DRAM): while a ScopedHugePages(true) lives on this thread, or
+// always when the environment has W4JIT_HUGEPAGES=1, default-allocator
+// buffers of at least kHugePageBytes are 2 MB aligned and rounded, and
+// madvise(MADV_HUGEPAGE)d before first use. Whether the OS grants them is
+// its transparent huge page setting (TransparentHugePagesMode).
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+class ScopedHugePages {
+ public:
+  explicit ScopedHugePages(bool on);
+  ~ScopedHugePages();
+  ScopedHugePages(const ScopedHugePages&) = delete;
+  ScopedHugePages& operator=(const ScopedHugePages&) = delete;
+
+ private:
+  bool previous_;
+};
+// True if buffers allocated now on this thread ask for huge pages.
+bool HugePagesRequested();
+// The bracketed word of /sys/kernel/mm/transparent_hugepage/enabled
+// ("always", "madvise", "never"), or "unavailable".
+const char* TransparentHugePagesMode();
+
 // Test hook: while it lives, kernel buffers come from `hook` (which must
 // outlive it), and per-thread scratch is resized to exactly what each call
 // needs (so that its end is the end of the allocation). Buffers allocated

@@ -128,6 +128,7 @@ std::string KernelKey::name() const {
   if (flags != 0) absl::StrAppend(&s, absl::StrFormat("_f%x", flags));
   if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
   absl::StrAppend(&s, EpilogueSuffix(epilogue));
+  if (prefetch != 0) absl::StrAppend(&s, "_pf", prefetch);
   absl::StrAppend(&s, "__", IsaSuffix(isa));
   return s;
 }

@@ -48,11 +48,14 @@ struct KernelKey {
   // DA8W4 (quantizer and GEMM): one activation scale per row and group
   // (ActQuant::kPerGroup) instead of one per row. Named "_agroup".
   bool act_per_group = false;
+  // Software prefetch of the weight stream, this many bytes ahead (0: none;
+  // the code is then what it is without the field).
+  int prefetch = 0;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
-                    epilogue, out_n, act_per_group);
+                    epilogue, out_n, act_per_group, prefetch);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -64,7 +67,7 @@ struct KernelKey {
         static_cast<int>(key.act_dtype), static_cast<int>(key.out_dtype),
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
-        key.flags, key.epilogue, key.out_n, key.act_per_group);
+        key.flags, key.epilogue, key.out_n, key.act_per_group, key.prefetch);
   }
 
   // Readable, unique for distinct keys.

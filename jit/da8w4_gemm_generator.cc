@@ -31,6 +31,7 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   if (c.isa < IsaTier::kAvx2) {
     return absl::InvalidArgumentError("DA8W4 kernels need AVX2 or AVX-512");
   }
+  if (absl::Status s = CheckPrefetchDistance(c.prefetch); !s.ok()) return s;
   if (lay.lanes != (avx512 ? 16 : 8)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "layout lanes ", lay.lanes, " do not match ", ToString(c.isa)));
@@ -105,6 +106,7 @@ KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
   key.epilogue = EpilogueCode(c.epilogue);
   key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
   key.act_per_group = c.act_per_group;
+  key.prefetch = c.decoded ? 0 : c.prefetch;
   return key;
 }
 
@@ -270,6 +272,12 @@ void Da8w4GemmGenerator::EmitGroup() {
 }
 
 void Da8w4GemmGenerator::EmitChunk(int quads) {
+  if (!cfg_.decoded) {
+    for (int blk = 0; blk < cfg_.nblk; ++blk) {
+      EmitStreamPrefetch(this, r9 + blk * BlockStride(), 0,
+                         quads * QuadStride(), cfg_.prefetch);
+    }
+  }
   for (int q = 0; q < quads; ++q) EmitQuad(q, q == 0);
   add(r8, quads * 4);
   add(r9, quads * QuadStride());

@@ -91,6 +91,9 @@ struct Da8w4GemmConfig {
   int64_t out_n = 0;
   // One activation scale per (row, group) (ActQuant::kPerGroup).
   bool act_per_group = false;
+  // Software prefetch of each block's stream, bytes ahead (0: none). Not
+  // with `decoded` (the panel is in L2).
+  int prefetch = 0;
 };
 
 // Why this config cannot be generated (register budget, displacement

@@ -1,5 +1,7 @@
 #include "jit/emit_util.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace w4jit::internal {
 
 using Xbyak::Xmm;
@@ -183,6 +185,25 @@ void EmitRowTiles(Xbyak::CodeGenerator* g, const Xbyak::Reg64& rows_left,
     g->L(next);
   }
   g->L(done);
+}
+
+absl::Status CheckPrefetchDistance(int distance) {
+  if (distance < 0 || distance % 64 != 0 || distance > kMaxPrefetchDistance) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "prefetch distance ", distance, " is not a multiple of 64 in [0, ",
+        kMaxPrefetchDistance, "]"));
+  }
+  return absl::OkStatus();
+}
+
+void EmitStreamPrefetch(Xbyak::CodeGenerator* g, const Xbyak::RegExp& base,
+                        int64_t offset, int64_t bytes, int64_t distance) {
+  if (distance == 0) return;
+  constexpr int64_t kLine = 64;
+  for (int64_t o = (offset + kLine - 1) / kLine * kLine; o < offset + bytes;
+       o += kLine) {
+    g->prefetcht0(g->ptr[base + static_cast<uint32_t>(o + distance)]);
+  }
 }
 
 }  // namespace w4jit::internal

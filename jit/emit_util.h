@@ -16,6 +16,7 @@
 #include <functional>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "xbyak/xbyak.h"
 
 namespace w4jit::internal {
@@ -99,6 +100,17 @@ class VecEmitter {
 void EmitRowTiles(Xbyak::CodeGenerator* g, const Xbyak::Reg64& rows_left,
                   int mr_max, const std::function<void(int mr)>& tile,
                   const std::function<void(int mr)>& advance);
+
+// Software prefetch for a kernel streaming its weights: for the bytes
+// [offset, offset + bytes) of the stream at `base` that one step of the
+// kernel reads, one prefetcht0 per 64-byte line boundary in that range,
+// `distance` bytes ahead. Nothing when distance is 0 (off).
+// The largest prefetch distance the kernels take (bytes).
+inline constexpr int kMaxPrefetchDistance = 16384;
+// OK if `distance` is a multiple of 64 in [0, kMaxPrefetchDistance].
+absl::Status CheckPrefetchDistance(int distance);
+void EmitStreamPrefetch(Xbyak::CodeGenerator* g, const Xbyak::RegExp& base,
+                        int64_t offset, int64_t bytes, int64_t distance);
 
 }  // namespace w4jit::internal
 

@@ -74,6 +74,7 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
   if (key.isa < IsaTier::kAvx2) {
     return absl::InvalidArgumentError("W4A16 kernels need at least AVX2");
   }
+  if (absl::Status s = CheckPrefetchDistance(key.prefetch); !s.ok()) return s;
   const bool dot = key.flavor == Flavor::kBf16Dot;
   if (key.flavor != Flavor::kF32Fma && !dot) {
     return absl::InvalidArgumentError("no W4A16 flavour in the key");
@@ -375,7 +376,11 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
       konst[c] = &*konst_mem[c];
     }
   }
+  const int64_t w_step = dot_ ? 2 * nb_ : nb_;
   for (int s = 0; s < steps; ++s) {
+    if (p.v0 == 0) {
+      EmitStreamPrefetch(this, rax, s * w_step, w_step, key_.prefetch);
+    }
     // x offsets of this step's two k (FMA) or two k pairs (dot) for row r.
     auto x_even = [&](int r) { return rdx + ((2 * s) * mr + r) * 4; };
     auto x_odd = [&](int r) { return rdx + ((2 * s + 1) * mr + r) * 4; };

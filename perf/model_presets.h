@@ -22,7 +22,8 @@ struct LayerShape {
 struct ModelPreset {
   std::string name;  // "llama3-8b", ...
   std::string description;
-  std::vector<LayerShape> layers;
+  std::vector<LayerShape> layers;  // one decoder layer's linears, in order
+  int num_layers = 0;              // decoder layers of the whole model
 };
 
 // Every built-in preset, in a fixed order.

@@ -91,6 +91,7 @@ Da8w4GemmConfig TileConfig(const LayerDesc& desc, const Da8w4Params& params,
   c.mr = rows;
   c.chunk_quads = params.chunk_quads;
   c.decoded = decoded;
+  c.prefetch = decoded ? 0 : params.prefetch_distance;
   c.epilogue = desc.epilogue;
   c.out_n = desc.out_n();
   c.act_per_group = desc.act_per_group();

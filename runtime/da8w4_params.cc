@@ -93,6 +93,9 @@ absl::Status CheckDa8w4Params(const Da8w4Params& p, IsaTier isa) {
   if (p.panel_bytes < 1) {
     return absl::InvalidArgumentError("da8w4 panel_bytes < 1");
   }
+  if (absl::Status s = CheckPrefetchDistance(p.prefetch_distance); !s.ok()) {
+    return s;
+  }
   return absl::OkStatus();
 }
 
@@ -119,6 +122,8 @@ absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
       p.panel_mr = static_cast<int>(value);
     } else if (name == "panel_nblk") {
       p.panel_nblk = static_cast<int>(value);
+    } else if (name == "prefetch_distance") {
+      p.prefetch_distance = static_cast<int>(std::min<int64_t>(value, 1 << 30));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown DA8W4 parameter \"", name, "\""));

@@ -44,6 +44,10 @@ struct Da8w4Params {
   int panel_min_m = 32;
   int panel_mr = 6;
   int panel_nblk = 1;
+  // The tiles that unpack nibbles in the loop (M below panel_min_m)
+  // prefetch each column block's stream this many bytes ahead (a multiple
+  // of 64 up to kMaxPrefetchDistance; 0: no prefetch instructions).
+  int prefetch_distance = 0;
 };
 
 // The defaults for `isa` on `cpu` (each commented with where it came from).

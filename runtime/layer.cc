@@ -26,6 +26,7 @@ absl::StatusOr<std::unique_ptr<Layer>> Layer::Create(
   // Out of memory is an answer, not a crash: every buffer is owned by RAII
   // objects on this path, so unwinding frees what was allocated so far.
   try {
+    internal::ScopedHugePages huge_pages(options.huge_pages);
     return CreateValidated(desc, weights, options);
   } catch (const internal::AllocationError& e) {
     return absl::ResourceExhaustedError(absl::StrFormat(

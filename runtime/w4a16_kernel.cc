@@ -61,6 +61,9 @@ std::string CheckParams(const W4a16Params& p) {
       p.kc < 2 || p.mc < 1 || p.gemm_min_m < 1) {
     return "W4A16 parameters must be positive (kc >= 2)";
   }
+  if (absl::Status s = CheckPrefetchDistance(p.prefetch_distance); !s.ok()) {
+    return std::string(s.message());
+  }
   if (p.block_vectors % p.tall_vectors != 0) {
     return absl::StrFormat(
         "tall_vectors = %d does not divide block_vectors = %d", p.tall_vectors,
@@ -191,6 +194,7 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
     gemv.out_n = desc_.out_n();
   }
   std::vector<KernelKey> int4_keys;
+  gemv.prefetch = p.prefetch_distance;
   gemv.mr = p.gemv_mr;
   int4_keys.push_back(gemv);
   // The tall tile, where some M runs it.

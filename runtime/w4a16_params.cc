@@ -99,6 +99,8 @@ absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* p) {
       p->kc = value;
     } else if (name == "mc") {
       p->mc = value;
+    } else if (name == "prefetch_distance") {
+      p->prefetch_distance = static_cast<int>(value);
     } else if (name == "tall_mr") {
       p->tall_mr = static_cast<int>(value);
     } else if (name == "tall_vectors") {

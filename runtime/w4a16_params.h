@@ -45,6 +45,10 @@ struct W4a16Params {
   int tall_vectors = 1;
   int64_t tall_min_m = 8;
   int64_t gemm_min_m = 8;
+  // The int4 kernels prefetch their weight stream this many bytes ahead
+  // (a multiple of 64 up to kMaxPrefetchDistance; 0: no prefetch
+  // instructions).
+  int prefetch_distance = 0;
 };
 
 // The defaults for a CPU and the ISA tier kernels may use; see the comment
@@ -53,7 +57,8 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa);
 
 // Applies tuning-file parameters: "flavor" (1 FMA, 2 bf16 dot),
 // "vector_bits", "block_vectors", "gemv_mr", "gemm_mr", "gemm_nr_vectors",
-// "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m", "gemm_min_m". Unknown
+// "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m", "gemm_min_m",
+// "prefetch_distance". Unknown
 // names are errors; values are range-checked when the kernels are built.
 absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params);
 

@@ -1,5 +1,7 @@
 // `w4jit bench`: checks and times the kernels against the measured
 // roofline and oneDNN, prints the tables and writes CSV, JSON and SVG.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -73,10 +75,18 @@ int RunBench(int argc, char** argv) {
     return 0;
   }
   if (!config->moe.empty()) return RunMoe(*config);
-  absl::StatusOr<perf::BenchReport> report =
-      perf::RunBench(*config, [](const std::string& line) {
+  // Packing a whole model takes a while: a progress line on a terminal.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const perf::ProgressFn status_line = [](const std::string& line) {
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    std::fflush(stderr);
+  };
+  absl::StatusOr<perf::BenchReport> report = perf::RunBench(
+      *config,
+      [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
-      });
+      },
+      tty ? status_line : nullptr);
   if (!report.ok()) {
     std::fprintf(stderr, "w4jit bench: %s\n",
                  report.status().ToString().c_str());

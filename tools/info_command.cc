@@ -2,8 +2,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
+#include "base/memory.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_cache.h"
 #include "dispatch/tuning.h"
@@ -53,6 +55,40 @@ std::string Kib(int64_t bytes) {
     return std::to_string(bytes >> 20) + " MiB";
   }
   return std::to_string(bytes >> 10) + " KiB";
+}
+
+// AnonHugePages of this process in kB (from /proc/self/smaps_rollup), or
+// -1 if it cannot be read.
+long long AnonHugePagesKb() {
+  std::ifstream f("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("AnonHugePages:", 0) == 0) {
+      return std::atoll(line.c_str() + std::strlen("AnonHugePages:"));
+    }
+  }
+  return -1;
+}
+
+// Whether a buffer that asks for 2 MB pages gets them: allocates and
+// touches 8 MB the way a layer's packed weights are, and compares this
+// process's AnonHugePages before and after.
+std::string HugePagesGranted() {
+  const long long before = AnonHugePagesKb();
+  if (before < 0) return "cannot tell (no /proc/self/smaps_rollup)";
+  constexpr size_t kBytes = size_t{8} << 20;
+  void* p = nullptr;
+  {
+    internal::ScopedHugePages huge(true);
+    p = internal::AlignedAllocate(kBytes, 64);
+  }
+  std::memset(p, 1, kBytes);
+  const long long after = AnonHugePagesKb();
+  internal::AlignedFree(p, kBytes);
+  return after > before
+             ? "granted on request (" + std::to_string(after - before) +
+                   " kB of an 8 MB test buffer)"
+             : std::string("not granted to a buffer that asks");
 }
 
 }  // namespace
@@ -107,6 +143,12 @@ int RunInfo(int argc, char** argv) {
                   static_cast<long long>(e.group_size), params.c_str());
     }
   }
+  const char* thp_env = std::getenv("W4JIT_HUGEPAGES");
+  std::printf(
+      "huge pages     transparent huge pages: %s; %s (W4JIT_HUGEPAGES=%s; "
+      "LayerOptions::huge_pages asks per layer)\n",
+      internal::TransparentHugePagesMode(), HugePagesGranted().c_str(),
+      thp_env != nullptr && *thp_env ? thp_env : "(unset)");
   const internal::KernelCacheStats stats = internal::GetKernelCacheStats();
   std::printf("kernel cache   %lld kernels, %.3f ms JIT in total\n",
               static_cast<long long>(stats.entries), stats.total_generation_ms);

@@ -23,6 +23,10 @@ class LinearKernel;
 struct LayerOptions {
   // Use the portable reference path even if a JIT kernel could run.
   bool force_reference = false;
+  // Ask for 2 MB pages (madvise(MADV_HUGEPAGE)) for the packed weights
+  // and other buffers of 2 MB or more; W4JIT_HUGEPAGES=1 does so for every
+  // layer. Whether the OS grants them: `w4jit info`. Results are the same.
+  bool huge_pages = false;
 };
 
 // The run-time operands of the layer's binary post-ops (Epilogue): data[i]

@@ -113,6 +113,53 @@ absl::Status Apply(const std::string& name, const std::string& value,
     }
     c->accuracy = true;
     c->accuracy_rows = static_cast<int>(std::min<int64_t>(i, 4096));
+  } else if (name == "--model") {
+    const ModelPreset* p = FindPreset(value);
+    if (p == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--model: unknown '", value, "' (have ", PresetNames(), ")"));
+    }
+    c->model = p->name;
+  } else if (name == "--layers") {
+    if (!(s = ParseCount(name, value, &i)).ok()) return s;
+    if (i == 0) return absl::InvalidArgumentError("--layers: want >= 1");
+    c->model_layers = static_cast<int>(std::min<int64_t>(i, 1 << 20));
+  } else if (name == "--prefill-m") {
+    absl::StatusOr<std::vector<int64_t>> ms = ParsePositiveList(name, value);
+    if (!ms.ok()) return ms.status();
+    c->prefill_ms = *ms;
+  } else if (name == "--steps") {
+    if (!(s = ParseCount(name, value, &i)).ok()) return s;
+    if (i == 0) return absl::InvalidArgumentError("--steps: want >= 1");
+    c->model_steps = static_cast<int>(std::min<int64_t>(i, 100000));
+  } else if (name == "--prefetch") {
+    c->model_prefetch.clear();
+    for (absl::string_view part : absl::StrSplit(value, ',')) {
+      int64_t d = 0;
+      if (!absl::SimpleAtoi(part, &d) || d < 0 || d % 64 != 0 || d > 16384) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--prefetch: '", part, "' is not a multiple of 64 in [0, 16384]"));
+      }
+      c->model_prefetch.push_back(d);
+    }
+  } else if (name == "--hugepages") {
+    if (value == "off" || value == "on") {
+      c->model_huge_pages = {value == "on"};
+    } else if (value == "both" || value == "off,on") {
+      c->model_huge_pages = {false, true};
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--hugepages: '", value, "' (want off, on or both)"));
+    }
+  } else if (name == "--epilogues") {
+    if (value == "both") {
+      c->model_variants = {"plain", "fused"};
+    } else if (value == "plain" || value == "fused") {
+      c->model_variants = {value};
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--epilogues: '", value, "' (want plain, fused or both)"));
+    }
   } else if (name == "--out") {
     if (value.empty()) return absl::InvalidArgumentError("--out: empty");
     c->out_dir = value;
@@ -181,9 +228,31 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
   // and --quick's defaults never override an explicit value.
   std::stable_partition(options.begin(), options.end(),
                         [](const auto& o) { return o.first == "--preset"; });
+  bool ms_given = false;
   for (const auto& [name, value] : options) {
     if (absl::Status s = Apply(name, value, &c); !s.ok()) return s;
+    ms_given = ms_given || name == "--m";
   }
+  if (c.model.empty()) {
+    for (const char* flag : {"--layers", "--prefill-m", "--steps",
+                             "--epilogues", "--prefetch", "--hugepages"}) {
+      for (const auto& o : options) {
+        if (o.first == flag) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(flag, " needs --model=NAME"));
+        }
+      }
+    }
+    return c;
+  }
+  const ModelPreset* model = FindPreset(c.model);
+  if (c.model_layers > model->num_layers) {
+    return absl::InvalidArgumentError(absl::StrCat("--layers=", c.model_layers,
+                                                   ": ", model->name, " has ",
+                                                   model->num_layers));
+  }
+  if (c.model_layers == 0) c.model_layers = model->num_layers;
+  if (!ms_given) c.ms = {1, 4, 8, 16};
   return c;
 }
 
@@ -197,7 +266,7 @@ std::string BenchUsage() {
       "layers and oneDNN's dense bf16 and u8s8 matmuls on the same shapes,\n"
       "interleaved. Writes bench.csv, bench.json, bench.txt, roofline.svg,\n"
       "speedup.svg and, with those sections, scaling.csv,\n"
-      "act_order.csv and accuracy.csv. Exit code 1 if a kernel is wrong.\n"
+      "act_order.csv, accuracy.csv and model.csv. Exit code 1 if a kernel is wrong.\n"
       "\n"
       "options:\n"
       "  --preset=NAME        model layers: ",
@@ -245,6 +314,28 @@ std::string BenchUsage() {
       "  --outlier-scale=X    their magnitude over the rest (default 50)\n"
       "  --accuracy-rows=R    rows of x the error is measured on (default\n"
       "                       16)\n"
+      "  --model=NAME         instead of single layers, every linear layer of\n"
+      "                       a whole model (same names as --preset), timed\n"
+      "                       a decode step at a time through all layers\n"
+      "                       (weights far beyond the L3: streamed from\n"
+      "                       DRAM), both modes, interleaved with a plain\n"
+      "                       streaming read of a DRAM-sized buffer; M from\n"
+      "                       --m (default 1,4,8,16). Writes model.csv\n"
+      "  --layers=L           build only L decoder layers (default: all);\n"
+      "                       checked against MemAvailable\n"
+      "  --prefill-m=M,...    also time prefill steps at these M\n"
+      "  --steps=N            timed steps per mode and M (default 10, after\n"
+      "                       2 untimed)\n"
+      "  --epilogues=plain|fused|both  the linears alone, with the epilogues\n"
+      "                       a host fuses (gate_up silu_mul, o_proj and down\n"
+      "                       + residual), or both (default)\n"
+      "  --prefetch=D,...     one copy of the model per software prefetch\n"
+      "                       distance in bytes (0: none; the kernels'\n"
+      "                       prefetch_distance), timed interleaved; the\n"
+      "                       copies replace any tuning file for the run\n"
+      "  --hugepages=off|on|both  packed weights on 2 MB pages\n"
+      "                       (LayerOptions::huge_pages) or not, or one copy\n"
+      "                       of each, interleaved (default off)\n"
       "  --out=DIR            output directory (default ./w4jit-bench-out)\n"
       "  --quick              M=1,16, fewer samples, cold only at M=1\n"
       "  --help               this text\n");

@@ -55,6 +55,24 @@ struct BenchConfig {
   int outliers = 8;             // outlier channels of K
   float outlier_scale = 50.0f;  // their magnitude over the others'
   int accuracy_rows = 16;       // rows of x the error is measured on
+  // The --model section (perf/lib/model_bench.h): every linear layer of a
+  // whole model (a preset name; "" = off), timed step by step from DRAM.
+  // With it, `w4jit bench` runs only that section, at decode M = ms (1, 4,
+  // 8, 16 unless --m says otherwise) and prefill M = prefill_ms.
+  std::string model;
+  int model_layers = 0;  // decoder layers built; 0: all the preset has
+  std::vector<int64_t> prefill_ms;
+  int model_steps = 10;  // timed steps per mode and M (after 2 warm-up)
+  // Which epilogue variants: "plain" (the linears alone) and "fused" (the
+  // epilogues a host fuses: gate_up silu_mul, o_proj and down + residual).
+  std::vector<std::string> model_variants = {"plain", "fused"};
+  // --prefetch: one copy of the model per software prefetch distance
+  // (bytes; the kernels' prefetch_distance tuning parameter), timed
+  // interleaved. Empty: the defaults (and any tuning file) only.
+  std::vector<int64_t> model_prefetch;
+  // --hugepages: a copy with LayerOptions::huge_pages off and/or on
+  // (default: off only, unless W4JIT_HUGEPAGES=1 is set).
+  std::vector<bool> model_huge_pages = {false};
   bool quick = false;
   bool help = false;
 };

@@ -54,6 +54,11 @@ bool BenchReport::any_failed() const {
       return true;
     }
   }
+  for (const ModelRow& r : model_rows) {
+    if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {
+      return true;
+    }
+  }
   return false;
 }
 

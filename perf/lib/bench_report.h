@@ -148,6 +148,40 @@ struct AccuracyRow {
   bool ok() const { return status == RowStatus::kOk; }
 };
 
+// One mode at one M through a whole model (the --model section): a step
+// runs every linear layer of every decoder layer in order, 4 calls per
+// decoder layer. The DRAM read rate is a plain streaming read of a
+// DRAM-sized buffer timed in the same rounds as the steps.
+struct ModelRow {
+  std::string impl;         // kImplW4a16 / kImplDa8w4
+  std::string model;        // preset name
+  int layers = 0;           // decoder layers built
+  std::string variant;      // "plain" (linears only) / "fused" (host epilogues)
+  std::string step;         // "decode" / "prefill"
+  int prefetch = -1;        // the --prefetch distance; -1: the defaults
+  bool huge_pages = false;  // LayerOptions::huge_pages
+  int64_t m = 0;
+  int64_t calls = 0;  // linear calls per step
+  RowStatus status = RowStatus::kOk;
+  std::string note;
+  int samples = 0;
+  double time_ms = 0.0;  // p50 of a step
+  double min_ms = 0.0;
+  double p90_ms = 0.0;
+  double tokens_per_s = 0.0;     // M / p50
+  int64_t weight_bytes = 0;      // packed weights, scales, bias per step
+  double weight_gbps = 0.0;      // weight_bytes / p50
+  double weight_gbps_max = 0.0;  // weight_bytes / min
+  // The streaming read timed in the same rounds: its p50 rate and its best
+  // (from its min), and the step's rates as a percentage of them.
+  double read_gbps = 0.0;
+  double read_gbps_best = 0.0;
+  double read_pct = 0.0;      // weight_gbps / read_gbps
+  double read_pct_min = 0.0;  // weight_gbps_max / read_gbps_best
+
+  bool ok() const { return status == RowStatus::kOk; }
+};
+
 struct BenchReport {
   std::string w4jit_version;
   std::string onednn_version;
@@ -167,6 +201,12 @@ struct BenchReport {
   std::vector<ScalingRow> scaling;     // empty without --scaling
   std::vector<ActOrderRow> act_order;  // empty without --act-order
   std::vector<AccuracyRow> accuracy;   // empty without --accuracy
+  // The --model section: the model, its packed bytes per mode and
+  // variant, the read probe's buffer, and one row per mode, variant and M.
+  std::string model;
+  int64_t model_read_bytes = 0;
+  std::vector<LayerInfo> model_layers;  // one per mode, variant and shape
+  std::vector<ModelRow> model_rows;
 
   bool any_failed() const;
 };

@@ -7,6 +7,7 @@
 #include "perf/lib/accuracy_bench.h"
 #include "perf/lib/act_order_bench.h"
 #include "perf/lib/layer_bench.h"
+#include "perf/lib/model_bench.h"
 #include "perf/lib/onednn_peer.h"
 #include "perf/lib/row_metrics.h"
 #include "perf/lib/scaling_bench.h"
@@ -24,7 +25,8 @@ std::string UtcNow() {
 }
 
 absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
-                                     const ProgressFn& progress) {
+                                     const ProgressFn& progress,
+                                     const ProgressFn& status_line) {
   const ProgressFn say = progress ? progress : [](const std::string&) {};
   SetNumThreads(config.threads);
   BenchReport report;
@@ -45,6 +47,17 @@ absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
   if (config.peers) {
     report.impls.push_back(kImplOneDnnBf16);
     report.impls.push_back(kImplOneDnnU8s8);
+  }
+  if (!config.model.empty()) {
+    // A whole model instead of single layers: its own ceiling (the read
+    // timed alongside), no per-layer rows.
+    report.preset = config.model;
+    report.impls.clear();
+    if (absl::Status s = RunModelBench(config, say, status_line, &report);
+        !s.ok()) {
+      return s;
+    }
+    return report;
   }
 
   say(

@@ -19,8 +19,11 @@ using ProgressFn = std::function<void(const std::string& line)>;
 // An error only if the run could not proceed (e.g. no memory); wrong
 // kernels are FAILED rows of an OK report (see BenchReport::any_failed).
 // Sets the thread count of w4jit and oneDNN to config.threads.
+// `status_line`, if set, gets a line that the next one replaces (the
+// --model section's packing progress, for a terminal; "" clears it).
 absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
-                                     const ProgressFn& progress = nullptr);
+                                     const ProgressFn& progress = nullptr,
+                                     const ProgressFn& status_line = nullptr);
 
 // "2024-05-01T12:00:00Z", now.
 std::string UtcNow();

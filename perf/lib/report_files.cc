@@ -191,6 +191,36 @@ const std::vector<Column<AccuracyRow>>& AccuracyColumns() {
   return *columns;
 }
 
+const std::vector<Column<ModelRow>>& ModelColumns() {
+  using R = const ModelRow&;
+  static const std::vector<Column<ModelRow>>* columns =
+      new std::vector<Column<ModelRow>>{
+          {"impl", [](R r) -> json { return r.impl; }},
+          {"model", [](R r) -> json { return r.model; }},
+          {"layers", [](R r) -> json { return r.layers; }},
+          {"variant", [](R r) -> json { return r.variant; }},
+          {"step", [](R r) -> json { return r.step; }},
+          {"prefetch", [](R r) -> json { return r.prefetch; }},
+          {"huge_pages", [](R r) -> json { return r.huge_pages; }},
+          {"m", [](R r) -> json { return r.m; }},
+          {"calls", [](R r) -> json { return r.calls; }},
+          {"status", [](R r) -> json { return ToString(r.status); }},
+          {"samples", [](R r) -> json { return r.samples; }},
+          {"time_ms", [](R r) -> json { return r.time_ms; }},
+          {"min_ms", [](R r) -> json { return r.min_ms; }},
+          {"p90_ms", [](R r) -> json { return r.p90_ms; }},
+          {"tokens_per_s", [](R r) -> json { return r.tokens_per_s; }},
+          {"weight_bytes", [](R r) -> json { return r.weight_bytes; }},
+          {"weight_gbps", [](R r) -> json { return r.weight_gbps; }},
+          {"weight_gbps_max", [](R r) -> json { return r.weight_gbps_max; }},
+          {"read_gbps", [](R r) -> json { return r.read_gbps; }},
+          {"read_gbps_best", [](R r) -> json { return r.read_gbps_best; }},
+          {"read_pct", [](R r) -> json { return r.read_pct; }},
+          {"read_pct_min", [](R r) -> json { return r.read_pct_min; }},
+          {"note", [](R r) -> json { return r.note; }}};
+  return *columns;
+}
+
 // A JSON scalar as a CSV field: strings as they are, figures as bench.csv
 // writes them.
 std::string CsvValue(const json& v) {
@@ -260,6 +290,10 @@ std::string AccuracyCsv(const BenchReport& report) {
   return SectionCsv(AccuracyColumns(), report.accuracy);
 }
 
+std::string ModelCsv(const BenchReport& report) {
+  return SectionCsv(ModelColumns(), report.model_rows);
+}
+
 std::string ToCsv(const BenchReport& report) {
   return SectionCsv(RowColumns(), report.rows);
 }
@@ -268,8 +302,10 @@ std::string ToCsv(const BenchReport& report) {
 // threads, cpu{...}, options{ms, impls, reps, min_time_s}, peaks[...],
 // bandwidths[...], layers[...], wait_policy, rows[...], scaling[...]
 // (--scaling), act_order[...] (--act-order, act_order.csv's columns as
-// keys), accuracy[...] (--accuracy, accuracy.csv's columns), any_failed. The
-// sections that were not run are empty arrays.
+// keys), accuracy[...] (--accuracy, accuracy.csv's columns),
+// model{name, read_bytes, layers[...], rows[...]} (--model, model.csv's
+// columns as the rows' keys), any_failed. The sections that were not run
+// are empty arrays (model: null).
 std::string ToJson(const BenchReport& report) {
   json peaks = json::array();
   for (const ComputePeak& p : report.roofline.peaks) {
@@ -289,18 +325,29 @@ std::string ToJson(const BenchReport& report) {
                           {"threads", b.threads},
                           {"vector_bytes", b.vector_bytes}});
   }
-  json layers = json::array();
-  for (const LayerInfo& l : report.layers) {
-    layers.push_back({{"impl", l.impl},
-                      {"layer", l.layer},
-                      {"n", l.n},
-                      {"k", l.k},
-                      {"group_size", l.group_size},
-                      {"packed_bytes", l.packed_bytes},
-                      {"create_ms", l.create_ms},
-                      {"jit_generations", l.jit_generations},
-                      {"jit_ms", l.jit_ms},
-                      {"kernel", l.kernel}});
+  const auto layer_infos = [](const std::vector<LayerInfo>& infos) {
+    json out = json::array();
+    for (const LayerInfo& l : infos) {
+      out.push_back({{"impl", l.impl},
+                     {"layer", l.layer},
+                     {"n", l.n},
+                     {"k", l.k},
+                     {"group_size", l.group_size},
+                     {"packed_bytes", l.packed_bytes},
+                     {"create_ms", l.create_ms},
+                     {"jit_generations", l.jit_generations},
+                     {"jit_ms", l.jit_ms},
+                     {"kernel", l.kernel}});
+    }
+    return out;
+  };
+  const json layers = layer_infos(report.layers);
+  json model = nullptr;
+  if (!report.model.empty()) {
+    model = {{"name", report.model},
+             {"read_bytes", report.model_read_bytes},
+             {"layers", layer_infos(report.model_layers)},
+             {"rows", SectionJson(ModelColumns(), report.model_rows)}};
   }
   const json rows = SectionJson(RowColumns(), report.rows);
   const json scaling = SectionJson(ScalingColumns(), report.scaling);
@@ -326,6 +373,7 @@ std::string ToJson(const BenchReport& report) {
                     {"scaling", scaling},
                     {"act_order", act_order},
                     {"accuracy", accuracy},
+                    {"model", model},
                     {"any_failed", report.any_failed()}};
   return doc.dump(2) + "\n";
 }
@@ -340,11 +388,15 @@ absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
         absl::StrCat("cannot create ", dir, ": ", ec.message()));
   }
   std::vector<std::pair<std::string, std::string>> files = {
-      {"bench.csv", ToCsv(report)},
-      {"bench.json", ToJson(report)},
-      {"bench.txt", text},
-      {"roofline.svg", RooflineSvg(report)},
-      {"speedup.svg", SpeedupSvg(report)}};
+      {"bench.json", ToJson(report)}, {"bench.txt", text}};
+  // A --model run has no per-layer rows to chart.
+  if (report.model.empty()) {
+    files.insert(files.begin(), {"bench.csv", ToCsv(report)});
+    files.emplace_back("roofline.svg", RooflineSvg(report));
+    files.emplace_back("speedup.svg", SpeedupSvg(report));
+  } else {
+    files.emplace_back("model.csv", ModelCsv(report));
+  }
   if (!report.scaling.empty()) {
     files.emplace_back("scaling.csv", ScalingCsv(report));
   }

@@ -22,6 +22,8 @@ std::string ScalingCsv(const BenchReport& report);
 std::string ActOrderCsv(const BenchReport& report);
 // The --accuracy rows as CSV (accuracy.csv): every AccuracyRow field.
 std::string AccuracyCsv(const BenchReport& report);
+// The --model rows as CSV (model.csv): every ModelRow field.
+std::string ModelCsv(const BenchReport& report);
 // JSON text (the schema is documented in report_files.cc).
 std::string ToJson(const BenchReport& report);
 
@@ -29,6 +31,8 @@ std::string ToJson(const BenchReport& report);
 // (`text`), roofline.svg, speedup.svg, with --scaling scaling.csv and with
 // --act-order act_order.csv, with --accuracy accuracy.csv; returns the
 // paths written.
+// --act-order act_order.csv; a --model run bench.json, bench.txt and
+// model.csv. Returns the paths written.
 absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
     const BenchReport& report, const std::string& text, const std::string& dir);
 

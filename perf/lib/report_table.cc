@@ -123,6 +123,7 @@ std::string FormatHeader(const BenchReport& r) {
         "layout; u8s8 takes\n  already-quantized u8 activations (not timed) "
         "and writes f32 with per-channel scales;\n  bf16 writes bf16.\n");
   }
+  if (r.roofline.peaks.empty() && r.roofline.bandwidths.empty()) return out;
   absl::StrAppendFormat(
       &out,
       "roofline: roof%% is the p50's %% of the best ceiling measured in this "
@@ -308,8 +309,42 @@ std::string FormatAccuracy(const BenchReport& report) {
   return out;
 }
 
+std::string FormatModel(const BenchReport& report) {
+  if (report.model_rows.empty()) return "";
+  const ModelRow& first = report.model_rows.front();
+  std::string out = absl::StrFormat(
+      "\n== model %s, %d decoder layers, %d linear calls per step, a step "
+      "through all in order ==\n"
+      "read = a plain streaming read of a %s buffer timed in the same "
+      "rounds (its p50 rate;\n  best = from its min); read%% = the step's "
+      "weight GB/s (p50) over the read's p50,\n  min%% = the step's from "
+      "its min over the read's best. plain: the linears alone;\n  fused: "
+      "with gate_up silu_mul and the residual add in o_proj and down.\n"
+      "%-6s %-7s %-8s %5s %-3s %5s %9s %9s %9s %9s %8s %7s %7s %6s %6s\n",
+      report.model, first.layers, first.calls,
+      FormatBytes(static_cast<double>(report.model_read_bytes)), "mode",
+      "variant", "step", "pf", "2M", "M", "p50(ms)", "min(ms)", "p90(ms)",
+      "tok/s", "W GB/s", "read", "best", "read%", "min%");
+  for (const ModelRow& r : report.model_rows) {
+    absl::StrAppendFormat(
+        &out, "%-6s %-7s %-8s %5s %-3s %5d ", ImplTitle(r.impl), r.variant,
+        r.step, r.prefetch < 0 ? std::string("-") : absl::StrCat(r.prefetch),
+        r.huge_pages ? "on" : "off", r.m);
+    if (!r.ok()) {
+      absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
+      continue;
+    }
+    absl::StrAppendFormat(
+        &out, "%9.1f %9.1f %9.1f %9.1f %8.1f %7.1f %7.1f %5.0f%% %5.0f%%\n",
+        r.time_ms, r.min_ms, r.p90_ms, r.tokens_per_s, r.weight_gbps,
+        r.read_gbps, r.read_gbps_best, r.read_pct, r.read_pct_min);
+  }
+  return out;
+}
+
 std::string FormatReport(const BenchReport& report) {
   std::string out = FormatHeader(report);
+  out += FormatModel(report);
   for (const std::string& impl : report.impls) {
     out += FormatTable(report, impl);
   }

@@ -19,6 +19,9 @@ std::string FormatScaling(const BenchReport& report);
 std::string FormatActOrder(const BenchReport& report);
 // The --accuracy section ("" without it).
 std::string FormatAccuracy(const BenchReport& report);
+// The --model section ("" without it): per mode, variant and M the step's
+// p50/min/p90, tokens/s, weight GB/s and its % of the read alongside.
+std::string FormatModel(const BenchReport& report);
 // "W4A16: 20 ok, ...; geomean speedup ...; median roofline ..."
 std::string FormatSummary(const BenchReport& report, const std::string& impl);
 // Header, then table and summary of every implementation.

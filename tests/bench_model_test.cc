@@ -1,0 +1,265 @@
+// The --model section of `w4jit bench`: its options, the memory check and
+// the report's columns (not its timings).
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_data.h"
+#include "perf/lib/model_bench.h"
+#include "perf/lib/report_files.h"
+#include "perf/lib/report_table.h"
+#include "runtime/formats/import.h"
+#include "w4jit/layer.hpp"
+
+namespace w4jit::perf {
+namespace {
+
+absl::StatusOr<BenchConfig> Parse(std::vector<const char*> args) {
+  return ParseBenchArgs(static_cast<int>(args.size()), args.data());
+}
+
+TEST(BenchModelConfig, ModelTakesThePresetsLayersAndDecodeMs) {
+  absl::StatusOr<BenchConfig> c = Parse({"--model=llama3-8b"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model, "llama3-8b");
+  EXPECT_EQ(c->model_layers, 32);
+  EXPECT_EQ(c->ms, (std::vector<int64_t>{1, 4, 8, 16}));
+  EXPECT_TRUE(c->prefill_ms.empty());
+  EXPECT_EQ(c->model_steps, 10);
+  EXPECT_EQ(c->model_variants, (std::vector<std::string>{"plain", "fused"}));
+
+  c = Parse({"--model", "qwen2.5-7b", "--layers=3", "--m=1,2", "--steps=4",
+             "--prefill-m=128", "--epilogues=fused", "--modes=da8w4"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model_layers, 3);
+  EXPECT_EQ(c->ms, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(c->prefill_ms, (std::vector<int64_t>{128}));
+  EXPECT_EQ(c->model_steps, 4);
+  EXPECT_EQ(c->model_variants, (std::vector<std::string>{"fused"}));
+  EXPECT_EQ(c->modes, (std::vector<Mode>{Mode::kDA8W4}));
+
+  EXPECT_TRUE(c->model_prefetch.empty());
+  EXPECT_EQ(c->model_huge_pages, (std::vector<bool>{false}));
+  c = Parse({"--model=llama3-8b", "--prefetch=0,512", "--hugepages=both"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model_prefetch, (std::vector<int64_t>{0, 512}));
+  EXPECT_EQ(c->model_huge_pages, (std::vector<bool>{false, true}));
+
+  EXPECT_EQ(FindPreset("llama3-70b-tp4")->num_layers, 80);
+  EXPECT_EQ(FindPreset("qwen2.5-7b")->num_layers, 28);
+  // Without --model the single-layer defaults stay.
+  c = Parse({});
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->model.empty());
+  EXPECT_EQ(c->ms.size(), 7u);
+}
+
+TEST(BenchModelConfig, BadValuesAreNamed) {
+  const struct {
+    std::vector<const char*> args;
+    const char* message;
+  } cases[] = {
+      {{"--model=gpt5"}, "--model: unknown 'gpt5'"},
+      {{"--model=llama3-8b", "--layers=33"}, "--layers=33: llama3-8b has 32"},
+      {{"--model=llama3-8b", "--layers=0"}, "--layers: want >= 1"},
+      {{"--model=llama3-8b", "--layers=x"}, "--layers: 'x'"},
+      {{"--layers=2"}, "--layers needs --model"},
+      {{"--prefill-m=64"}, "--prefill-m needs --model"},
+      {{"--model=llama3-8b", "--steps=0"}, "--steps: want >= 1"},
+      {{"--model=llama3-8b", "--epilogues=some"}, "--epilogues: 'some'"},
+      {{"--model=llama3-8b", "--prefill-m=0"}, "--prefill-m"},
+      {{"--model=llama3-8b", "--prefetch=100"}, "--prefetch: '100'"},
+      {{"--model=llama3-8b", "--hugepages=yes"}, "--hugepages: 'yes'"},
+      {{"--prefetch=64"}, "--prefetch needs --model"},
+  };
+  for (const auto& c : cases) {
+    absl::StatusOr<BenchConfig> r = Parse(c.args);
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos)
+        << r.status().message();
+  }
+  EXPECT_NE(BenchUsage().find("--model=NAME"), std::string::npos);
+  EXPECT_NE(BenchUsage().find("--layers=L"), std::string::npos);
+}
+
+TEST(BenchModelMemory, ParsesMemAvailable) {
+  absl::StatusOr<int64_t> v = ParseMemAvailable(
+      "MemTotal:       24000000 kB\nMemFree:  100 kB\n"
+      "MemAvailable:   23647128 kB\nBuffers: 1 kB\n");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, int64_t{23647128} * 1024);
+  EXPECT_FALSE(ParseMemAvailable("MemTotal: 1 kB\n").ok());
+  EXPECT_FALSE(ParseMemAvailable("MemAvailable: lots kB\n").ok());
+  absl::StatusOr<int64_t> here = MemAvailableBytes();
+  ASSERT_TRUE(here.ok()) << here.status();
+  EXPECT_GT(*here, 0);
+}
+
+// The estimate bounds what a layer really holds, in both modes and both
+// weight types, and is not far above it.
+TEST(BenchModelMemory, EstimateBoundsPackedBytes) {
+  for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
+    for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+      for (const LayerShape& shape : {LayerShape{"a", 512, 1024, 128, false},
+                                      LayerShape{"b", 384, 2048, 128, true},
+                                      LayerShape{"c", 256, 512, -1, false}}) {
+        const LayerDesc desc = BenchDesc(shape, mode, wt);
+        const internal::CanonicalWeights w = BenchWeights(desc, 7);
+        absl::StatusOr<internal::OwnedCheckpoint> ckpt =
+            internal::ExportWeights(desc, w, WeightFormat::kUnpackedInt8);
+        ASSERT_TRUE(ckpt.ok());
+        absl::StatusOr<std::unique_ptr<Layer>> layer =
+            Layer::Create(desc, ckpt->view());
+        ASSERT_TRUE(layer.ok()) << layer.status();
+        const int64_t actual = static_cast<int64_t>((*layer)->packed_bytes());
+        const int64_t estimate = EstimatePackedBytes(shape, wt);
+        EXPECT_GE(estimate, actual) << shape.name << " " << ToString(mode);
+        EXPECT_LE(estimate, actual * 5 / 4)
+            << shape.name << " " << ToString(mode);
+      }
+    }
+  }
+}
+
+TEST(BenchModelMemory, CheckNamesBytesNeededAndAvailable) {
+  absl::StatusOr<BenchConfig> c = Parse({"--model=llama3-8b"});
+  ASSERT_TRUE(c.ok());
+  const ModelMemory need =
+      EstimateModelMemory(*c, *FindPreset("llama3-8b"), int64_t{1} << 30);
+  // 218 M weights per decoder layer, two modes: ~2 x 116 MB per layer.
+  EXPECT_GT(need.per_layer_bytes, 2 * 109000000);
+  EXPECT_LT(need.per_layer_bytes, 2 * 130000000);
+  EXPECT_EQ(need.packed_bytes, need.per_layer_bytes * 32);
+  // A copy per --prefetch distance and --hugepages setting.
+  BenchConfig copies = *c;
+  copies.model_prefetch = {0, 512, 1024};
+  copies.model_huge_pages = {false, true};
+  EXPECT_EQ(
+      EstimateModelMemory(copies, *FindPreset("llama3-8b"), 0).per_layer_bytes,
+      6 * need.per_layer_bytes);
+  EXPECT_EQ(need.read_buffer_bytes, int64_t{1} << 30);
+  EXPECT_GT(need.scratch_bytes, 2 * 28672 * 4096);
+  EXPECT_TRUE(CheckModelMemory(*c, need, need.total()).ok());
+
+  const int64_t available = need.read_buffer_bytes + need.scratch_bytes +
+                            5 * need.per_layer_bytes + 1;
+  const absl::Status s = CheckModelMemory(*c, need, available);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  const std::string msg(s.message());
+  EXPECT_NE(msg.find(absl::StrCat("needs ", need.total(), " bytes")),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(absl::StrCat("MemAvailable is ", available, " bytes")),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("--layers=5 fits"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("32 layers in 2 mode(s)"), std::string::npos) << msg;
+  EXPECT_NE(CheckModelMemory(*c, need, 1000)
+                .message()
+                .find("not even one layer fits"),
+            std::string::npos);
+}
+
+ModelRow SampleModelRow(const char* impl, int64_t m, double ms) {
+  ModelRow r;
+  r.impl = impl;
+  r.model = "llama3-8b";
+  r.layers = 32;
+  r.variant = "fused";
+  r.step = "decode";
+  r.m = m;
+  r.calls = 128;
+  r.weight_bytes = 4000000000;
+  TimingResult step;
+  step.samples = 10;
+  step.median_us = ms * 1e3;
+  step.min_us = ms * 0.8e3;
+  step.p90_us = ms * 1.2e3;
+  TimingResult read;
+  read.samples = 10;
+  read.median_us = 50e3;  // 2 GB in 50 ms: 40 GB/s
+  read.min_us = 40e3;     // 50 GB/s
+  FillModelRowFigures(step, read, 2e9, &r);
+  return r;
+}
+
+TEST(BenchModelReport, FiguresFromStepAndReadTimings) {
+  const ModelRow r = SampleModelRow(kImplW4a16, 4, 125.0);
+  EXPECT_EQ(r.samples, 10);
+  EXPECT_DOUBLE_EQ(r.time_ms, 125.0);
+  EXPECT_DOUBLE_EQ(r.min_ms, 100.0);
+  EXPECT_DOUBLE_EQ(r.p90_ms, 150.0);
+  EXPECT_DOUBLE_EQ(r.tokens_per_s, 32.0);
+  EXPECT_DOUBLE_EQ(r.weight_gbps, 32.0);
+  EXPECT_DOUBLE_EQ(r.weight_gbps_max, 40.0);
+  EXPECT_DOUBLE_EQ(r.read_gbps, 40.0);
+  EXPECT_DOUBLE_EQ(r.read_gbps_best, 50.0);
+  EXPECT_DOUBLE_EQ(r.read_pct, 80.0);
+  EXPECT_DOUBLE_EQ(r.read_pct_min, 80.0);
+}
+
+TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
+  BenchReport report;
+  report.preset = report.model = "llama3-8b";
+  report.model_read_bytes = int64_t{1} << 30;
+  report.model_rows.push_back(SampleModelRow(kImplW4a16, 1, 100.0));
+  report.model_rows.push_back(SampleModelRow(kImplDa8w4, 16, 200.0));
+  ModelRow failed = SampleModelRow(kImplDa8w4, 8, 1.0);
+  failed.status = RowStatus::kError;
+  failed.note = "no memory, at all";
+  report.model_rows.push_back(failed);
+  LayerInfo info;
+  info.impl = kImplW4a16;
+  info.layer = "qkv";
+  info.packed_bytes = 123;
+  report.model_layers.push_back(info);
+
+  const std::string text = FormatReport(report);
+  for (const char* s :
+       {"== model llama3-8b, 32 decoder layers, 128 linear calls per step",
+        "p50(ms)", "min(ms)", "p90(ms)", "tok/s", "W GB/s", "read%", "min%",
+        "1.07 GB buffer", "error: no memory, at all"}) {
+    EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
+  }
+  // W4A16 M = 1: 100 ms, 10 tok/s, 40 GB/s = 100% of the read's 40.
+  EXPECT_NE(text.find("W4A16  fused   decode       - off     1     100.0      "
+                      "80.0     120.0      10.0     40.0    40.0    50.0   100%"
+                      "   100%"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("roofline:"), std::string::npos);
+
+  const std::string csv = ModelCsv(report);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_EQ(header,
+            "impl,model,layers,variant,step,prefetch,huge_pages,m,calls,"
+            "status,samples,time_ms,"
+            "min_ms,p90_ms,tokens_per_s,weight_bytes,weight_gbps,"
+            "weight_gbps_max,read_gbps,read_gbps_best,read_pct,read_pct_min,"
+            "note");
+  EXPECT_NE(csv.find("\"no memory, at all\""), std::string::npos);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
+
+  const nlohmann::json doc = nlohmann::json::parse(ToJson(report));
+  ASSERT_TRUE(doc["model"].is_object());
+  EXPECT_EQ(doc["model"]["name"], "llama3-8b");
+  EXPECT_EQ(doc["model"]["read_bytes"], int64_t{1} << 30);
+  ASSERT_EQ(doc["model"]["rows"].size(), 3u);
+  EXPECT_EQ(doc["model"]["layers"][0]["packed_bytes"], 123);
+  const nlohmann::json& row = doc["model"]["rows"][1];
+  EXPECT_EQ(row["impl"], "da8w4");
+  EXPECT_EQ(row["m"], 16);
+  EXPECT_DOUBLE_EQ(row["tokens_per_s"].get<double>(), 80.0);
+  EXPECT_DOUBLE_EQ(row["read_pct"].get<double>(), 50.0);
+  EXPECT_EQ(doc["any_failed"], true);
+  // Without the section, "model" is null.
+  EXPECT_TRUE(nlohmann::json::parse(ToJson(BenchReport{}))["model"].is_null());
+}
+
+}  // namespace
+}  // namespace w4jit::perf
