@@ -2,6 +2,8 @@
 // prefetch distance (a tuning parameter of both modes) and 2 MB pages for
 // a layer's buffers. Neither may change a result; prefetch 0 emits no
 // prefetch code and keeps the kernel names of before.
+#include <unistd.h>
+
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -30,7 +32,9 @@ void InstallPrefetch(const LayerDesc& desc, int64_t d) {
       internal::CpuClassOf(internal::HostCpu(), internal::ActiveIsa());
   file.entries.push_back(
       {desc.mode, desc.n, desc.k, desc.group_size, {{"prefetch_distance", d}}});
-  const std::string path = ::testing::TempDir() + "/prefetch_tuning.json";
+  // One file per process: ctest -j runs the tiers' processes side by side.
+  const std::string path = ::testing::TempDir() + "/prefetch_tuning_" +
+                           std::to_string(getpid()) + ".json";
   std::ofstream(path) << internal::TuningToJson(file);
   ASSERT_TRUE(LoadTuningFile(path).ok());
 }
