@@ -45,11 +45,15 @@ struct KernelKey {
   // N / 2, where n counts the packed [gate | up] columns).
   uint32_t epilogue = 0;
   int64_t out_n = 0;
+  // W4A16 float zero points (ZeroPointDomain::kFloat): the weights decode
+  // as s4 (u - 8) and the kernel adds zf * sum_{k in g} x per group (int4
+  // kernel) or zf to the dequantized panel. Name: "s4fz".
+  bool float_zero = false;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
-                    epilogue, out_n);
+                    epilogue, out_n, float_zero);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -61,7 +65,7 @@ struct KernelKey {
         static_cast<int>(key.act_dtype), static_cast<int>(key.out_dtype),
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
-        key.flags, key.epilogue, key.out_n);
+        key.flags, key.epilogue, key.out_n, key.float_zero);
   }
 
   // Readable, unique for distinct keys.

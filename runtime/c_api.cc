@@ -81,6 +81,9 @@ w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
         static_cast<w4jit::DType>(RawEnum(e.binary_dtype[i]));
   }
   out.epilogue.silu_mul = e.silu_mul != 0;
+  out.zero_point_domain =
+      static_cast<w4jit::ZeroPointDomain>(d.zero_point_domain);
+  out.zero_point_dtype = static_cast<w4jit::DType>(d.zero_point_dtype);
   return out;
 }
 
@@ -123,6 +126,9 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc) {
         static_cast<w4jit_dtype>(e.binary[i].dtype);
   }
   desc->epilogue.silu_mul = e.silu_mul ? 1 : 0;
+  desc->zero_point_domain =
+      static_cast<w4jit_zero_point_domain>(d.zero_point_domain);
+  desc->zero_point_dtype = static_cast<w4jit_dtype>(d.zero_point_dtype);
 }
 
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
