@@ -164,14 +164,17 @@ std::string CaseToString(const Case& c) {
       "isa=%s,mode=%s,n=%d,k=%d,group=%d,weights=%s,format=%s,"
       "groups_major=%d,scales=%s,act=%s,out=%s,bias=%s,bf16_compute=%d,"
       "m=%d,ldx=%d,ldy=%d,threads=%d,backend=%s,wseed=%u,xseed=%u,"
-      "act_order=%d,ep=%u",
+      "act_order=%d,ep=%u,zp=%s",
       internal::ToString(c.isa), ToString(d.mode), d.n, d.k, d.group_size,
       ToString(d.weight_type), ToString(c.format), c.groups_major ? 1 : 0,
       ToString(d.scale_dtype), ToString(d.act_dtype), ToString(d.out_dtype),
       d.has_bias ? ToString(d.bias_dtype) : "none",
       d.allow_bf16_compute ? 1 : 0, c.m, c.ldx, c.ldy, c.threads, c.backend,
       c.weight_seed, c.x_seed, c.act_order ? 1 : 0,
-      internal::EpilogueCode(d.epilogue));
+      internal::EpilogueCode(d.epilogue),
+      d.zero_point_domain == ZeroPointDomain::kFloat
+          ? ToString(d.zero_point_dtype)
+          : "integer");
 }
 
 absl::StatusOr<Case> ParseCase(const std::string& text) {
@@ -212,6 +215,16 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
           ok = true;
         }
       }
+      if (value == ToString(WeightFormat::kTinygemmInt4Pack)) {
+        c.format = WeightFormat::kTinygemmInt4Pack;
+        ok = true;
+      }
+    } else if (name == "zp") {
+      // "integer", or the dtype of float zero points.
+      d.zero_point_domain = value == "integer" ? ZeroPointDomain::kInteger
+                                               : ZeroPointDomain::kFloat;
+      ok = value == "integer" ||
+           ParseEnum(value, {DType::kBF16, DType::kF32}, &d.zero_point_dtype);
     } else if (name == "scales") {
       ok = ParseEnum(value, dtypes, &d.scale_dtype);
     } else if (name == "act") {
@@ -341,6 +354,23 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
     for (int i = 0; i < e.num_binary; ++i) {
       e.binary[i].op = Coin(rng) ? BinaryOp::kMul : BinaryOp::kAdd;
       e.binary[i].dtype = Coin(rng) ? DType::kBF16 : DType::kF32;
+    }
+  }
+  // Float zero points (torchao's tinygemm form) for a third of the W4A16
+  // u4 cases, drawn after everything else for the same reason; in the
+  // tinygemm-int4pack format (N a multiple of 64, no g_idx) where K is
+  // even and a coin says so, else beside unpacked or zentorch weights.
+  if (d.mode == Mode::kW4A16 && d.weight_type == WeightType::kU4 &&
+      Coin(rng, 0.33)) {
+    d.zero_point_domain = ZeroPointDomain::kFloat;
+    d.zero_point_dtype = Coin(rng) ? DType::kBF16 : DType::kF32;
+    if (d.k % 2 == 0 && Coin(rng, 0.5)) {
+      c.format = WeightFormat::kTinygemmInt4Pack;
+      d.n = RoundUp(d.n, 64);
+      c.ldy = d.n + (c.ldy > 0 ? c.ldy % 7 : 0);
+      c.act_order = false;
+    } else if (c.format != WeightFormat::kZentorchInt32) {
+      c.format = WeightFormat::kUnpackedInt8;
     }
   }
   return c;
