@@ -321,22 +321,30 @@ INSTANTIATE_TEST_SUITE_P(Tiers, FloatZeroTiers, ::testing::ValuesIn(kTiers),
                          });
 
 TEST(FloatZeroEpilogue, FusedPostOpsSeeTheZeroTerm) {
-  // The zero term joins t before the activation and binary post-ops.
-  LayerDesc d = FloatZeroDesc(64, 128, 32, DType::kBF16, DType::kBF16,
-                              DType::kBF16, true);
-  d.epilogue.activation = Activation::kGeluTanh;
-  d.epilogue.num_binary = 1;
-  d.epilogue.binary[0] = {BinaryOp::kAdd, DType::kBF16};
-  const CanonicalWeights w = RandomWeights(d, 4);
-  auto layer = LayerFrom(d, w, WeightFormat::kTinygemmInt4Pack);
-  ASSERT_TRUE(layer.ok()) << layer.status();
-  for (int64_t m : {1, 6, 70}) {
-    const auto x = RandomActivations(d, m, d.k, 8);
-    const check::EpilogueOperands ops =
-        check::RandomEpilogueOperands(d, m, 2, 3);
-    const check::CheckResult r =
-        check::CheckRun(**layer, w, m, x.data(), d.k, d.n, nullptr, &ops);
-    EXPECT_TRUE(r.ok()) << "M = " << m << "\n" << r.report;
+  // The zero term joins t before the activation and binary post-ops; with
+  // silu_mul the [gate | up] columns are interleaved, zf with them.
+  for (bool silu_mul : {false, true}) {
+    LayerDesc d = FloatZeroDesc(128, 128, 32, DType::kBF16, DType::kBF16,
+                                DType::kBF16, true);
+    if (silu_mul) {
+      d.epilogue.silu_mul = true;
+    } else {
+      d.epilogue.activation = Activation::kGeluTanh;
+    }
+    d.epilogue.num_binary = 1;
+    d.epilogue.binary[0] = {BinaryOp::kAdd, DType::kBF16};
+    SCOPED_TRACE(Describe(d));
+    const CanonicalWeights w = RandomWeights(d, 4);
+    auto layer = LayerFrom(d, w, WeightFormat::kTinygemmInt4Pack);
+    ASSERT_TRUE(layer.ok()) << layer.status();
+    for (int64_t m : {1, 6, 70}) {
+      const auto x = RandomActivations(d, m, d.k, 8);
+      const check::EpilogueOperands ops =
+          check::RandomEpilogueOperands(d, m, 2, 3);
+      const check::CheckResult r = check::CheckRun(**layer, w, m, x.data(), d.k,
+                                                   d.out_n(), nullptr, &ops);
+      EXPECT_TRUE(r.ok()) << "M = " << m << "\n" << r.report;
+    }
   }
 }
 

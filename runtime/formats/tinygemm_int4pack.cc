@@ -14,6 +14,8 @@
 // torch writes another layout on CPUs without AVX-512 (32-row blocks) and
 // for a last block of fewer than 64 rows (adjacent rows share a byte);
 // only the 64-row one is imported, hence N % 64 == 0.
+#include "runtime/formats/tinygemm_int4pack.h"
+
 #include "absl/strings/str_format.h"
 #include "runtime/formats/common.h"
 
@@ -61,18 +63,23 @@ Place PlaceOf(int64_t k_total, int64_t n, int64_t k) {
 
 }  // namespace
 
+void UnpackTinygemmInt4Pack(const uint8_t* packed, int64_t n, int64_t k,
+                            uint8_t* u) {
+  for (int64_t row = 0; row < n; ++row) {
+    for (int64_t col = 0; col < k; ++col) {
+      const Place p = PlaceOf(k, row, col);
+      u[row * k + col] =
+          static_cast<uint8_t>((packed[p.byte] >> (4 * p.nibble)) & 0xF);
+    }
+  }
+}
+
 absl::Status ImportTinygemmInt4Pack(const LayerDesc& desc, const WeightsView& v,
                                     CanonicalWeights* w) {
   if (absl::Status s = CheckShape(desc); !s.ok()) return s;
-  const uint8_t* bytes = static_cast<const uint8_t*>(v.qweight);
   w->u.resize(static_cast<size_t>(w->n * w->k));
-  for (int64_t n = 0; n < w->n; ++n) {
-    for (int64_t k = 0; k < w->k; ++k) {
-      const Place p = PlaceOf(w->k, n, k);
-      w->u[n * w->k + k] =
-          static_cast<uint8_t>((bytes[p.byte] >> (4 * p.nibble)) & 0xF);
-    }
-  }
+  UnpackTinygemmInt4Pack(static_cast<const uint8_t*>(v.qweight), w->n, w->k,
+                         w->u.data());
   ReadScales(desc, v.scales, GroupLayout::kGroupsMajor, w);
   return ReadFloatZeroPoints(desc, v.zero_points, GroupLayout::kGroupsMajor, w);
 }
