@@ -169,8 +169,10 @@ def test_tinygemm_woq_linear_every_tier(tier):
         pytest.skip(f"this CPU lacks {sorted(missing)}")
     env = dict(os.environ, W4JIT_ISA=tier)
     here = os.path.dirname(os.path.abspath(__file__))
+    # Absolute paths: the worker runs from this directory.
     env["PYTHONPATH"] = os.pathsep.join(
-        [here] + [p for p in [env.get("PYTHONPATH")] if p])
+        [here] + [os.path.abspath(p)
+                  for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     r = subprocess.run(
         [sys.executable, "-c",
          "import test_int4pack as t; t.run_tier_checks()"],
