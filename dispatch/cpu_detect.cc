@@ -3,6 +3,7 @@
 // generation, because Debian's 2022 cpuinfo does not know Zen 4/5.
 #include <cpuid.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -11,6 +12,7 @@
 #include "base/log.h"
 #include "cpuinfo.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/cpuid_caches.h"
 
 namespace w4jit::internal {
 namespace {
@@ -68,7 +70,21 @@ CpuProfile Detect() {
   if (const cpuinfo_cache* c = cpuinfo_get_l1d_cache(0)) p.l1d_bytes = c->size;
   if (const cpuinfo_cache* c = cpuinfo_get_l2_cache(0)) p.l2_bytes = c->size;
   if (const cpuinfo_cache* c = cpuinfo_get_l3_cache(0)) p.l3_bytes = c->size;
-  p.cores = static_cast<int>(cpuinfo_get_cores_count());
+  if (vendor == Vendor::kAmd &&
+      (p.l1d_bytes == 0 || p.l2_bytes == 0 || p.l3_bytes == 0)) {
+    const LegacyCacheSizes legacy = HostLegacyAmdCaches();
+    if (p.l1d_bytes == 0) p.l1d_bytes = legacy.l1d_bytes;
+    if (p.l2_bytes == 0) p.l2_bytes = legacy.l2_bytes;
+    if (p.l3_bytes == 0) p.l3_bytes = legacy.l3_bytes;
+  }
+  // The same VMs hide the topology leaves, and cpuinfo then finds no
+  // caches and counts one core for all the processors; such VMs give one
+  // thread per vCPU core, so the processors are the cores there.
+  const bool topology_hidden = cpuinfo_get_l1d_caches_count() == 0;
+  p.cores =
+      static_cast<int>(std::max(topology_hidden ? cpuinfo_get_processors_count()
+                                                : cpuinfo_get_cores_count(),
+                                1u));
   if (const cpuinfo_package* pkg = cpuinfo_get_package(0)) p.name = pkg->name;
 
   if (const char* env = std::getenv("W4JIT_ISA"); env != nullptr && *env) {

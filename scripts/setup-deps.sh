@@ -20,6 +20,9 @@ PACKAGES=(
   # The PyTorch custom-op library and its Python tests (built when Torch is
   # found).
   libtorch-dev python3-torch python3-pytest
+  # `pip install .` of the Python package into a venv over the system
+  # site packages (scripts/pip-install-check.sh).
+  python3-venv python3-pip python3-setuptools python3-wheel
   # The fuzz preset: clang 14 and its libFuzzer runtime
   # (libclang_rt.fuzzer-x86_64.a, a Recommends that we must name).
   clang libclang-rt-14-dev

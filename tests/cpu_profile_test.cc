@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "dispatch/cpuid_caches.h"
 #include "gtest/gtest.h"
 
 namespace w4jit::internal {
@@ -136,6 +137,21 @@ TEST(HostCpuTest, ScopedCapLowersAndRestores) {
     EXPECT_EQ(ActiveIsa(), IsaTier::kRef);
   }
   EXPECT_EQ(ActiveIsa(), before);
+}
+
+// Registers as a Zen 5 VM reported them (2026-12-03): 48 KB L1d, 1 MB L2,
+// and an L3 field of 1016 x 512 KB (the package's sum over every CCD),
+// which is clamped to one CCX.
+TEST(LegacyAmdCachesTest, DecodesTheLegacyLeaves) {
+  const LegacyCacheSizes s = DecodeLegacyAmdCaches(
+      /*l1_ecx=*/(48u << 24) | 0x00080140u, /*l2_ecx=*/(1024u << 16) | 0x6140u,
+      /*l3_edx=*/(1016u << 18) | 0x9140u, /*max_l3_instance_bytes=*/32 << 20);
+  EXPECT_EQ(s.l1d_bytes, 48 << 10);
+  EXPECT_EQ(s.l2_bytes, 1 << 20);
+  EXPECT_EQ(s.l3_bytes, 32 << 20);
+  // An L3 field below the clamp is taken as it is; zero leaves give zero.
+  EXPECT_EQ(DecodeLegacyAmdCaches(0, 0, 16u << 18, 32 << 20).l3_bytes, 8 << 20);
+  EXPECT_EQ(DecodeLegacyAmdCaches(0, 0, 0, 32 << 20).l1d_bytes, 0);
 }
 
 }  // namespace

@@ -78,46 +78,45 @@ constexpr const char* kAdd = "w4jit::woq_linear_add";
 constexpr const char* kMulAdd = "w4jit::woq_linear_mul_add";
 constexpr const char* kAddAdd = "w4jit::woq_linear_add_add";
 
+// The binary ops take their operands before bias (zentorch's order).
 at::Tensor AddOp(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
-                 const OptT& zp, const OptT& b, const at::Tensor& a,
+                 const OptT& zp, const at::Tensor& a, const OptT& b,
                  c10::string_view) {
   return WoqLinearEpilogue(kAdd, x, w, s, zp, b, Binary({BinaryOp::kAdd}), {a},
                            nullptr);
 }
 at::Tensor AddOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
-                  const OptT& zp, const OptT& b, const at::Tensor& a,
+                  const OptT& zp, const at::Tensor& a, const OptT& b,
                   at::Tensor& out, c10::string_view) {
   WoqLinearEpilogue(kAdd, x, w, s, zp, b, Binary({BinaryOp::kAdd}), {a}, &out);
   return out;
 }
 at::Tensor MulAddOp(const at::Tensor& x, const at::Tensor& w,
-                    const at::Tensor& s, const OptT& zp, const OptT& b,
-                    const at::Tensor& mul, const at::Tensor& add,
-                    c10::string_view) {
+                    const at::Tensor& s, const OptT& zp, const at::Tensor& mul,
+                    const at::Tensor& add, const OptT& b, c10::string_view) {
   return WoqLinearEpilogue(kMulAdd, x, w, s, zp, b,
                            Binary({BinaryOp::kMul, BinaryOp::kAdd}), {mul, add},
                            nullptr);
 }
 at::Tensor MulAddOut(const at::Tensor& x, const at::Tensor& w,
-                     const at::Tensor& s, const OptT& zp, const OptT& b,
-                     const at::Tensor& mul, const at::Tensor& add,
-                     at::Tensor& out, c10::string_view) {
+                     const at::Tensor& s, const OptT& zp, const at::Tensor& mul,
+                     const at::Tensor& add, const OptT& b, at::Tensor& out,
+                     c10::string_view) {
   WoqLinearEpilogue(kMulAdd, x, w, s, zp, b,
                     Binary({BinaryOp::kMul, BinaryOp::kAdd}), {mul, add}, &out);
   return out;
 }
 at::Tensor AddAddOp(const at::Tensor& x, const at::Tensor& w,
-                    const at::Tensor& s, const OptT& zp, const OptT& b,
-                    const at::Tensor& a1, const at::Tensor& a2,
-                    c10::string_view) {
+                    const at::Tensor& s, const OptT& zp, const at::Tensor& a1,
+                    const at::Tensor& a2, const OptT& b, c10::string_view) {
   return WoqLinearEpilogue(kAddAdd, x, w, s, zp, b,
                            Binary({BinaryOp::kAdd, BinaryOp::kAdd}), {a1, a2},
                            nullptr);
 }
 at::Tensor AddAddOut(const at::Tensor& x, const at::Tensor& w,
-                     const at::Tensor& s, const OptT& zp, const OptT& b,
-                     const at::Tensor& a1, const at::Tensor& a2,
-                     at::Tensor& out, c10::string_view) {
+                     const at::Tensor& s, const OptT& zp, const at::Tensor& a1,
+                     const at::Tensor& a2, const OptT& b, at::Tensor& out,
+                     c10::string_view) {
   WoqLinearEpilogue(kAddAdd, x, w, s, zp, b,
                     Binary({BinaryOp::kAdd, BinaryOp::kAdd}), {a1, a2}, &out);
   return out;
@@ -129,15 +128,17 @@ at::Tensor DqOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
   return out;
 }
 
-// "woq_linear_relu(Tensor input, ..., Tensor? bias<extra>, *, str
-// zentorch_op_name=...) -> Tensor" and its .out overload.
+// zentorch's "woq_linear_relu(Tensor input, Tensor weight, Tensor
+// weight_scales, Tensor? weight_zero_points<extra>, Tensor? bias=None, *,
+// str zentorch_op_name=...) -> Tensor" (the binary operands in <extra>,
+// before bias), and its .out overload with `out` keyword-only.
 c10::FunctionSchema Schema(const std::string& name, const std::string& extra,
                            bool out) {
   const std::string head =
       name + (out ? ".out" : "") +
-      "(Tensor input, Tensor qweight, Tensor weight_scales, "
-      "Tensor? weight_zero_point, Tensor? bias" +
-      extra + ", *, ";
+      "(Tensor input, Tensor weight, Tensor weight_scales, "
+      "Tensor? weight_zero_points" +
+      extra + ", Tensor? bias=None, *, ";
   const std::string tail = "str zentorch_op_name=\"w4jit::" + name + "\")";
   const std::string text =
       out ? head + "Tensor(a!) out, " + tail + " -> Tensor(a!)"
@@ -183,7 +184,7 @@ void RegisterEpilogueOps(torch::Library& m) {
         TORCH_FN(AddAddOut));
   m.def(
       "dynamic_qlinear.out(Tensor input, Tensor weight, Tensor "
-      "weight_scales, Tensor? bias, *, Tensor(a!) out, "
+      "weight_scales, Tensor? bias=None, *, Tensor(a!) out, "
       "str zentorch_op_name=\"w4jit::dynamic_qlinear\") -> Tensor(a!)",
       TORCH_FN(DqOut));
 }

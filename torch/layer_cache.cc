@@ -3,28 +3,42 @@
 #include <algorithm>
 #include <utility>
 
+#include "torch/content_fingerprint.h"
+
 namespace w4jit::torch_ext {
 
-TensorKey::TensorKey(const at::Tensor& t)
+namespace {
+
+// What stands for t's contents (layer_cache.h): the version counter of a
+// normal tensor, the given fingerprint of an inference tensor.
+uint64_t Contents(const at::Tensor& t, uint64_t fingerprint) {
+  if (t.is_inference()) return fingerprint;
+  return t.unsafeGetTensorImpl()->version_counter().current_version();
+}
+
+}  // namespace
+
+TensorKey::TensorKey(const at::Tensor& t, uint64_t fingerprint)
     : present_(true),
       storage_(t.storage().getWeakStorageImpl()),
       impl_(t.storage().unsafeGetStorageImpl()),
-      version_(t.unsafeGetTensorImpl()->version_counter().current_version()),
+      inference_(t.is_inference()),
+      contents_(Contents(t, fingerprint)),
       offset_(t.storage_offset()),
       dtype_(t.scalar_type()),
       sizes_(t.sizes().begin(), t.sizes().end()),
       strides_(t.strides().begin(), t.strides().end()) {}
 
-bool TensorKey::Matches(const c10::optional<at::Tensor>& t) const {
+bool TensorKey::Matches(const c10::optional<at::Tensor>& t,
+                        uint64_t fingerprint) const {
   if (!t.has_value() || !t->defined()) return !present_;
   if (!present_) return false;
   const at::Tensor& x = *t;
   // Identity first (cheap), then liveness: while we hold the weak
   // reference the StorageImpl cannot be reused, so equal pointers mean the
   // same storage unless it has expired.
-  return SameView(x) && !storage_.expired() &&
-         x.unsafeGetTensorImpl()->version_counter().current_version() ==
-             version_;
+  return SameView(x) && !storage_.expired() && x.is_inference() == inference_ &&
+         Contents(x, fingerprint) == contents_;
 }
 
 bool TensorKey::SameView(const at::Tensor& x) const {
@@ -39,10 +53,18 @@ std::shared_ptr<const Layer> LayerCache::GetOrBuild(uint64_t signature,
                                                     const OpTensors& tensors,
                                                     const Builder& build) {
   const c10::StorageImpl* weight = tensors[0]->storage().unsafeGetStorageImpl();
+  // Inference tensors' fingerprints, once per call, outside the lock.
+  std::array<uint64_t, 4> prints{};
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].has_value() && tensors[i]->defined() &&
+        tensors[i]->is_inference()) {
+      prints[i] = ContentFingerprint(*tensors[i]);
+    }
+  }
   auto matches = [&](const Entry& e) {
     if (e.signature != signature) return false;
     for (size_t i = 0; i < tensors.size(); ++i) {
-      if (!e.keys[i].Matches(tensors[i])) return false;
+      if (!e.keys[i].Matches(tensors[i], prints[i])) return false;
     }
     return true;
   };
@@ -61,7 +83,7 @@ std::shared_ptr<const Layer> LayerCache::GetOrBuild(uint64_t signature,
   Entry entry{signature, {}, layer};
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].has_value() && tensors[i]->defined()) {
-      entry.keys[i] = TensorKey(*tensors[i]);
+      entry.keys[i] = TensorKey(*tensors[i], prints[i]);
     }
   }
   std::lock_guard<std::mutex> lock(mu_);

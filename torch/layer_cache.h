@@ -1,18 +1,32 @@
 // A cache of w4jit layers built by the stateless ops (woq_linear,
-// dynamic_qlinear), keyed on the identity and version of the tensors they
-// were built from.
+// dynamic_qlinear and the post-op family), keyed on the identity and the
+// contents of the tensors they were built from.
 //
 // Each tensor is identified by its StorageImpl, held through a weak
 // reference: the weak reference keeps the StorageImpl *object* (not its
 // data) from being freed, so no other storage can ever appear at that
 // address while the entry exists, and a freed storage shows up as expired.
 // A buffer freed and reallocated at the same data address is therefore a
-// different key (unlike a key on data_ptr alone). The tensor's version
-// counter (bumped by every in-place write through the tensor or its views)
-// is recorded too, so a weight modified in place is rebuilt, never served
-// stale. Writes through an alias that does not share the version counter
-// (.data, a numpy array over the same memory) cannot be seen by anyone; the
-// custom class (linear_class.cc) is the form that needs no cache at all.
+// different key (unlike a key on data_ptr alone). The view (offset, dtype,
+// sizes, strides) is part of the key too. What stands for the contents
+// depends on the kind of tensor:
+//
+// - A normal tensor: its version counter (bumped by every in-place write
+//   through the tensor or its views, inside inference mode too) is
+//   recorded, so a weight modified in place is rebuilt, never served
+//   stale. Writes through an alias that does not share the version counter
+//   (.data, a numpy array over the same memory) cannot be seen by anyone.
+// - An inference tensor (created under torch.inference_mode(); is_inference
+//   is true) has no version counter, and it can still be written in place
+//   inside inference mode. Identity alone would serve a stale layer, so
+//   its key holds a 64-bit fingerprint of every byte its elements span
+//   (content_fingerprint.h), recomputed on every call and compared: any
+//   in-place change is seen (up to a 2^-64 hash collision). The cost is
+//   one parallel read of each inference tensor per call, about as much
+//   as the weight read of an M = 1 call itself (README, "Inference
+//   tensors"). A host that wants no per-call cost builds w4jit.Linear (the
+//   custom class, linear_class.cc: no cache at all) or keeps its weights
+//   normal tensors (created outside inference mode).
 #ifndef W4JIT_TORCH_LAYER_CACHE_H_
 #define W4JIT_TORCH_LAYER_CACHE_H_
 
@@ -35,11 +49,13 @@ namespace w4jit::torch_ext {
 class TensorKey {
  public:
   TensorKey() = default;  // stands for an absent (None) argument
-  explicit TensorKey(const at::Tensor& t);
+  // `fingerprint`: ContentFingerprint(t) for an inference tensor (unused
+  // otherwise).
+  TensorKey(const at::Tensor& t, uint64_t fingerprint);
 
   // True if `t` (or its absence) is the same tensor, unmodified, and its
-  // storage is still alive.
-  bool Matches(const c10::optional<at::Tensor>& t) const;
+  // storage is still alive; `fingerprint` as for the constructor.
+  bool Matches(const c10::optional<at::Tensor>& t, uint64_t fingerprint) const;
   // Same storage, offset, dtype, sizes and strides, whatever the version.
   bool SameView(const at::Tensor& t) const;
   bool expired() const { return present_ && storage_.expired(); }
@@ -51,7 +67,10 @@ class TensorKey {
       c10::weak_intrusive_ptr<c10::StorageImpl>(
           c10::intrusive_ptr<c10::StorageImpl>())};
   const c10::StorageImpl* impl_ = nullptr;
-  uint32_t version_ = 0;
+  bool inference_ = false;
+  // The version counter (normal tensors) or the content fingerprint
+  // (inference tensors).
+  uint64_t contents_ = 0;
   int64_t offset_ = 0;
   at::ScalarType dtype_ = at::kByte;
   c10::SmallVector<int64_t, 4> sizes_;

@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "torch/aten_parallel_backend.h"
+#include "torch/content_fingerprint.h"
 #include "torch/epilogue_ops.h"
 #include "torch/int4pack_ops.h"
 #include "torch/layer_cache.h"
@@ -22,12 +23,10 @@
 namespace w4jit::torch_ext {
 namespace {
 
-// The zentorch schemas end in a keyword-only `zentorch_op_name` string; it
-// is accepted so calls written for them bind unchanged, and ignored.
-at::Tensor RepackOp(const at::Tensor& w, c10::string_view /*op_name*/) {
-  return WoqRepackWeight(w);
-}
-
+// The schemas are zentorch's (python/w4jit/zentorch_contract.py holds them
+// and tests/python/test_contract.py compares): the linear ops end in a
+// keyword-only `zentorch_op_name` string, accepted so calls written for
+// them bind unchanged, and ignored.
 at::Tensor WoqLinearOp(const at::Tensor& x, const at::Tensor& packed,
                        const at::Tensor& scales,
                        const c10::optional<at::Tensor>& zero_points,
@@ -48,6 +47,10 @@ int64_t CacheSize() {
 }
 
 void ClearCache() { LayerCache::Global().Clear(); }
+
+int64_t FingerprintCount() {
+  return static_cast<int64_t>(FingerprintsComputed());
+}
 
 // The chunk count w4jit would use now; with inside_parallel_region, as seen
 // from inside an ATen parallel region (nested calls must not fan out).
@@ -120,22 +123,21 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
 
 TORCH_LIBRARY(w4jit, m) {
   InstallAtenParallelBackend();
+  m.def("woq_repack_weight(Tensor unpacked_weight) -> Tensor",
+        TORCH_FN(WoqRepackWeight));
   m.def(
-      "woq_repack_weight(Tensor weight, *, "
-      "str zentorch_op_name=\"w4jit::woq_repack_weight\") -> Tensor",
-      TORCH_FN(RepackOp));
-  m.def(
-      "woq_linear(Tensor input, Tensor qweight, Tensor weight_scales, "
-      "Tensor? weight_zero_point, Tensor? bias, *, "
+      "woq_linear(Tensor input, Tensor weight, Tensor weight_scales, "
+      "Tensor? weight_zero_points, Tensor? bias=None, *, "
       "str zentorch_op_name=\"w4jit::woq_linear\") -> Tensor",
       TORCH_FN(WoqLinearOp));
   m.def(
       "dynamic_qlinear(Tensor input, Tensor weight, Tensor weight_scales, "
-      "Tensor? bias, *, "
+      "Tensor? bias=None, *, "
       "str zentorch_op_name=\"w4jit::dynamic_qlinear\") -> Tensor",
       TORCH_FN(DynamicQLinearOp));
   m.def("_cache_size() -> int", TORCH_FN(CacheSize));
   m.def("_clear_cache() -> ()", TORCH_FN(ClearCache));
+  m.def("_fingerprint_count() -> int", TORCH_FN(FingerprintCount));
   m.def("_concurrency(bool inside_parallel_region=False) -> int",
         TORCH_FN(Concurrency));
   m.def(

@@ -100,13 +100,14 @@ uint64_t Signature(int op, const at::Tensor& x, const Epilogue& e) {
 }  // namespace
 
 at::Tensor WoqRepackWeight(const at::Tensor& w) {
-  CheckCpu(kRepack, "weight", w);
-  CheckDim(kRepack, "weight", w, 2);
-  CheckDType(kRepack, "weight", w, {at::kChar});
+  CheckCpu(kRepack, "unpacked_weight", w);
+  CheckDim(kRepack, "unpacked_weight", w, 2);
+  CheckDType(kRepack, "unpacked_weight", w, {at::kChar});
   const int64_t n = w.size(0);
   const int64_t k = w.size(1);
-  TORCH_CHECK(k % 8 == 0, kRepack, ": weight has shape ", ShapeString(w),
-              ": K = ", k, " must be a multiple of 8 (8 nibbles per int32)");
+  TORCH_CHECK(k % 8 == 0, kRepack, ": unpacked_weight has shape ",
+              ShapeString(w), ": K = ", k,
+              " must be a multiple of 8 (8 nibbles per int32)");
   const at::Tensor src = w.contiguous();
   at::Tensor out = at::empty({n, k / 8}, w.options().dtype(at::kInt));
   if (src.numel() == 0) return out;
@@ -118,8 +119,8 @@ at::Tensor WoqRepackWeight(const at::Tensor& w) {
   if (lo_v < -8 || hi_v > 15) {
     const int bad = lo_v < -8 ? lo_v : hi_v;
     const at::Tensor where = (src == bad).nonzero()[0];
-    TORCH_CHECK(false, kRepack, ": weight[", where[0].item<int64_t>(), ", ",
-                where[1].item<int64_t>(), "] = ", bad,
+    TORCH_CHECK(false, kRepack, ": unpacked_weight[", where[0].item<int64_t>(),
+                ", ", where[1].item<int64_t>(), "] = ", bad,
                 " is not a 4-bit value (must be in [-8, 7] for s4 or [0, 15]"
                 " for u4)");
   }

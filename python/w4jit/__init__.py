@@ -2,9 +2,11 @@
 
 Importing this package loads libw4jit_torch.so into torch, which registers
 
-- torch.ops.w4jit.woq_repack_weight / woq_linear / dynamic_qlinear: drop-in
-  replacements for the zentorch ops of the same names (same arguments and
-  results; weights are repacked into w4jit layers on first use and cached);
+- torch.ops.w4jit.woq_repack_weight / woq_linear (and its post-op family) /
+  dynamic_qlinear: drop-in replacements for the zentorch ops of the same
+  names (zentorch's schemas, held in w4jit.zentorch_contract, and results;
+  weights are repacked into w4jit layers on first use and cached, inference
+  tensors included);
 - torch.classes.w4jit.Linear: a layer built once from a checkpoint's own
   tensors, wrapped by the nn.Module w4jit.Linear.
 

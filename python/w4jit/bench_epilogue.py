@@ -118,7 +118,7 @@ def bench_overhead(args, rows):
             ("w4a16 ops", "add (residual)",
              lambda: OPS.woq_linear.out(x, packed, scales, None, None,
                                         out=out),
-             lambda: OPS.woq_linear_add.out(x, packed, scales, None, None, r,
+             lambda: OPS.woq_linear_add.out(x, packed, scales, None, r,
                                             out=out)),
             ("da8w4 Linear", "gelu_tanh", lambda: plain(x),
              lambda: variants["gelu_tanh"](x)),

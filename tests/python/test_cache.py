@@ -1,6 +1,8 @@
 """The ops' layer cache: reused while the tensors are the same, rebuilt when
 a weight is modified in place or freed and reallocated at the same address,
-and never keeps a freed tensor's layer."""
+and never keeps a freed tensor's layer; inference tensors (no version
+counter) are keyed on their contents, so in-place changes inside inference
+mode are seen too."""
 import gc
 
 import numpy as np
@@ -127,3 +129,129 @@ def test_freed_tensors_leave_the_cache():
     del scales  # any one of the tensors going away retires the layer
     gc.collect()
     assert torch.ops.w4jit._cache_size() == 0
+
+
+# Inference tensors (created under torch.inference_mode()) have no version
+# counter; the cache keys them on a fingerprint of their bytes, recomputed
+# each call (layer_cache.h).
+
+def _inference_layer(u4=False):
+    with torch.inference_mode():
+        q, scales, zeros = random_layer(N, K, GS, u4)
+        repacked = torch.ops.w4jit.woq_repack_weight(q)
+        bias = torch.randn(N)
+        x = torch.randn(3, K)
+    assert repacked.is_inference() and scales.is_inference()
+    return q, scales, zeros, repacked, bias, x
+
+
+@pytest.mark.parametrize("u4", [False, True])
+def test_ops_called_entirely_under_inference_mode(u4):
+    with torch.inference_mode():
+        q, scales, zeros = random_layer(N, K, GS, u4)
+        repacked = torch.ops.w4jit.woq_repack_weight(q)
+        bias = torch.randn(N)
+        x = torch.randn(3, K)
+        a = torch.randn(3, N)
+        y = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, zeros, bias)
+        y_add = torch.ops.w4jit.woq_linear_add(x, repacked.t(), scales, zeros,
+                                               a, bias)
+        xb = x.bfloat16()
+        s_b = scales.bfloat16()
+        y_dq = torch.ops.w4jit.dynamic_qlinear(
+            xb, torch.ops.w4jit.woq_repack_weight(
+                q if not u4 else q - 8).view(torch.int8), s_b, bias)
+        again = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, zeros, bias)
+    want, mag = w4a16_reference(x, q, scales, zeros, bias)
+    assert_close(y, want, mag, torch.float32)
+    assert_close(y_add, want + a.double(), mag + a.double().abs(),
+                 torch.float32)
+    assert y_dq.dtype == torch.bfloat16 and y_dq.shape == (3, N)
+    assert torch.equal(again, y)
+    # woq_linear's and woq_linear_add's layers, reused, not rebuilt (the
+    # dynamic_qlinear weight was a temporary, so its layer is gone).
+    assert torch.ops.w4jit._cache_size() == 2
+
+
+def test_inference_weight_modified_in_place_inside_inference_mode():
+    q1, scales, _, repacked, bias, x = _inference_layer()
+    q2, _, _ = random_layer(N, K, GS, False)
+    packed = repacked.t()
+    with torch.inference_mode():
+        y1 = torch.ops.w4jit.woq_linear(x, packed, scales, None, bias)
+        repacked.copy_(torch.ops.w4jit.woq_repack_weight(q2))
+        y2 = torch.ops.w4jit.woq_linear(x, packed, scales, None, bias)
+        # One nibble of one word: the smallest change there is.
+        repacked[5, 3] ^= 1
+        y3 = torch.ops.w4jit.woq_linear(x, packed, scales, None, bias)
+    want, mag = w4a16_reference(x, q1, scales, None, bias)
+    assert_close(y1, want, mag, torch.float32)
+    want, mag = w4a16_reference(x, q2, scales, None, bias)
+    assert_close(y2, want, mag, torch.float32)
+    q3 = q2.clone()
+    q3[5, 24] = (q3[5, 24] ^ 1)  # word 3 of row 5 holds k = 24..31
+    q3[5, 24] = ((q3[5, 24] + 8) & 0xF) - 8
+    fresh = torch.ops.w4jit.woq_repack_weight(q3)
+    assert torch.equal(fresh, repacked)
+    want, mag = w4a16_reference(x, q3, scales, None, bias)
+    assert_close(y3, want, mag, torch.float32)
+    assert torch.ops.w4jit._cache_size() == 1  # stale entries replaced
+
+
+def test_inference_scales_and_bias_modified_in_place():
+    q, scales, _, repacked, bias, x = _inference_layer()
+    with torch.inference_mode():
+        y1 = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, None, bias)
+        scales.mul_(2)
+        y2 = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, None, bias)
+        bias.add_(1)
+        y3 = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, None, bias)
+    assert not torch.equal(y1, y2)
+    want, mag = w4a16_reference(x, q, scales / 2, None, bias - 1)
+    assert_close(y1, want, mag, torch.float32)
+    want, mag = w4a16_reference(x, q, scales, None, bias - 1)
+    assert_close(y2, want, mag, torch.float32)
+    want, mag = w4a16_reference(x, q, scales, None, bias)
+    assert_close(y3, want, mag, torch.float32)
+
+
+def test_inference_weights_called_outside_inference_mode():
+    # An inference weight changed in one inference-mode block and used
+    # outside of one: still the new contents.
+    q1, scales, _, repacked, bias, x = _inference_layer()
+    q2, _, _ = random_layer(N, K, GS, False)
+    y1 = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, None, bias)
+    with torch.inference_mode():
+        repacked.copy_(torch.ops.w4jit.woq_repack_weight(q2))
+    y2 = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, None, bias)
+    assert_close(y1, *w4a16_reference(x, q1, scales, None, bias),
+                 torch.float32)
+    assert_close(y2, *w4a16_reference(x, q2, scales, None, bias),
+                 torch.float32)
+
+
+def test_normal_tensors_keep_the_version_counter():
+    # Normal weights never need a fingerprint, also when the call is made
+    # inside inference mode, and an in-place write there (which bumps their
+    # version counter) is still seen.
+    q1, scales, _ = random_layer(N, K, GS, False)
+    q2, _, _ = random_layer(N, K, GS, False)
+    repacked = torch.ops.w4jit.woq_repack_weight(q1)
+    x = torch.randn(3, K)
+    before = torch.ops.w4jit._fingerprint_count()
+    with torch.inference_mode():
+        y1 = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, None)
+        version = repacked._version
+        repacked.copy_(torch.ops.w4jit.woq_repack_weight(q2))
+        assert repacked._version > version
+        y2 = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, None)
+    y3 = torch.ops.w4jit.woq_linear(x, repacked.t(), scales, None)
+    assert torch.ops.w4jit._fingerprint_count() == before
+    check(x, q1, scales, y1)
+    check(x, q2, scales, y2)
+    assert torch.equal(y2, y3)
+    # An inference tensor costs one fingerprint per call.
+    _, s_inf, _, r_inf, _, _ = _inference_layer()
+    torch.ops.w4jit.woq_linear(x, r_inf.t(), s_inf, None)
+    torch.ops.w4jit.woq_linear(x, r_inf.t(), s_inf, None)
+    assert torch.ops.w4jit._fingerprint_count() == before + 4

@@ -101,13 +101,14 @@ def test_binary(m, dtype):
     ]
     for name, operands, want, gain in cases:
         op = getattr(OPS, f"woq_linear_{name}")
-        got = op(x, packed, s, z, b, *operands)
+        # zentorch's order: the operands, then bias.
+        got = op(x, packed, s, z, *operands, b)
         _check(got, want, _tol(want, mag * gain, dtype, 1.0) + 1e-6 * 4)
         out = torch.empty(m, n, dtype=dtype)
-        op.out(x, packed, s, z, b, *operands, out=out)
+        op.out(x, packed, s, z, *operands, b, out=out)
         assert torch.equal(out, got), name
     # zentorch's keyword, accepted and ignored.
-    OPS.woq_linear_add(x, packed, s, z, b, a1, zentorch_op_name="x")
+    OPS.woq_linear_add(x, packed, s, z, a1, b, zentorch_op_name="x")
 
 
 def test_out_variants_of_plain_ops():
@@ -136,10 +137,10 @@ def test_errors_name_the_value():
         OPS.woq_linear_relu.out(x, packed, s, z, b,
                                 out=torch.empty(64, 2).t())
     with pytest.raises(RuntimeError, match="binary operand 0 has shape"):
-        OPS.woq_linear_add(x, packed, s, z, b, torch.empty(2, 32))
+        OPS.woq_linear_add(x, packed, s, z, torch.empty(2, 32), b)
     with pytest.raises(RuntimeError, match="binary operand 1"):
-        OPS.woq_linear_mul_add(x, packed, s, z, b, torch.randn(2, 64),
-                               torch.randn(2, 64).half())
+        OPS.woq_linear_mul_add(x, packed, s, z, torch.randn(2, 64),
+                               torch.randn(2, 64).half(), b)
     q3, s3, _, packed3, _ = _layer(8 * 9)
     odd = OPS.woq_repack_weight(torch.randint(-8, 8, (65, K),
                                               dtype=torch.int8)).t()

@@ -108,7 +108,7 @@ def test_repack_matches_format_definition():
 
 def test_zentorch_op_name_keyword_binds():
     q, scales, _ = random_layer(32, 64, 32, False)
-    r = torch.ops.w4jit.woq_repack_weight(q, zentorch_op_name="x")
+    r = torch.ops.w4jit.woq_repack_weight(q)
     x = torch.randn(2, 64)
     a = torch.ops.w4jit.woq_linear(x, r.t(), scales, None, None,
                                    zentorch_op_name="zentorch::woq")
