@@ -11,12 +11,6 @@ namespace {
 
 constexpr const char* kOp = "w4jit::woq_repack_from_int4pack";
 
-// zentorch's schema ends in a keyword-only op name; accepted and ignored.
-at::Tensor RepackFromInt4PackOp(const at::Tensor& packed_weight,
-                                c10::string_view /*op_name*/) {
-  return WoqRepackFromInt4Pack(packed_weight);
-}
-
 }  // namespace
 
 at::Tensor WoqRepackFromInt4Pack(const at::Tensor& packed_weight) {
@@ -39,10 +33,10 @@ at::Tensor WoqRepackFromInt4Pack(const at::Tensor& packed_weight) {
 }
 
 void RegisterInt4PackOps(torch::Library& m) {
-  m.def(
-      "woq_repack_from_int4pack(Tensor packed_weight, *, "
-      "str zentorch_op_name=\"w4jit::woq_repack_from_int4pack\") -> Tensor",
-      TORCH_FN(RepackFromInt4PackOp));
+  // zentorch's schema exactly (w4jit.zentorch_contract): no op-name
+  // argument, as for woq_repack_weight.
+  m.def("woq_repack_from_int4pack(Tensor packed_weight) -> Tensor",
+        TORCH_FN(WoqRepackFromInt4Pack));
 }
 
 }  // namespace w4jit::torch_ext

@@ -110,9 +110,20 @@ def test_float_zero_points_of_wrong_dtype_are_refused():
 def run_tier_checks():
     """What each tier's subprocess runs: groups 32, 128 and K, bf16 and
     f32 zero points, bf16 and f32 x, M on both kernel paths, bias or not;
-    the integer meaning of int8 zero points unchanged beside them."""
-    torch.manual_seed(7)
+    the integer meaning of int8 zero points unchanged beside them; all of
+    it again under torch.inference_mode."""
     torch.set_num_threads(2)
+    # Plain tensors, then everything made and called under inference_mode
+    # (as zentorch's tests and vLLM do).
+    torch.manual_seed(7)
+    _tier_checks()
+    with torch.inference_mode():
+        torch.manual_seed(8)
+        _tier_checks()
+    print("tier checks passed")
+
+
+def _tier_checks():
     n, k = 192, 256
     for group_size in (32, 128, -1):
         for zp_dtype in (torch.bfloat16, torch.float32):
@@ -138,7 +149,6 @@ def run_tier_checks():
     w = (u.double() - zz) * s
     assert_close(y, x.double() @ w.t(), x.double().abs() @ w.abs().t(),
                  torch.bfloat16)
-    print("tier checks passed")
 
 
 def _cpu_flags():
