@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace w4jit::internal {
@@ -81,6 +83,34 @@ struct Aligned64Allocator {
 };
 template <class T>
 using AlignedVector = std::vector<T, Aligned64Allocator<T>>;
+
+// Aligned64Allocator whose resize() leaves trivially constructible
+// elements unwritten, for buffers that a parallel pass then fills
+// completely (the packed weights): each page is first written by the
+// thread that fills it, and so placed on its NUMA node, instead of by a
+// zero fill on the calling thread. Memory the allocator takes fresh from
+// the OS is untouched until then; a block it reuses stays where it was.
+template <class T>
+struct FirstTouchAllocator : Aligned64Allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = FirstTouchAllocator<U>;
+  };
+  FirstTouchAllocator() = default;
+  template <class U>
+  FirstTouchAllocator(const FirstTouchAllocator<U>&) {}  // NOLINT: rebinding
+  template <class U>
+  void construct(U* p) noexcept(
+      std::is_nothrow_default_constructible<U>::value) {
+    ::new (static_cast<void*>(p)) U;  // default-initialised: no write
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using FirstTouchVector = std::vector<T, FirstTouchAllocator<T>>;
 
 // Per-thread scratch reused across calls: returns `buf` grown to hold at
 // least `n` elements. Under a hook it is reallocated to exactly `n` (and

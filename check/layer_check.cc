@@ -145,8 +145,10 @@ Expected ExpectedAt(const LayerDesc& desc, const CanonicalWeights& w,
   float value;
   if (desc.mode == Mode::kDA8W4) {
     internal::Da8w4GroupAccRef(w, q, j, acc);
+    const bool per_group = !q.group_scales.empty();
     for (int64_t g = 0; g < w.groups; ++g) {
-      t += std::fabs(static_cast<double>(w.S(j, g)) * acc[g]);
+      const double sa = per_group ? q.group_scales[g] : 1.0;
+      t += std::fabs(static_cast<double>(w.S(j, g)) * acc[g] * sa);
     }
     t *= std::fabs(q.scale);
     value = internal::Da8w4OutputRef(w, q, j);
@@ -183,8 +185,8 @@ std::vector<Expected> ExpectedRow(const LayerDesc& desc,
   x_row = internal::ActOrderRow(x_row, desc.act_dtype, w.k_perm, &permuted);
   internal::QuantizedRow q;
   if (desc.mode == Mode::kDA8W4) {
-    q = internal::QuantizeRowRef(x_row, desc.act_dtype, desc.k,
-                                 desc.group_size);
+    q = internal::QuantizeRowRef(x_row, desc.act_dtype, desc.k, desc.group_size,
+                                 desc.act_per_group());
   }
   std::vector<int32_t> acc(static_cast<size_t>(w.groups));
   for (int64_t j = 0; j < w.n; ++j) {
@@ -277,9 +279,10 @@ EpilogueExpectation ExpectEpilogue(const LayerDesc& desc,
     const double tol_u = Tolerance(plain, u);
     want = internal::EpilogueRef(e, g.value, u.value, opv);
     const double s = std::fabs(static_cast<double>(
-        internal::ActivationRef(Activation::kSilu, g.value)));
-    tol = 1.1 * tol_g * (std::fabs(u.value) + tol_u) + s * tol_u +
-          kEpilogueRelErr * s * std::fabs(u.value);
+        internal::ActivationRef(e.gate_activation(), g.value)));
+    tol = ActivationSlope(e.gate_activation()) * tol_g *
+              (std::fabs(u.value) + tol_u) +
+          s * tol_u + kEpilogueRelErr * s * std::fabs(u.value);
   } else {
     want = internal::EpilogueRef(e, g.value, 0.0f, opv);
     tol = ActivationSlope(e.activation) * tol_g +
@@ -429,6 +432,9 @@ std::string Describe(const LayerDesc& d) {
       ToString(d.out_dtype), ToString(d.scale_dtype));
   if (d.has_bias) s += absl::StrCat(" bias=", ToString(d.bias_dtype));
   if (d.allow_bf16_compute) s += " allow_bf16_compute";
+  if (d.act_quant != ActQuant::kPerToken) {
+    s += absl::StrCat(" act_quant=", ToString(d.act_quant));
+  }
   if (d.zero_point_domain == ZeroPointDomain::kFloat) {
     s += absl::StrCat(" zp=float-", ToString(d.zero_point_dtype));
   }

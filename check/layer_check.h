@@ -63,7 +63,8 @@ absl::StatusOr<std::unique_ptr<Layer>> MakeLayer(
 
 // The reference result for element (i, j) in f32 (before the output
 // dtype) and the magnitude T of its terms that scales the tolerance:
-//   DA8W4: T = |sa| * sum_g |s[g,j] * acc_g| + |bias|
+//   DA8W4: T = |sa| * sum_g |s[g,j] * acc_g| + |bias|   (per token)
+//          T = sum_g |sa_g * s[g,j] * acc_g| + |bias|  (per group)
 //   W4A16: T = sum_g |s[g,j]| * sum_{k in g} |(u - z) * x| + |bias|
 //          (+ sum_g |zf[g,j]| * sum_{k in g} |x| for float zero points)
 struct Expected {

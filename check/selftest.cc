@@ -161,20 +161,22 @@ std::vector<std::string> SelftestBackends() {
 std::string CaseToString(const Case& c) {
   const LayerDesc& d = c.desc;
   return absl::StrFormat(
-      "isa=%s,mode=%s,n=%d,k=%d,group=%d,weights=%s,format=%s,"
-      "groups_major=%d,scales=%s,act=%s,out=%s,bias=%s,bf16_compute=%d,"
-      "m=%d,ldx=%d,ldy=%d,threads=%d,backend=%s,wseed=%u,xseed=%u,"
-      "act_order=%d,ep=%u,zp=%s",
-      internal::ToString(c.isa), ToString(d.mode), d.n, d.k, d.group_size,
-      ToString(d.weight_type), ToString(c.format), c.groups_major ? 1 : 0,
-      ToString(d.scale_dtype), ToString(d.act_dtype), ToString(d.out_dtype),
-      d.has_bias ? ToString(d.bias_dtype) : "none",
-      d.allow_bf16_compute ? 1 : 0, c.m, c.ldx, c.ldy, c.threads, c.backend,
-      c.weight_seed, c.x_seed, c.act_order ? 1 : 0,
-      internal::EpilogueCode(d.epilogue),
-      d.zero_point_domain == ZeroPointDomain::kFloat
-          ? ToString(d.zero_point_dtype)
-          : "integer");
+             "isa=%s,mode=%s,n=%d,k=%d,group=%d,weights=%s,format=%s,"
+             "groups_major=%d,scales=%s,act=%s,out=%s,bias=%s,bf16_compute=%d,"
+             "m=%d,ldx=%d,ldy=%d,threads=%d,backend=%s,wseed=%u,xseed=%u,"
+             "act_order=%d,ep=%u",
+             internal::ToString(c.isa), ToString(d.mode), d.n, d.k,
+             d.group_size, ToString(d.weight_type), ToString(c.format),
+             c.groups_major ? 1 : 0, ToString(d.scale_dtype),
+             ToString(d.act_dtype), ToString(d.out_dtype),
+             d.has_bias ? ToString(d.bias_dtype) : "none",
+             d.allow_bf16_compute ? 1 : 0, c.m, c.ldx, c.ldy, c.threads,
+             c.backend, c.weight_seed, c.x_seed, c.act_order ? 1 : 0,
+             internal::EpilogueCode(d.epilogue)) +
+         // Only when not the default, so older case strings still match.
+         (d.act_quant == ActQuant::kPerToken
+              ? std::string()
+              : absl::StrCat(",act_quant=", ToString(d.act_quant)));
 }
 
 absl::StatusOr<Case> ParseCase(const std::string& text) {
@@ -205,6 +207,9 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
       ok = internal::ParseIsaTier(value, &c.isa);
     } else if (name == "mode") {
       ok = ParseEnum(value, {Mode::kW4A16, Mode::kDA8W4}, &d.mode);
+    } else if (name == "act_quant") {
+      ok = ParseEnum(value, {ActQuant::kPerToken, ActQuant::kPerGroup},
+                     &d.act_quant);
     } else if (name == "weights") {
       ok = ParseEnum(value, {WeightType::kS4, WeightType::kU4}, &d.weight_type);
     } else if (name == "format") {
@@ -356,6 +361,9 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
       e.binary[i].dtype = Coin(rng) ? DType::kBF16 : DType::kF32;
     }
   }
+  // DA8W4 activation scales per group in half the DA8W4 cases (drawn after
+  // everything else, for the same reason).
+  if (d.mode == Mode::kDA8W4 && Coin(rng)) d.act_quant = ActQuant::kPerGroup;
   // Float zero points (torchao's tinygemm form) for a third of the W4A16
   // u4 cases, drawn after everything else for the same reason; in the
   // tinygemm-int4pack format (N a multiple of 64, no g_idx) where K is

@@ -96,7 +96,10 @@ Epilogue EpilogueFromCode(uint32_t code) {
 std::string EpilogueSuffix(uint32_t code) {
   if (code == 0) return "";
   const Epilogue e = EpilogueFromCode(code);
-  std::string s = e.silu_mul ? "_silumul" : ActivationShort(e.activation);
+  std::string s = !e.silu_mul ? ActivationShort(e.activation)
+                  : e.gate_activation() == Activation::kSilu
+                      ? "_silumul"
+                      : absl::StrCat(ActivationShort(e.activation), "mul");
   for (int i = 0; i < e.num_binary; ++i) {
     absl::StrAppend(&s, "_", e.binary[i].op == BinaryOp::kMul ? "mul" : "add",
                     DtypeShort(e.binary[i].dtype));
@@ -122,6 +125,7 @@ std::string KernelKey::name() const {
   if (flavor == Flavor::kF32Fma) absl::StrAppend(&s, "_fma");
   if (flavor == Flavor::kBf16Dot) absl::StrAppend(&s, "_bf16dot");
   if (bias) absl::StrAppend(&s, "_bias");
+  if (act_per_group) absl::StrAppend(&s, "_agroup");
   if (flags != 0) absl::StrAppend(&s, absl::StrFormat("_f%x", flags));
   if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
   absl::StrAppend(&s, EpilogueSuffix(epilogue));

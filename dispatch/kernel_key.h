@@ -45,6 +45,9 @@ struct KernelKey {
   // N / 2, where n counts the packed [gate | up] columns).
   uint32_t epilogue = 0;
   int64_t out_n = 0;
+  // DA8W4 (quantizer and GEMM): one activation scale per row and group
+  // (ActQuant::kPerGroup) instead of one per row. Named "_agroup".
+  bool act_per_group = false;
   // W4A16 float zero points (ZeroPointDomain::kFloat): the weights decode
   // as s4 (u - 8) and the kernel adds zf * sum_{k in g} x per group (int4
   // kernel) or zf to the dequantized panel. Name: "s4fz".
@@ -53,7 +56,7 @@ struct KernelKey {
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
-                    epilogue, out_n, float_zero);
+                    epilogue, out_n, act_per_group, float_zero);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -65,7 +68,7 @@ struct KernelKey {
         static_cast<int>(key.act_dtype), static_cast<int>(key.out_dtype),
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
-        key.flags, key.epilogue, key.out_n, key.float_zero);
+        key.flags, key.epilogue, key.out_n, key.act_per_group, key.float_zero);
   }
 
   // Readable, unique for distinct keys.

@@ -112,6 +112,10 @@ void RunOne(FuzzedDataProvider* fdp) {
       e.binary[i].dtype = fdp->ConsumeBool() ? DType::kBF16 : DType::kF32;
     }
   }
+  // DA8W4: per-group activation scales in half the runs.
+  if (desc.mode == Mode::kDA8W4 && fdp->ConsumeBool()) {
+    desc.act_quant = ActQuant::kPerGroup;
+  }
   const FuzzedCheckpoint ckpt = MakeCheckpoint(fdp, desc, format);
   WeightsView view = ckpt.view(format, groups_major);
   if (desc.weight_type == WeightType::kS4) view.zero_points = nullptr;

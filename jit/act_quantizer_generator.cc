@@ -30,6 +30,7 @@ KernelKey ActQuantKey(const ActQuantConfig& c) {
   key.per_channel = c.group_size == c.k;
   key.k = c.k;
   key.flags = c.permuted ? 1 : 0;
+  key.act_per_group = c.per_group;
   return key;
 }
 
@@ -41,7 +42,8 @@ ActQuantizerGenerator::ActQuantizerGenerator(const ActQuantConfig& config)
       groups_(config.k / config.group_size) {}
 
 // Register plan (System V; Preamble saves the callee-saved ones):
-//   rsi x row, rdx ldx, rcx rows left, r8 qa row, r9 sa, r10 sums row,
+//   rsi x row, rdx ldx, rcx rows left, r8 qa row, r9 sa row, r10 sums row,
+//   rdi per group: sa cursor (the args are all loaded first),
 //   r11 x cursor, r12 qa cursor, r13 sums cursor, r14 group counter,
 //   rbx chunk counter, rax scratch; act-order: rbp table, r15 table cursor.
 //   v4 abs mask (pass 1; act-order bf16: x[0] in every lane's high half
@@ -79,28 +81,32 @@ void ActQuantizerGenerator::Generate() {
 
   Xbyak::Label row_loop, non_finite, next_row;
   L(row_loop);
-  EmitAbsMax();
-  cmp(eax, kF32ExpAllOnes);
-  jae(non_finite, T_NEAR);
-  // sa = max(amax, 1e-10f) / 127.0f, in f32 exactly as the reference.
-  vmovd(xmm9, eax);
-  vmaxss(xmm9, xmm9, pool_.Splat32(kF32Bits1e10));
-  vdivss(xmm9, xmm9, pool_.Splat32(kF32Bits127));
-  vmovss(ptr[r9], xmm9);
-  vbroadcastss(v_sa, xmm9);
-  EmitQuantizeGroups();
-  // r12 is now qa + K: zero the bytes up to RoundUp(K, 4) that the last
-  // chunk store may not have reached (group tails shorter than K's tail).
-  if (cfg_.k % 4 != 0) mov(dword[r12], 0);
-  jmp(next_row, T_NEAR);
+  if (cfg_.per_group) {
+    EmitPerGroupRow();
+  } else {
+    EmitAbsMax();
+    cmp(eax, kF32ExpAllOnes);
+    jae(non_finite, T_NEAR);
+    // sa = max(amax, 1e-10f) / 127.0f, in f32 exactly as the reference.
+    vmovd(xmm9, eax);
+    vmaxss(xmm9, xmm9, pool_.Splat32(kF32Bits1e10));
+    vdivss(xmm9, xmm9, pool_.Splat32(kF32Bits127));
+    vmovss(ptr[r9], xmm9);
+    vbroadcastss(v_sa, xmm9);
+    EmitQuantizeGroups();
+    // r12 is now qa + K: zero the bytes up to RoundUp(K, 4) that the last
+    // chunk store may not have reached (group tails shorter than K's tail).
+    if (cfg_.k % 4 != 0) mov(dword[r12], 0);
+    jmp(next_row, T_NEAR);
 
-  L(non_finite);
-  EmitNonFiniteRow();
+    L(non_finite);
+    EmitNonFiniteRow();
+  }
 
   L(next_row);
   add(rsi, rdx);
   add(r8, QaRowStride(cfg_.k));
-  add(r9, 4);
+  add(r9, SaRowStride(groups_, cfg_.per_group));
   add(r10, SumsRowStride(groups_));
   dec(rcx);
   jnz(row_loop, T_NEAR);
@@ -290,12 +296,7 @@ void ActQuantizerGenerator::EmitChunk(int slot, int count, const Opmask& kmask,
   }
 }
 
-void ActQuantizerGenerator::EmitQuantizeGroups() {
-  const int lanes = vec_.lanes32();
-  const int64_t full = cfg_.group_size / lanes;
-  const int64_t unrolled = full / 4;
-  const int rest = static_cast<int>(full % 4);
-  const int tail = static_cast<int>(cfg_.group_size % lanes);
+void ActQuantizerGenerator::EmitGroupCursors() {
   mov(r11, rsi);
   mov(r12, r8);
   mov(r13, r10);
@@ -311,8 +312,14 @@ void ActQuantizerGenerator::EmitQuantizeGroups() {
       vpbroadcastd(vec_.Vec(4), xmm4);
     }
   }
-  Xbyak::Label group_loop;
-  L(group_loop);
+}
+
+void ActQuantizerGenerator::EmitQuantizeGroup() {
+  const int lanes = vec_.lanes32();
+  const int64_t full = cfg_.group_size / lanes;
+  const int64_t unrolled = full / 4;
+  const int rest = static_cast<int>(full % 4);
+  const int tail = static_cast<int>(cfg_.group_size % lanes);
   vpxor(xmm6, xmm6, xmm6);
   if (unrolled > 0) {
     Xbyak::Label loop;
@@ -326,24 +333,133 @@ void ActQuantizerGenerator::EmitQuantizeGroups() {
     jnz(loop, T_NEAR);
   }
   for (int u = 0; u < rest; ++u) EmitChunk(u, lanes, k2, vec_.Vec(14));
-  if (rest > 0) {
-    add(r11, rest * lanes * elem_bytes_);
-    add(r12, rest * lanes);
-    if (cfg_.permuted) add(r15, rest * lanes * 4);
-  }
+  if (rest > 0) AdvanceCursors(rest * lanes);
   if (tail > 0) {
     // The store writes a full chunk: bytes past the group are zeros that
     // the next group overwrites, or the row padding the kernels rely on.
     EmitChunk(0, tail, k2, vec_.Vec(14));
-    add(r11, tail * elem_bytes_);
-    add(r12, tail);
-    if (cfg_.permuted) add(r15, tail * 4);
+    AdvanceCursors(tail);
   }
   ReduceLanes(6, 9, /*max=*/false);  // -> sums[g]
   vmovd(ptr[r13], xmm6);
+}
+
+void ActQuantizerGenerator::AdvanceCursors(int64_t count) {
+  add(r11, count * elem_bytes_);
+  add(r12, count);
+  if (cfg_.permuted) add(r15, count * 4);
+}
+
+void ActQuantizerGenerator::EmitQuantizeGroups() {
+  EmitGroupCursors();
+  Xbyak::Label group_loop;
+  L(group_loop);
+  EmitQuantizeGroup();
   add(r13, 4);
   dec(r14);
   jnz(group_loop, T_NEAR);
+}
+
+void ActQuantizerGenerator::EmitPerGroupRow() {
+  EmitGroupCursors();
+  mov(rdi, r9);
+  Xbyak::Label group_loop, non_finite, next_group;
+  L(group_loop);
+  EmitGroupAbsMax();
+  cmp(eax, kF32ExpAllOnes);
+  jae(non_finite, T_NEAR);
+  // sa[g] = max(amax_g, 1e-10f) / 127.0f, as per token.
+  vmovd(xmm9, eax);
+  vmaxss(xmm9, xmm9, pool_.Splat32(kF32Bits1e10));
+  vdivss(xmm9, xmm9, pool_.Splat32(kF32Bits127));
+  vmovss(ptr[rdi], xmm9);
+  vbroadcastss(vec_.Vec(5), xmm9);
+  EmitQuantizeGroup();
+  jmp(next_group, T_NEAR);
+  L(non_finite);
+  EmitNonFiniteGroup();
+  L(next_group);
+  add(r13, 4);
+  add(rdi, 4);
+  dec(r14);
+  jnz(group_loop, T_NEAR);
+  // As per token: zero the bytes up to RoundUp(K, 4).
+  if (cfg_.k % 4 != 0) mov(dword[r12], 0);
+}
+
+// Max of |x| bit patterns over the group at the cursors, two chunks at a
+// time into v0 / v1 (temporaries v9 / v10, gather indices v11 / v12); the
+// x and table cursors end where they started, the qa cursor is not used.
+void ActQuantizerGenerator::EmitGroupAbsMax() {
+  const int lanes = vec_.lanes32();
+  const int64_t full = cfg_.group_size / lanes;
+  const int tail = static_cast<int>(cfg_.group_size % lanes);
+  const Address abs_mask = pool_.Splat32(0x7FFFFFFF);
+  vpxor(xmm0, xmm0, xmm0);
+  vpxor(xmm1, xmm1, xmm1);
+  // Chunk `at` (in chunks from the cursors) into accumulator u.
+  auto one = [&](int u, int at, int count) {
+    const Xmm t = vec_.Vec(9 + u);
+    if (cfg_.permuted) {
+      GatherF32(t, vec_.Vec(11 + u), ptr[r15 + at * lanes * 4], count, k2,
+                vec_.Vec(14));
+    } else {
+      LoadF32(t, r11 + at * lanes * elem_bytes_, count, k2, vec_.Vec(14));
+    }
+    vec_.And(t, t, abs_mask);
+    vpmaxsd(vec_.Vec(u), vec_.Vec(u), t);  // patterns >= 0: signed max
+  };
+  if (full / 2 > 0) {
+    Xbyak::Label loop;
+    mov(rbx, full / 2);
+    L(loop);
+    one(0, 0, lanes);
+    one(1, 1, lanes);
+    add(r11, 2 * lanes * elem_bytes_);
+    if (cfg_.permuted) add(r15, 2 * lanes * 4);
+    dec(rbx);
+    jnz(loop, T_NEAR);
+  }
+  if (full % 2 != 0) {
+    one(0, 0, lanes);
+    add(r11, lanes * elem_bytes_);
+    if (cfg_.permuted) add(r15, lanes * 4);
+  }
+  if (tail > 0) one(1, 0, tail);
+  if (full > 0) {  // back to the group start
+    sub(r11, full * lanes * elem_bytes_);
+    if (cfg_.permuted) sub(r15, full * lanes * 4);
+  }
+  vpmaxsd(vec_.Vec(0), vec_.Vec(0), vec_.Vec(1));
+  ReduceLanes(0, 1, /*max=*/true);
+  vmovd(eax, xmm0);
+}
+
+// A group with NaN or Inf: sa[g] = NaN, its qa (the extent pass 2 stores)
+// and sums[g] 0; the cursors move past the group.
+void ActQuantizerGenerator::EmitNonFiniteGroup() {
+  const int lanes = vec_.lanes32();
+  const int64_t chunks = (cfg_.group_size + lanes - 1) / lanes;
+  mov(dword[rdi], kF32QuietNan);
+  mov(dword[r13], 0);
+  vpxor(xmm9, xmm9, xmm9);
+  Xbyak::Label loop;
+  mov(rbx, chunks);
+  L(loop);
+  if (vec_.avx512()) {
+    vmovdqu(ptr[r12], xmm9);  // 16 bytes, as vpmovsdb stores
+  } else {
+    vmovq(ptr[r12], xmm9);  // 8 bytes, as pass 2 stores
+  }
+  add(r12, lanes);
+  dec(rbx);
+  jnz(loop, T_NEAR);
+  // r12 moved by chunks * lanes; pass 2 would have moved it by the group.
+  add(r11, cfg_.group_size * elem_bytes_);
+  if (chunks * lanes != cfg_.group_size) {
+    sub(r12, chunks * lanes - cfg_.group_size);
+  }
+  if (cfg_.permuted) add(r15, cfg_.group_size * 4);
 }
 
 // NaN or Inf in the row: sa = NaN, qa and sums all 0 (so the GEMM yields

@@ -16,6 +16,12 @@
 // the dword ending at x[k_perm[j]] and keeps its high half, so it never
 // reads before x; the one lane with k_perm[j] = 0 is masked off and takes
 // x[0] from a register instead.
+// Per group (config.per_group): every group g of the (permuted) row gets
+// its own scale sa[g] = max(amax_g, 1e-10) / 127 from a pass over the
+// group alone, then is quantized with it; a group holding NaN or Inf gets
+// sa[g] = NaN, qa and sums[g] 0 (the row's outputs are then NaN, as per
+// token). Pass 1 over the group reads x again (L1) and uses the |x| mask
+// from memory, since v4 may hold x[0] (act-order bf16).
 #ifndef W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
 #define W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
 
@@ -38,7 +44,7 @@ struct ActQuantArgs {
   int64_t ldx_bytes;  // distance between rows of x
   int64_t rows;       // >= 1
   int8_t* qa;         // [rows][QaRowStride(k)]
-  float* sa;          // [rows]
+  float* sa;          // [rows][SaRowStride(groups, per_group) / 4]
   int32_t* sums;      // [rows][SumsRowStride(groups) / 4]
   // Act-order only (ActQuantConfig::permuted): k_perm[j] for j < K, then
   // at least 16 more readable entries (their values are never used).
@@ -55,6 +61,7 @@ struct ActQuantConfig {
   int64_t group_size = 0;  // resolved: K for per-channel; any value >= 1
                            // dividing K
   bool permuted = false;   // act-order: read x through ActQuantArgs::k_perm
+  bool per_group = false;  // one scale per (row, group), not per row
 };
 
 // Why this config cannot be generated (a group that does not divide K, an
@@ -81,6 +88,17 @@ class ActQuantizerGenerator : public Generator {
                  const Xbyak::Opmask& kmask, const Xbyak::Xmm& vmask);
   void EmitAbsMax();          // pass 1 -> eax
   void EmitQuantizeGroups();  // pass 2
+  // The cursors of pass 2 (x, qa, sums, act-order table) at the row start.
+  void EmitGroupCursors();
+  // Pass 2 of the group at the cursors: qa, sums[g]; moves the x, qa and
+  // table cursors past the group.
+  void EmitQuantizeGroup();
+  // Per group: both passes for each group of the row (sa cursor rdi).
+  void EmitPerGroupRow();
+  void EmitGroupAbsMax();  // of the group at the cursors -> eax
+  void EmitNonFiniteGroup();
+  // Moves the x, qa and table cursors by `count` elements of x.
+  void AdvanceCursors(int64_t count);
   void EmitChunk(int slot, int count, const Xbyak::Opmask& kmask,
                  const Xbyak::Xmm& vmask);
   void EmitNonFiniteRow();

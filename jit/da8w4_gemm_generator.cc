@@ -104,6 +104,7 @@ KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
       (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
   key.epilogue = EpilogueCode(c.epilogue);
   key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
+  key.act_per_group = c.act_per_group;
   return key;
 }
 
@@ -127,7 +128,8 @@ int64_t Da8w4GemmGenerator::BlockStride() const {
 // GPRs: rdi args; r8 qa cursor, r9 weight cursor, r10 scale cursor,
 // r11 zero-point cursor, r12 group-sum cursor (these move along K);
 // r13 group counter, r14 chunk counter, r15 step counter; rbp the entry
-// rsp; rax, rbx, rcx, rdx, rsi scratch in the epilogue. The stack holds
+// rsp; rax, rbx, rcx, rdx, rsi scratch in the epilogue; per-group
+// activation scales: rsi the sa cursor (along K) before it. The stack holds
 // the int32 tile (AVX2), the f32 tile and the per-step pointers (locals).
 void Da8w4GemmGenerator::Generate() {
   Preamble();
@@ -169,6 +171,7 @@ void Da8w4GemmGenerator::EmitStep() {
   mov(r10, ptr[rsp + Local(1)]);
   mov(r11, ptr[rsp + Local(2)]);
   mov(r12, ptr[rdi + offsetof(Da8w4GemmArgs, sums)]);
+  if (cfg_.act_per_group) mov(rsi, ptr[rdi + offsetof(Da8w4GemmArgs, sa)]);
   const Xmm zero = vec_.Vec(NumAcc());
   if (vec_.avx512()) {
     vpxord(zero, zero, zero);
@@ -190,6 +193,7 @@ void Da8w4GemmGenerator::EmitStep() {
     add(r10, lay.block_cols() * 4);
     add(r11, lay.block_cols() * 4);
     add(r12, 4);
+    if (cfg_.act_per_group) add(rsi, 4);
     dec(r13);
     jnz(group_loop, T_NEAR);
   }
@@ -359,7 +363,8 @@ void Da8w4GemmGenerator::LoadRowSum(int row, const Xmm& dst) {
 
 void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
                                          const Xmm& acc, const Xmm& row_sum,
-                                         const Xmm& tmp) {
+                                         const Xmm& tmp,
+                                         const Xbyak::Operand& row_sa) {
   const int64_t param =
       blk * cfg_.layout.block_param_bytes() + half * vec_.bytes();
   if (cfg_.weight_type == WeightType::kU4) {
@@ -369,6 +374,7 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
     vpsubd(acc, acc, row_sum);
   }
   vcvtdq2ps(acc, acc);
+  if (cfg_.act_per_group) vmulps(acc, acc, row_sa);
   const int tile = F32Tile(AccIndex(row, blk, half));
   vmovaps(tmp, ptr[rsp + tile]);
   vfmadd231ps(tmp, acc, ptr[r10 + param]);
@@ -377,10 +383,15 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
 
 void Da8w4GemmGenerator::EmitFlush(Flush mode) {
   const int nacc = NumAcc();
-  const Xmm wl = vec_.Vec(nacc), b = vec_.Vec(nacc + 2), t = vec_.Vec(nacc + 3);
+  const Xmm wl = vec_.Vec(nacc), wh = vec_.Vec(nacc + 1),
+            b = vec_.Vec(nacc + 2), t = vec_.Vec(nacc + 3);
   const bool group_end = mode == Flush::kFinal || mode == Flush::kOnly;
   for (int r = 0; r < cfg_.mr; ++r) {
     if (group_end) LoadRowSum(r, b);
+    // Per group: sa[r, g] (the sa rows are laid out as the sums rows).
+    if (group_end && cfg_.act_per_group) {
+      vbroadcastss(wh, ptr[rsi + r * sums_stride_]);
+    }
     for (int blk = 0; blk < cfg_.nblk; ++blk) {
       for (int half = 0; half < 2; ++half) {
         const int i = AccIndex(r, blk, half);
@@ -389,7 +400,7 @@ void Da8w4GemmGenerator::EmitFlush(Flush mode) {
           vpaddd(t, t, ptr[rsp + I32Tile(i)]);
         }
         if (group_end) {
-          EmitGroupEndOne(r, blk, half, t, b, wl);
+          EmitGroupEndOne(r, blk, half, t, b, wl, wh);
         } else {
           vmovaps(ptr[rsp + I32Tile(i)], t);
         }
@@ -403,17 +414,20 @@ void Da8w4GemmGenerator::EmitGroupEndVnni() {
   const Xmm row_sum = vec_.Vec(nacc), tmp = vec_.Vec(nacc + 1);
   for (int r = 0; r < cfg_.mr; ++r) {
     LoadRowSum(r, row_sum);
+    // Per group: sa[r, g], an embedded broadcast (rows as the sums rows).
+    const Xbyak::Address row_sa = ptr_b[rsi + r * sums_stride_];
     for (int blk = 0; blk < cfg_.nblk; ++blk) {
       for (int half = 0; half < 2; ++half) {
         const Xmm acc = vec_.Vec(AccIndex(r, blk, half));
-        EmitGroupEndOne(r, blk, half, acc, row_sum, tmp);
+        EmitGroupEndOne(r, blk, half, acc, row_sum, tmp, row_sa);
         vpxord(acc, acc, acc);
       }
     }
   }
 }
 
-// y = epilogue(tile * sa (+ bias)), stored as f32 or bf16; only real
+// y = epilogue(tile * sa (+ bias)), or per group epilogue(tile (+ bias)),
+// stored as f32 or bf16; only real
 // output columns. With silu_mul a block's two halves (gate, up) make one
 // output vector.
 void Da8w4GemmGenerator::EmitEpilogue() {
@@ -430,9 +444,14 @@ void Da8w4GemmGenerator::EmitEpilogue() {
   for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
     mov(operands[i], ptr[rsp + Local(5 + i)]);
   }
-  // v = sa * tile (+ bias) of (row, block, half).
+  // v = sa * tile (+ bias) of (row, block, half); per group tile (+ bias).
   auto value = [&](const Xmm& dst, int r, int blk, int half) {
-    vmulps(dst, sa, ptr[rsp + F32Tile(AccIndex(r, blk, half))]);
+    const Xbyak::Address tile = ptr[rsp + F32Tile(AccIndex(r, blk, half))];
+    if (cfg_.act_per_group) {
+      vmovaps(dst, tile);
+    } else {
+      vmulps(dst, sa, tile);
+    }
     const int col = blk * lay.block_cols() + half * lay.lanes;
     if (cfg_.bias) vaddps(dst, dst, ptr[rsi + col * 4]);
   };
@@ -444,7 +463,7 @@ void Da8w4GemmGenerator::EmitEpilogue() {
     }
   };
   for (int r = 0; r < cfg_.mr; ++r) {
-    vbroadcastss(sa, ptr[rax + 4 * r]);
+    if (!cfg_.act_per_group) vbroadcastss(sa, ptr[rax + 4 * r]);
     for (int blk = 0; blk < cfg_.nblk; ++blk) {
       const int cols = OutCols(blk);
       if (cfg_.epilogue.silu_mul) {

@@ -9,6 +9,10 @@
 //                                         - z[g,n] * sum_k qa[m,k]
 //   tile[m,n] = fma(float(acc), s[g,n], tile[m,n])   (g in order, from 0)
 //   y[m,n]    = tile[m,n] * sa[m] (+ bias[n])         (bf16: nearest even)
+// With per-group activation scales (act_per_group) sa[m,g] enters at the
+// group end instead:
+//   tile[m,n] = fma(float(acc) * sa[m,g], s[g,n], tile[m,n])
+//   y[m,n]    = tile[m,n] (+ bias[n])
 // The unsigned nibbles u are the unsigned operand and qa the signed one.
 //   AVX-512 VNNI: vpdpbusd acc, u, {1to16}[qa + 4q] into int32 registers.
 // The nibbles are either unpacked in the loop from the packed layout (one
@@ -45,7 +49,7 @@ namespace w4jit::internal {
 struct Da8w4GemmArgs {
   const int8_t* qa;      // row 0 of the tile
   const int32_t* sums;   // row 0 of the tile
-  const float* sa;       // row 0 of the tile
+  const float* sa;       // row 0 of the tile (SaRowStride apart)
   const uint8_t* w;      // first block
   const float* scales;   // first block
   const int32_t* zeros;  // first block (u4 only)
@@ -85,6 +89,8 @@ struct Da8w4GemmConfig {
   // columns; out_n is the layer's N / 2 (the tail of the last block).
   Epilogue epilogue;
   int64_t out_n = 0;
+  // One activation scale per (row, group) (ActQuant::kPerGroup).
+  bool act_per_group = false;
 };
 
 // Why this config cannot be generated (register budget, displacement
@@ -121,9 +127,12 @@ class Da8w4GemmGenerator : public Generator {
   void EmitQuad(int q, bool first_in_chunk);
   void EmitQuadDecodedVnni(int q);
   void EmitFlush(Flush mode);  // AVX2: int16 -> int32
-  // acc (int32, one group) -> tile += float(acc - z * sum) * s.
+  // acc (int32, one group) -> tile += float(acc - z * sum) * s; per
+  // group the float is first multiplied by sa[row, g] from `row_sa` (a
+  // register on AVX2, an embedded broadcast on AVX-512).
   void EmitGroupEndOne(int row, int blk, int half, const Xbyak::Xmm& acc,
-                       const Xbyak::Xmm& row_sum, const Xbyak::Xmm& tmp);
+                       const Xbyak::Xmm& row_sum, const Xbyak::Xmm& tmp,
+                       const Xbyak::Operand& row_sa);
   void LoadRowSum(int row, const Xbyak::Xmm& dst);
   void EmitGroupEndVnni();
   void EmitEpilogue();

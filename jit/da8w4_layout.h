@@ -24,7 +24,9 @@
 //
 // Activations. A qa row holds K int8 values followed by zeros up to at
 // least RoundUp(K, 4), and has room for one full vector store past K; the
-// GEMM kernels bake the row strides below in.
+// GEMM kernels bake the row strides below in. Beside it: the int32 sums of
+// qa per group, and the f32 scale(s) sa of the row, one (per token) or one
+// per group (per group).
 #ifndef W4JIT_JIT_DA8W4_LAYOUT_H_
 #define W4JIT_JIT_DA8W4_LAYOUT_H_
 
@@ -64,6 +66,11 @@ struct Da8w4Layout {
 inline int64_t QaRowStride(int64_t k) { return (k + 63) / 64 * 64 + 64; }
 inline int64_t SumsRowStride(int64_t groups) {
   return (groups * 4 + 63) / 64 * 64;
+}
+// Bytes between rows of the activation scales (f32): one per row (per
+// token), or one per group laid out as the sums (per group).
+inline int64_t SaRowStride(int64_t groups, bool per_group) {
+  return per_group ? SumsRowStride(groups) : 4;
 }
 
 }  // namespace w4jit::internal

@@ -231,7 +231,7 @@ void EpilogueEmitter::Apply(const Xmm& v, const Xmm* up,
                             const Xbyak::Reg64* operands, int64_t col,
                             int count, const Temps& t) const {
   if (e_.silu_mul) {
-    EmitActivation(w4jit::Activation::kSilu, v, t);
+    EmitActivation(e_.gate_activation(), v, t);
     g_->vmulps(v, v, *up);
   } else {
     EmitActivation(e_.activation, v, t);

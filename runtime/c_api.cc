@@ -3,7 +3,9 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
+#include "runtime/c_api_status.h"
 #include "w4jit/w4jit.h"
 #include "w4jit/w4jit.hpp"
 
@@ -13,48 +15,14 @@ struct w4jit_layer {
 
 namespace {
 
-thread_local std::string last_error;
+using w4jit::internal::RawEnum;
 
 w4jit_status Fail(w4jit_status code, std::string message) {
-  last_error = std::move(message);
-  return code;
+  return w4jit::internal::CApiFail(code, std::move(message));
 }
 
 w4jit_status FromStatus(const absl::Status& s) {
-  if (s.ok()) {
-    last_error.clear();
-    return W4JIT_OK;
-  }
-  w4jit_status code = W4JIT_INTERNAL;
-  switch (s.code()) {
-    case absl::StatusCode::kInvalidArgument:
-      code = W4JIT_INVALID_ARGUMENT;
-      break;
-    case absl::StatusCode::kUnimplemented:
-      code = W4JIT_UNIMPLEMENTED;
-      break;
-    case absl::StatusCode::kFailedPrecondition:
-      code = W4JIT_FAILED_PRECONDITION;
-      break;
-    case absl::StatusCode::kResourceExhausted:
-      code = W4JIT_RESOURCE_EXHAUSTED;
-      break;
-    default:
-      break;
-  }
-  return Fail(code, std::string(s.message()));
-}
-
-// The int a C caller stored in an enum field. C allows any int there, but
-// in C++ loading a value outside the enumerators' range from a C enum is
-// undefined, so the bytes are read as an int (the C++ side then validates
-// the value and names it if it is bad).
-template <class E>
-int RawEnum(const E& e) {
-  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
-  int v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
+  return w4jit::internal::CApiFromStatus(s);
 }
 
 w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
@@ -81,22 +49,15 @@ w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
         static_cast<w4jit::DType>(RawEnum(e.binary_dtype[i]));
   }
   out.epilogue.silu_mul = e.silu_mul != 0;
+  out.act_quant = static_cast<w4jit::ActQuant>(RawEnum(d.act_quant));
   out.zero_point_domain =
-      static_cast<w4jit::ZeroPointDomain>(d.zero_point_domain);
-  out.zero_point_dtype = static_cast<w4jit::DType>(d.zero_point_dtype);
+      static_cast<w4jit::ZeroPointDomain>(RawEnum(d.zero_point_domain));
+  out.zero_point_dtype = static_cast<w4jit::DType>(RawEnum(d.zero_point_dtype));
   return out;
 }
 
 w4jit::WeightsView ToCpp(const w4jit_weights& w) {
-  w4jit::WeightsView out;
-  out.format = static_cast<w4jit::WeightFormat>(RawEnum(w.format));
-  out.qweight = w.qweight;
-  out.scales = w.scales;
-  out.zero_points = w.zero_points;
-  out.g_idx = w.g_idx;
-  out.bias = w.bias;
-  out.groups_major = w.groups_major != 0;
-  return out;
+  return w4jit::internal::ToCppWeights(w);
 }
 
 }  // namespace
@@ -126,6 +87,7 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc) {
         static_cast<w4jit_dtype>(e.binary[i].dtype);
   }
   desc->epilogue.silu_mul = e.silu_mul ? 1 : 0;
+  desc->act_quant = static_cast<w4jit_act_quant>(d.act_quant);
   desc->zero_point_domain =
       static_cast<w4jit_zero_point_domain>(d.zero_point_domain);
   desc->zero_point_dtype = static_cast<w4jit_dtype>(d.zero_point_dtype);
@@ -146,7 +108,7 @@ w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
     auto layer = w4jit::Layer::Create(ToCpp(*desc), ToCpp(*weights));
     if (!layer.ok()) return FromStatus(layer.status());
     *out_layer = new w4jit_layer{*std::move(layer)};
-    last_error.clear();
+    w4jit::internal::CApiClearError();
     return W4JIT_OK;
   } catch (const std::bad_alloc&) {
     return Fail(W4JIT_RESOURCE_EXHAUSTED, "out of memory creating the layer");
@@ -247,7 +209,9 @@ void w4jit_set_thread_pinning(int on) { w4jit::SetThreadPinning(on != 0); }
 
 int w4jit_get_thread_pinning(void) { return w4jit::GetThreadPinning() ? 1 : 0; }
 
-const char* w4jit_last_error(void) { return last_error.c_str(); }
+const char* w4jit_last_error(void) {
+  return w4jit::internal::CApiLastError().c_str();
+}
 
 void w4jit_set_log_hook(w4jit_log_fn hook, void* user) {
   if (hook == nullptr) {

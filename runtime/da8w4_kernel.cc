@@ -54,14 +54,15 @@ struct Scratch {
   int32_t* sums;
 };
 
-Scratch GetScratch(int64_t m, int64_t qa_stride, int64_t sums_stride) {
+Scratch GetScratch(int64_t m, int64_t qa_stride, int64_t sums_stride,
+                   int64_t sa_stride) {
   thread_local AlignedVector<int8_t> qa;
   thread_local AlignedVector<float> sa;
   thread_local AlignedVector<int32_t> sums;
   thread_local uint64_t generation[3] = {};
   return Scratch{
       ScratchFor(&qa, &generation[0], static_cast<size_t>(m * qa_stride)),
-      ScratchFor(&sa, &generation[1], static_cast<size_t>(m)),
+      ScratchFor(&sa, &generation[1], static_cast<size_t>(m * sa_stride / 4)),
       ScratchFor(&sums, &generation[2],
                  static_cast<size_t>(m * sums_stride / 4))};
 }
@@ -92,6 +93,7 @@ Da8w4GemmConfig TileConfig(const LayerDesc& desc, const Da8w4Params& params,
   c.decoded = decoded;
   c.epilogue = desc.epilogue;
   c.out_n = desc.out_n();
+  c.act_per_group = desc.act_per_group();
   const int nblk =
       decoded ? params.panel_nblk
       : rows == params.mr
@@ -117,8 +119,9 @@ class Da8w4JitKernel final : public LinearKernel {
   // JITs the quantizer and the kernels of every tile height 1..mr.
   absl::Status Build() {
     const Da8w4Layout& lay = packed_.layout;
-    ActQuantConfig qc{isa_, desc_.act_dtype, lay.k, lay.group_size,
-                      !perm_table_.empty()};
+    ActQuantConfig qc{
+        isa_,           desc_.act_dtype,      lay.k,
+        lay.group_size, !perm_table_.empty(), desc_.act_per_group()};
     absl::StatusOr<const Generator*> q = GetActQuantizer(qc);
     if (!q.ok()) return q.status();
     quantize_ = (*q)->entry<ActQuantFn>();
@@ -154,7 +157,8 @@ class Da8w4JitKernel final : public LinearKernel {
     const int64_t m = args.m;
     const int64_t qa_stride = QaRowStride(lay.k);
     const int64_t sums_stride = SumsRowStride(lay.groups());
-    const Scratch s = GetScratch(m, qa_stride, sums_stride);
+    const int64_t sa_stride = SaRowStride(lay.groups(), desc_.act_per_group());
+    const Scratch s = GetScratch(m, qa_stride, sums_stride, sa_stride);
     const int threads = Concurrency();
 
     const int64_t x_row_bytes =
@@ -167,7 +171,7 @@ class Da8w4JitKernel final : public LinearKernel {
                       x_row_bytes,
                       r.end - r.begin,
                       s.qa + r.begin * qa_stride,
-                      s.sa + r.begin,
+                      s.sa + r.begin * (sa_stride / 4),
                       s.sums + r.begin * (sums_stride / 4),
                       perm_table_.empty() ? nullptr : perm_table_.data()};
       quantize_(&qa);
@@ -274,7 +278,8 @@ class Da8w4JitKernel final : public LinearKernel {
       Da8w4GemmArgs a;
       a.qa = s.qa + row0 * QaRowStride(lay.k);
       a.sums = s.sums + row0 * (SumsRowStride(lay.groups()) / 4);
-      a.sa = s.sa + row0;
+      a.sa =
+          s.sa + row0 * (SaRowStride(lay.groups(), desc_.act_per_group()) / 4);
       a.w = w + (b - b0) * block_bytes;
       a.scales = packed_.scales.data() + b * param_elems;
       a.zeros = packed_.zeros.empty() ? nullptr
@@ -353,8 +358,10 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
       }
     }
   }
+  // Packed as a call at M = 1 cuts it: tiles of one row (first touch).
+  const int64_t m1_align = TileConfig(desc, params, isa, layout, 1, false).nblk;
   auto kernel = std::make_unique<Da8w4JitKernel>(
-      desc, params, isa, PackDa8w4(packed_w, layout), w.k_perm);
+      desc, params, isa, PackDa8w4(packed_w, layout, m1_align), w.k_perm);
   if (absl::Status s = kernel->Build(); !s.ok()) return s;
   return std::unique_ptr<LinearKernel>(std::move(kernel));
 }

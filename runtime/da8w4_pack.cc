@@ -1,7 +1,5 @@
 #include "runtime/da8w4_pack.h"
 
-#include <algorithm>
-
 #include "runtime/parallel.h"
 #include "runtime/work_split.h"
 
@@ -60,7 +58,8 @@ void PackBlocks(const CanonicalWeights& w, const Da8w4Layout& lay, int64_t b0,
 
 }  // namespace
 
-Da8w4Packed PackDa8w4(const CanonicalWeights& w, const Da8w4Layout& layout) {
+Da8w4Packed PackDa8w4(const CanonicalWeights& w, const Da8w4Layout& layout,
+                      int64_t m1_align) {
   Da8w4Packed out;
   out.layout = layout;
   const int64_t blocks = layout.blocks();
@@ -69,10 +68,9 @@ Da8w4Packed PackDa8w4(const CanonicalWeights& w, const Da8w4Layout& layout) {
   out.scales.resize(static_cast<size_t>(blocks * layout.groups() * nb));
   if (w.asymmetric) out.zeros.resize(out.scales.size());
   if (!w.bias.empty()) out.bias.resize(static_cast<size_t>(blocks * nb));
-  const int chunks =
-      static_cast<int>(std::min<int64_t>(blocks, 4 * Concurrency()));
-  ParallelRun(chunks, [&](int c) {
-    const Range r = SplitRange(blocks, chunks, c);
+  const int parts = SmallMParts(blocks, Concurrency(), m1_align);
+  ParallelRun(parts, [&](int c) {
+    const Range r = SplitRange(blocks, parts, c, m1_align);
     PackBlocks(w, layout, r.begin, r.end, &out);
   });
   return out;

@@ -16,19 +16,25 @@ Da8w4Layout MakeDa8w4Layout(const CanonicalWeights& w, int lanes);
 
 struct Da8w4Packed {
   Da8w4Layout layout;
-  AlignedVector<uint8_t> weights;  // blocks * block_weight_bytes
-  AlignedVector<float> scales;     // [blocks][G][NB]
-  AlignedVector<int32_t> zeros;    // [blocks][G][NB]; u4 only
-  AlignedVector<float> bias;       // [blocks * NB]; only with bias
+  // Filled by the threads that read them at M = 1 (first touch).
+  FirstTouchVector<uint8_t> weights;  // blocks * block_weight_bytes
+  FirstTouchVector<float> scales;     // [blocks][G][NB]
+  FirstTouchVector<int32_t> zeros;    // [blocks][G][NB]; u4 only
+  AlignedVector<float> bias;          // [blocks * NB]; only with bias
 
   size_t bytes() const {
     return weights.size() + 4 * (scales.size() + zeros.size() + bias.size());
   }
 };
 
-// Repacks `w` for `layout` (whose n, k, group size must be w's); runs on
-// the library's threads.
-Da8w4Packed PackDa8w4(const CanonicalWeights& w, const Da8w4Layout& layout);
+// Repacks `w` for `layout` (whose n, k, group size must be w's) on the
+// library's threads, cut as the kernels cut a call at M = 1 (SmallMParts
+// with `m1_align`, the M = 1 tile's blocks per step): chunk c packs the
+// blocks it will read, so on a NUMA machine each thread's share of the
+// weights lies on its own node (first touch). The bytes do not depend on
+// the split.
+Da8w4Packed PackDa8w4(const CanonicalWeights& w, const Da8w4Layout& layout,
+                      int64_t m1_align);
 
 }  // namespace w4jit::internal
 

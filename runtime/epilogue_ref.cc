@@ -47,7 +47,7 @@ float ActivationRef(Activation a, float t) {
 }
 
 float EpilogueRef(const Epilogue& e, float t, float up, const float* operands) {
-  float v = e.silu_mul ? ActivationRef(Activation::kSilu, t) * up
+  float v = e.silu_mul ? ActivationRef(e.gate_activation(), t) * up
                        : ActivationRef(e.activation, t);
   for (int i = 0; i < e.num_binary; ++i) {
     v = e.binary[i].op == BinaryOp::kMul ? v * operands[i] : v + operands[i];

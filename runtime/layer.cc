@@ -3,15 +3,11 @@
 #include <new>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/log.h"
 #include "base/memory.h"
-#include "dispatch/cpu_profile.h"
 #include "runtime/formats/import.h"
-#include "runtime/jit_kernels.h"
 #include "runtime/linear_kernel.h"
-#include "runtime/reference.h"
+#include "runtime/make_kernel.h"
 #include "runtime/validate.h"
 
 namespace w4jit {
@@ -53,29 +49,10 @@ absl::StatusOr<std::unique_ptr<Layer>> Layer::CreateValidated(
       internal::ImportWeights(desc, weights);
   if (!imported.ok()) return imported.status();
 
-  std::unique_ptr<LinearKernel> kernel;
-  std::string why_not;
-  const internal::IsaTier isa = internal::ActiveIsa();
-  if (options.force_reference) {
-    why_not = "forced by LayerOptions";
-  } else if (isa == internal::IsaTier::kRef) {
-    why_not = "no JIT ISA on this CPU or W4JIT_ISA=ref";
-  } else {
-    auto made = desc.mode == Mode::kDA8W4
-                    ? internal::MakeDa8w4JitKernel(
-                          desc, *imported, internal::HostCpu(), isa, &why_not)
-                    : internal::MakeW4a16JitKernel(
-                          desc, *imported, internal::HostCpu(), isa, &why_not);
-    if (!made.ok()) return made.status();
-    kernel = *std::move(made);
-  }
-  if (kernel == nullptr) {
-    internal::Log(LogLevel::kInfo,
-                  absl::StrCat("layer n=", desc.n, " k=", desc.k,
-                               " runs on the reference path: ", why_not));
-    kernel = internal::MakeReferenceKernel(desc, *std::move(imported), why_not);
-  }
-  return std::unique_ptr<Layer>(new Layer(desc, std::move(kernel)));
+  auto kernel = internal::MakeLinearKernel(desc, *std::move(imported),
+                                           options.force_reference);
+  if (!kernel.ok()) return kernel.status();
+  return std::unique_ptr<Layer>(new Layer(desc, *std::move(kernel)));
 }
 
 Layer::Layer(const LayerDesc& desc, std::unique_ptr<LinearKernel> k)

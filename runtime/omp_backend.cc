@@ -50,6 +50,19 @@ std::unique_ptr<ParallelBackend> MakeOpenMpBackend(int threads) {
 
 bool InOpenMpParallel() { return omp_in_parallel() != 0; }
 
+std::vector<int> OpenMpPlaceCpus() {
+  std::vector<int> cpus;
+  const int places = omp_get_num_places();
+  for (int p = 0; p < places; ++p) {
+    const int n = omp_get_place_num_procs(p);
+    if (n <= 0) continue;
+    std::vector<int> ids(static_cast<size_t>(n));
+    omp_get_place_proc_ids(p, ids.data());
+    cpus.insert(cpus.end(), ids.begin(), ids.end());
+  }
+  return cpus;
+}
+
 #else  // !W4JIT_HAVE_OPENMP
 
 bool OpenMpAvailable() { return false; }
@@ -57,6 +70,8 @@ bool OpenMpAvailable() { return false; }
 std::unique_ptr<ParallelBackend> MakeOpenMpBackend(int) { return nullptr; }
 
 bool InOpenMpParallel() { return false; }
+
+std::vector<int> OpenMpPlaceCpus() { return {}; }
 
 #endif  // W4JIT_HAVE_OPENMP
 

@@ -6,6 +6,7 @@
 #define W4JIT_RUNTIME_OMP_BACKEND_H_
 
 #include <memory>
+#include <vector>
 
 #include "w4jit/parallel.hpp"
 
@@ -21,6 +22,13 @@ std::unique_ptr<ParallelBackend> MakeOpenMpBackend(int threads);
 // True inside an active OpenMP parallel region (a team of more than one
 // thread): a Run there runs inline, the host has already parallelised.
 bool InOpenMpParallel();
+
+// The CPUs of all of OpenMP's places (unsorted), empty when OpenMP has no
+// places. libgomp has places exactly when OMP_PROC_BIND (not false),
+// OMP_PLACES or GOMP_CPU_AFFINITY is set, and then it pinned the process's
+// initial thread to place 0 when it loaded; it built the places from the
+// mask it read before that (runtime/process_cpus.h).
+std::vector<int> OpenMpPlaceCpus();
 
 }  // namespace w4jit::internal
 

@@ -1,7 +1,5 @@
 #include "runtime/parallel.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -9,12 +7,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "runtime/omp_backend.h"
+#include "runtime/process_cpus.h"
 #include "runtime/spin_pool.h"
 #include "w4jit/parallel.hpp"
 
@@ -25,16 +23,9 @@ namespace {
 constexpr int kDefaultSpinUs = 1000;
 constexpr size_t kMaxPools = 4;
 
-int AvailableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? static_cast<int>(hw) : 1;
-}
+// The default thread count: the CPUs the process may use, not the mask of
+// the calling thread (which a runtime may have pinned to one CPU).
+int AvailableCores() { return static_cast<int>(ProcessCpus().size()); }
 
 struct State {
   std::mutex mu;
@@ -128,19 +119,30 @@ std::shared_ptr<ParallelBackend> ActiveBackend() {
   // An evicted pool lives on while a Run still holds it; its idle workers
   // are asleep once the spin bound has passed.
   if (s.pools.size() >= kMaxPools) s.pools.erase(s.pools.begin());
-  s.pools.push_back(std::make_shared<SpinPool>(want, &s.spin_us, s.pin));
+  s.pools.push_back(
+      std::make_shared<SpinPool>(want, &s.spin_us, s.pin, ProcessCpus()));
   return s.pools.back();
 }
 
 }  // namespace
 
-int Concurrency() { return std::max(1, ActiveBackend()->concurrency()); }
+namespace {
+thread_local int inline_depth = 0;
+}  // namespace
+
+InlineScope::InlineScope() { ++inline_depth; }
+InlineScope::~InlineScope() { --inline_depth; }
+
+int Concurrency() {
+  if (inline_depth > 0) return 1;
+  return std::max(1, ActiveBackend()->concurrency());
+}
 
 void ParallelRun(int num_chunks, const std::function<void(int)>& fn) {
   if (num_chunks <= 0) return;
   // Inside a host's OpenMP team the host has already parallelised: running
   // inline keeps both from waiting on each other's threads.
-  if (num_chunks == 1 || InOpenMpParallel()) {
+  if (num_chunks == 1 || inline_depth > 0 || InOpenMpParallel()) {
     for (int i = 0; i < num_chunks; ++i) fn(i);
     return;
   }

@@ -17,6 +17,20 @@ int Concurrency();
 // runtime/work_split.h.
 void ParallelRun(int num_chunks, const std::function<void(int chunk)>& fn);
 
+// While an instance lives, ParallelRun on this thread runs its chunks
+// inline and Concurrency() is 1: a composite layer (the MoE layer) that
+// parallelises over its own work items runs each item's kernels inside
+// its chunk, on the chunk's thread, without a nested region. Kernels
+// compute the same outputs whatever their chunk count, so this changes
+// no result.
+class InlineScope {
+ public:
+  InlineScope();
+  ~InlineScope();
+  InlineScope(const InlineScope&) = delete;
+  InlineScope& operator=(const InlineScope&) = delete;
+};
+
 }  // namespace w4jit::internal
 
 #endif  // W4JIT_RUNTIME_PARALLEL_H_

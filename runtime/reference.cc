@@ -83,8 +83,8 @@ void PrepareRow(const LayerDesc& desc, const CanonicalWeights& w,
   const void* x = ActOrderRow(RowPtr(args.x, desc.act_dtype, i, args.ldx),
                               desc.act_dtype, w.k_perm, &permuted);
   if (desc.mode == Mode::kDA8W4) {
-    rows->quantized[i] =
-        QuantizeRowRef(x, desc.act_dtype, desc.k, desc.group_size);
+    rows->quantized[i] = QuantizeRowRef(x, desc.act_dtype, desc.k,
+                                        desc.group_size, desc.act_per_group());
   } else {
     rows->widened[i] = WidenRow(x, desc.act_dtype, desc.k);
   }
@@ -178,31 +178,48 @@ class ReferenceKernel final : public LinearKernel {
 
 }  // namespace
 
-QuantizedRow QuantizeRowRef(const void* x, DType act_dtype, int64_t k,
-                            int64_t group_size) {
-  const int64_t gs = ResolvedGroupSize(group_size, k);
-  QuantizedRow row;
-  row.qa.assign(static_cast<size_t>(k), 0);
-  row.group_sums.assign(static_cast<size_t>(k / gs), 0);
+namespace {
 
+// Quantizes x[begin, end) with one scale into qa; returns the scale, or NaN
+// (qa left 0) if the range holds NaN or Inf.
+float QuantizeRangeRef(const void* x, DType act_dtype, int64_t begin,
+                       int64_t end, int8_t* qa) {
   float amax = 0.0f;
-  for (int64_t i = 0; i < k; ++i) {
+  for (int64_t i = begin; i < end; ++i) {
     const float v = LoadAsF32(x, act_dtype, i);
-    if (!std::isfinite(v)) {
-      // Bad input: the whole row's output becomes NaN through the scale.
-      row.scale = std::numeric_limits<float>::quiet_NaN();
-      return row;
-    }
+    if (!std::isfinite(v)) return std::numeric_limits<float>::quiet_NaN();
     amax = std::max(amax, std::fabs(v));
   }
-  row.scale = std::max(amax, 1e-10f) / 127.0f;
-  for (int64_t i = 0; i < k; ++i) {
+  const float scale = std::max(amax, 1e-10f) / 127.0f;
+  for (int64_t i = begin; i < end; ++i) {
     // A true division, not a multiplication by 1/sa: part of the definition.
-    const float q = RoundHalfEven(LoadAsF32(x, act_dtype, i) / row.scale);
-    const int8_t qa = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
-    row.qa[i] = qa;
-    row.group_sums[i / gs] += qa;
+    const float q = RoundHalfEven(LoadAsF32(x, act_dtype, i) / scale);
+    qa[i] = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
   }
+  return scale;
+}
+
+}  // namespace
+
+QuantizedRow QuantizeRowRef(const void* x, DType act_dtype, int64_t k,
+                            int64_t group_size, bool per_group) {
+  const int64_t gs = ResolvedGroupSize(group_size, k);
+  const int64_t groups = k / gs;
+  QuantizedRow row;
+  row.qa.assign(static_cast<size_t>(k), 0);
+  row.group_sums.assign(static_cast<size_t>(groups), 0);
+  if (per_group) {
+    row.scale = 1.0f;
+    row.group_scales.resize(static_cast<size_t>(groups));
+    for (int64_t g = 0; g < groups; ++g) {
+      row.group_scales[g] =
+          QuantizeRangeRef(x, act_dtype, g * gs, (g + 1) * gs, row.qa.data());
+    }
+  } else {
+    // Bad input: the whole row's output becomes NaN through the scale.
+    row.scale = QuantizeRangeRef(x, act_dtype, 0, k, row.qa.data());
+  }
+  for (int64_t i = 0; i < k; ++i) row.group_sums[i / gs] += row.qa[i];
   return row;
 }
 
@@ -218,17 +235,21 @@ void Da8w4GroupAccRef(const CanonicalWeights& w, const QuantizedRow& row,
   }
 }
 
-// y = sa * (sum over g = 0..G-1 in order of (s[g] * (float)acc[g])) + bias,
-// each product and sum rounded to f32 separately (no FMA).
+// Per token: y = sa * (sum over g = 0..G-1 in order of (s[g] * (float)acc[g]))
+// Per group: y = sum over g = 0..G-1 in order of (s[g] * (sa[g] * acc[g]))
+// plus bias; each product and sum rounded to f32 separately (no FMA).
 float Da8w4OutputRef(const CanonicalWeights& w, const QuantizedRow& row,
                      int64_t n) {
   std::vector<int32_t> acc(static_cast<size_t>(w.groups));
   Da8w4GroupAccRef(w, row, n, acc.data());
+  const bool per_group = !row.group_scales.empty();
   float sum = 0.0f;
   for (int64_t g = 0; g < w.groups; ++g) {
-    sum += w.S(n, g) * static_cast<float>(acc[g]);
+    float a = static_cast<float>(acc[g]);
+    if (per_group) a = row.group_scales[g] * a;
+    sum += w.S(n, g) * a;
   }
-  const float y = row.scale * sum;
+  const float y = per_group ? sum : row.scale * sum;
   return w.bias.empty() ? y : y + w.bias[n];
 }
 

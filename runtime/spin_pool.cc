@@ -5,8 +5,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
+
+#include "runtime/process_cpus.h"
 
 namespace w4jit::internal {
 namespace {
@@ -32,23 +35,12 @@ void FutexWakeAll(std::atomic<uint32_t>* word) {
 
 inline void CpuRelax() { __builtin_ia32_pause(); }
 
-// CPUs of the calling thread's affinity mask, in increasing order.
-std::vector<int> AffinityCpus() {
-  std::vector<int> cpus;
+// Best effort: a failure leaves the worker on the mask it inherited.
+void SetAffinity(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  return cpus;
-}
-
-void PinSelf(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  // Best effort: a failure leaves the worker where the kernel puts it.
+  for (int c : cpus) CPU_SET(c, &set);
   (void)sched_setaffinity(0, sizeof set, &set);
 }
 
@@ -83,15 +75,39 @@ uint32_t SpinThenSleep(std::atomic<uint32_t>* word, std::atomic<int>* sleepers,
 
 }  // namespace
 
-SpinPool::SpinPool(int threads, const std::atomic<int>* spin_us, bool pin)
-    : threads_(threads < 1 ? 1 : threads), pin_(pin), spin_us_(spin_us) {
-  const std::vector<int> cpus = pin ? AffinityCpus() : std::vector<int>();
+std::vector<int> SpinPool::WorkerCpus(int worker, int threads, bool pin,
+                                      const std::vector<int>& process_cpus,
+                                      const std::vector<int>& caller_cpus) {
+  std::vector<int> mine, others;  // the caller's and the rest, increasing
+  for (int c : process_cpus) {
+    (std::binary_search(caller_cpus.begin(), caller_cpus.end(), c) ? mine
+                                                                   : others)
+        .push_back(c);
+  }
+  if (pin) {
+    std::vector<int> order = mine;
+    order.insert(order.end(), others.begin(), others.end());
+    if (order.empty()) return {};
+    return {order[static_cast<size_t>(worker) % order.size()]};
+  }
+  if (!mine.empty() && static_cast<int>(others.size()) >= threads - 1) {
+    return others;
+  }
+  return process_cpus;
+}
+
+SpinPool::SpinPool(int threads, const std::atomic<int>* spin_us, bool pin,
+                   const std::vector<int>& process_cpus)
+    : threads_(threads < 1 ? 1 : threads),
+      pin_(pin),
+      spin_us_(spin_us),
+      cursors_(new Cursor[static_cast<size_t>(threads_)]) {
+  std::vector<int> caller = ThreadCpus();
   for (int i = 1; i < threads_; ++i) {
-    const int cpu =
-        cpus.empty() ? -1 : cpus[static_cast<size_t>(i) % cpus.size()];
-    workers_.emplace_back([this, cpu] {
-      if (cpu >= 0) PinSelf(cpu);
-      Work();
+    std::vector<int> cpus = WorkerCpus(i, threads_, pin, process_cpus, caller);
+    workers_.emplace_back([this, i, cpus = std::move(cpus)] {
+      SetAffinity(cpus);
+      Work(i);
     });
   }
 }
@@ -115,14 +131,16 @@ void SpinPool::Run(int num_chunks, const std::function<void(int)>& fn) {
   // after closing its job, and a late worker re-checks the generation.
   fn_.store(&fn, std::memory_order_relaxed);
   num_chunks_.store(num_chunks, std::memory_order_relaxed);
-  next_.store(0, std::memory_order_relaxed);
+  for (int t = 0; t < threads_; ++t) {
+    cursors_[t].taken.store(0, std::memory_order_relaxed);
+  }
   const uint32_t open = (generation_.load(std::memory_order_relaxed) | 1u) + 1u;
   generation_.store(open, std::memory_order_seq_cst);
   if (job_sleepers_.load(std::memory_order_seq_cst) > 0) {
     FutexWakeAll(&generation_);
   }
   t_in_job = true;
-  Drain();
+  Drain(0);
   t_in_job = false;
   // Every chunk is taken; those a worker took finish before it leaves.
   generation_.store(open | 1u, std::memory_order_seq_cst);
@@ -131,17 +149,38 @@ void SpinPool::Run(int num_chunks, const std::function<void(int)>& fn) {
                 [](uint32_t a) { return a == 0; });
 }
 
-void SpinPool::Drain() {
+void SpinPool::Drain(int self) {
   const std::function<void(int)>& fn = *fn_.load(std::memory_order_relaxed);
   const int n = num_chunks_.load(std::memory_order_relaxed);
-  for (;;) {
-    const int c = next_.fetch_add(1, std::memory_order_relaxed);
-    if (c >= n) break;
-    fn(c);
+  // Thread t's chunks are t, t + threads, ...; its cursor counts how many
+  // of them were handed out (by it or by a thread taking them over). The
+  // caller's first chunk is only ever its own: it is there for certain,
+  // while a worker that took it would leave the caller idle and put the
+  // caller's share on another thread than the one that packed it.
+  for (int i = 0; i < threads_; ++i) {
+    const int owner = (self + i) % threads_;
+    if (owner >= n) continue;  // owns no chunk of this job
+    std::atomic<int>& taken = cursors_[owner].taken;
+    for (;;) {
+      if (i > 0) {
+        const int seen = taken.load(std::memory_order_relaxed);
+        // All taken (no write then to another thread's line), or the
+        // caller has not started on its own yet.
+        if (owner + int64_t{seen} * threads_ >= n ||
+            (owner == 0 && seen == 0)) {
+          break;
+        }
+      }
+      const int64_t c =
+          owner +
+          int64_t{taken.fetch_add(1, std::memory_order_relaxed)} * threads_;
+      if (c >= n) break;
+      fn(static_cast<int>(c));
+    }
   }
 }
 
-void SpinPool::Work() {
+void SpinPool::Work(int self) {
   // Job 0 is the closed one the pool starts with. Not the current value: a
   // worker that starts after the first Run opened job 1 must still join it.
   uint32_t seen_job = 0;
@@ -159,7 +198,7 @@ void SpinPool::Work() {
     // the caller waits for active_ == 0 only after closing.
     if (generation_.load(std::memory_order_seq_cst) == w) {
       t_in_job = true;
-      Drain();
+      Drain(self);
       t_in_job = false;
     }
     if (active_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&

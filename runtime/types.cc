@@ -36,6 +36,16 @@ const char* ToString(Mode m) {
   return "unknown-mode";
 }
 
+const char* ToString(ActQuant a) {
+  switch (a) {
+    case ActQuant::kPerToken:
+      return "per_token";
+    case ActQuant::kPerGroup:
+      return "per_group";
+  }
+  return "unknown-act-quant";
+}
+
 const char* ToString(WeightFormat f) {
   switch (f) {
     case WeightFormat::kUnpackedInt8:

@@ -54,6 +54,17 @@ absl::Status ValidateDesc(const LayerDesc& d) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "mode = %d is not W4A16 (0) or DA8W4 (1)", static_cast<int>(d.mode)));
   }
+  if (d.act_quant != ActQuant::kPerToken &&
+      d.act_quant != ActQuant::kPerGroup) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("act_quant = %d is not per_token (0) or per_group (1)",
+                        static_cast<int>(d.act_quant)));
+  }
+  if (d.act_quant == ActQuant::kPerGroup && d.mode != Mode::kDA8W4) {
+    return absl::InvalidArgumentError(
+        "act_quant = per_group quantizes DA8W4 activations; this layer's mode "
+        "is w4a16 (its activations are not quantized)");
+  }
   if (!IsKnown(d.scale_dtype)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("scale_dtype = %d is not f32, bf16 or f16",
@@ -136,10 +147,13 @@ absl::Status ValidateEpilogue(const LayerDesc& d) {
     }
   }
   if (e.silu_mul) {
-    if (e.activation != Activation::kNone) {
+    if (e.activation != Activation::kNone &&
+        e.activation != Activation::kSilu &&
+        e.activation != Activation::kGeluTanh &&
+        e.activation != Activation::kGeluErf) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "epilogue.silu_mul applies silu itself; activation = %s must be "
-          "none",
+          "epilogue.silu_mul gates with silu, gelu_tanh or gelu_erf; "
+          "activation = %s is none of them",
           ToString(e.activation)));
     }
     if (d.n % 2 != 0) {

@@ -54,6 +54,44 @@ uint32_t FloatBits(float f) {
   return b;
 }
 
+// Weights and meta of block b.
+void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
+               W4a16Packed* out) {
+  const int64_t nb = layout.block_n();
+  const int64_t groups = layout.groups();
+  W4a16Packed& p = *out;
+  uint8_t* wb = p.weights.data() + b * layout.block_weight_bytes();
+  if (layout.flavor == Flavor::kBf16Dot) {
+    PackBlockBf16Dot(w, layout, b * nb, wb);
+  } else {
+    PackBlockF32Fma(w, layout, b * nb, wb);
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    uint32_t* meta = p.meta.data() + b * layout.block_meta_elems() +
+                     g * layout.group_meta_elems();
+    for (int64_t j = 0; j < nb; ++j) {
+      const int64_t n = b * nb + j;
+      meta[j] = FloatBits(n < w.n ? w.S(n, g) : 0.0f);
+      if (layout.float_zero) {
+        const float zf = n < w.n ? w.FZ(n, g) : 0.0f;
+        meta[nb + j] = FloatBits(zf);
+        if (layout.flavor != Flavor::kBf16Dot) {
+          meta[2 * nb + j] = FloatBits(16.0f * zf);  // exact
+        }
+        continue;
+      }
+      if (!layout.asymmetric) continue;
+      const uint32_t z = n < w.n ? w.Z(n, g) : 0;
+      if (layout.flavor == Flavor::kBf16Dot) {
+        meta[nb + j] = (15 - z) * 0x10001u;
+      } else {
+        meta[nb + j] = z;
+        meta[2 * nb + j] = 16 * z;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
@@ -62,41 +100,13 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
   p.layout = layout;
   const int64_t nb = layout.block_n();
   const int64_t blocks = layout.blocks();
-  const int64_t groups = layout.groups();
   p.weights.resize(static_cast<size_t>(blocks * layout.block_weight_bytes()));
   p.meta.resize(static_cast<size_t>(blocks * layout.block_meta_elems()));
-  for (int64_t b = 0; b < blocks; ++b) {
-    uint8_t* wb = p.weights.data() + b * layout.block_weight_bytes();
-    if (layout.flavor == Flavor::kBf16Dot) {
-      PackBlockBf16Dot(w, layout, b * nb, wb);
-    } else {
-      PackBlockF32Fma(w, layout, b * nb, wb);
-    }
-    for (int64_t g = 0; g < groups; ++g) {
-      uint32_t* meta = p.meta.data() + b * layout.block_meta_elems() +
-                       g * layout.group_meta_elems();
-      for (int64_t j = 0; j < nb; ++j) {
-        const int64_t n = b * nb + j;
-        meta[j] = FloatBits(n < w.n ? w.S(n, g) : 0.0f);
-        if (layout.float_zero) {
-          const float zf = n < w.n ? w.FZ(n, g) : 0.0f;
-          meta[nb + j] = FloatBits(zf);
-          if (layout.flavor != Flavor::kBf16Dot) {
-            meta[2 * nb + j] = FloatBits(16.0f * zf);  // exact
-          }
-          continue;
-        }
-        if (!layout.asymmetric) continue;
-        const uint32_t z = n < w.n ? w.Z(n, g) : 0;
-        if (layout.flavor == Flavor::kBf16Dot) {
-          meta[nb + j] = (15 - z) * 0x10001u;
-        } else {
-          meta[nb + j] = z;
-          meta[2 * nb + j] = 16 * z;
-        }
-      }
-    }
-  }
+  const int parts = SmallMParts(blocks, Concurrency());
+  ParallelRun(parts, [&](int c) {
+    const Range r = SplitRange(blocks, parts, c);
+    for (int64_t b = r.begin; b < r.end; ++b) PackBlock(w, layout, b, &p);
+  });
   if (!w.bias.empty()) {
     p.bias.assign(static_cast<size_t>(blocks * nb), 0.0f);
     std::memcpy(p.bias.data(), w.bias.data(), w.bias.size() * sizeof(float));

@@ -17,9 +17,10 @@ namespace w4jit::internal {
 
 struct W4a16Packed {
   W4a16Layout layout;
-  AlignedVector<uint8_t> weights;  // blocks * block_weight_bytes
+  // Filled by the threads that read them at M = 1 (first touch).
+  FirstTouchVector<uint8_t> weights;  // blocks * block_weight_bytes
   // Per block, per group: NB f32 scales then (u4) the zero points.
-  AlignedVector<uint32_t> meta;
+  FirstTouchVector<uint32_t> meta;
   AlignedVector<float> bias;  // blocks * NB, zero padded; empty if none
 
   size_t bytes() const {
@@ -28,7 +29,11 @@ struct W4a16Packed {
 };
 
 // Requires K even and group_size even (and both multiples of 4 for the
-// bf16 flavour); the caller checks.
+// bf16 flavour); the caller checks. Runs on the library's threads, cut as
+// the kernels cut a call at M = 1 (SmallMParts over the blocks): chunk c
+// packs the blocks it will read, so on a NUMA machine each thread's share
+// of the weights lies on its own node (first touch). The bytes do not
+// depend on the split.
 W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
                              const W4a16Layout& layout);
 

@@ -3,7 +3,8 @@
 // activation dtypes, every K tail, any group size, and the edge rows
 // (zeros, one huge value, denormals, exact ties, NaN / Inf anywhere); and
 // under act-order (x read through a permutation table), against the
-// reference on the permuted row.
+// reference on the permuted row; and with per-group scales (one sa per row
+// and group, NaN / Inf confined to their group), plain and act-order.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -113,15 +114,18 @@ std::vector<int32_t> RandomPermTable(int64_t k, uint32_t seed) {
 }
 
 void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group,
-                bool permuted = false, uint32_t perm_seed = 0) {
-  SCOPED_TRACE(
-      absl::StrCat("k=", k, " group=", group, permuted ? " act-order" : ""));
+                bool permuted = false, uint32_t perm_seed = 0,
+                bool per_group = false) {
+  SCOPED_TRACE(absl::StrCat("k=", k, " group=", group,
+                            permuted ? " act-order" : "",
+                            per_group ? " per-group" : ""));
   ActQuantConfig config;
   config.isa = isa;
   config.act_dtype = dtype;
   config.k = k;
   config.group_size = group;
   config.permuted = permuted;
+  config.per_group = per_group;
   const std::vector<int32_t> table =
       permuted ? RandomPermTable(
                      k, static_cast<uint32_t>(k + 7 * group) + 1000 * perm_seed)
@@ -141,9 +145,10 @@ void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group,
   }
   const int64_t ldqa = QaRowStride(k);
   const int64_t ldsums = SumsRowStride(groups) / 4;
+  const int64_t ldsa = SaRowStride(groups, per_group) / 4;
   // Garbage everywhere so that unwritten bytes show up.
   std::vector<int8_t> qa(static_cast<size_t>(rows * ldqa), 0x5A);
-  std::vector<float> sa(rows, -1.0f);
+  std::vector<float> sa(static_cast<size_t>(rows * ldsa), -1.0f);
   std::vector<int32_t> sums(static_cast<size_t>(rows * ldsums), 0x5A5A5A5A);
   ActQuantArgs args{x.Row(0),  x.ldx_bytes(), rows,        qa.data(),
                     sa.data(), sums.data(),   table.data()};
@@ -152,13 +157,19 @@ void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group,
   for (int r = 0; r < rows; ++r) {
     SCOPED_TRACE(absl::StrCat("row ", r));
     std::vector<uint8_t> permuted_row;
-    const QuantizedRow want = QuantizeRowRef(
-        ActOrderRow(x.Row(r), dtype, k_perm, &permuted_row), dtype, k, group);
-    if (std::isnan(want.scale)) {
-      EXPECT_TRUE(std::isnan(sa[r])) << sa[r];
-    } else {
-      EXPECT_EQ(std::memcmp(&want.scale, &sa[r], 4), 0)
-          << want.scale << " vs " << sa[r];
+    const QuantizedRow want =
+        QuantizeRowRef(ActOrderRow(x.Row(r), dtype, k_perm, &permuted_row),
+                       dtype, k, group, per_group);
+    const std::vector<float> want_sa =
+        per_group ? want.group_scales : std::vector<float>{want.scale};
+    for (size_t g = 0; g < want_sa.size(); ++g) {
+      const float got = sa[r * ldsa + g];
+      if (std::isnan(want_sa[g])) {
+        EXPECT_TRUE(std::isnan(got)) << "scale " << g << ": " << got;
+      } else {
+        EXPECT_EQ(std::memcmp(&want_sa[g], &got, 4), 0)
+            << "scale " << g << ": " << want_sa[g] << " vs " << got;
+      }
     }
     const int8_t* got_qa = qa.data() + r * ldqa;
     for (int64_t c = 0; c < k; ++c) {
@@ -245,6 +256,40 @@ TEST_P(ActQuantizerTest, ActOrderGroups) {
   }
 }
 
+// Per-group scales: each group quantized with its own sa (group tails,
+// groups shorter than a vector, NaN / Inf confined to one group).
+TEST_P(ActQuantizerTest, PerGroupScales) {
+  for (auto [k, group] : std::vector<std::pair<int64_t, int64_t>>{{128, 32},
+                                                                  {4096, 128},
+                                                                  {1024, 256},
+                                                                  {96, 12},
+                                                                  {100, 20},
+                                                                  {60, 4},
+                                                                  {48, 6},
+                                                                  {42, 7},
+                                                                  {99, 33},
+                                                                  {40, 8},
+                                                                  {200, 40},
+                                                                  {1920, 48},
+                                                                  {64, 64},
+                                                                  {17, 17}}) {
+    CheckShape(GetParam().isa, GetParam().dtype, k, group, /*permuted=*/false,
+               0, /*per_group=*/true);
+  }
+}
+
+TEST_P(ActQuantizerTest, PerGroupScalesActOrder) {
+  for (auto [k, group] : std::vector<std::pair<int64_t, int64_t>>{
+           {128, 32}, {4096, 128}, {100, 20}, {42, 7}, {200, 40}, {1920, 48}}) {
+    CheckShape(GetParam().isa, GetParam().dtype, k, group, /*permuted=*/true, 0,
+               /*per_group=*/true);
+  }
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    CheckShape(GetParam().isa, GetParam().dtype, 24, 12, /*permuted=*/true,
+               seed, /*per_group=*/true);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Isa, ActQuantizerTest,
     ::testing::Values(Param{IsaTier::kAvx2, DType::kBF16},
@@ -291,6 +336,11 @@ TEST(ActQuantizerGeneration, NameSaysWhatItIs) {
   EXPECT_EQ((*gen)->name(), ActQuantKey(config).name());
   EXPECT_NE((*gen)->name().find("quant"), std::string::npos);
   EXPECT_NE((*gen)->name().find("avx2"), std::string::npos);
+  config.per_group = true;
+  auto grouped = GetActQuantizer(config);
+  ASSERT_TRUE(grouped.ok());
+  EXPECT_NE((*grouped)->name(), (*gen)->name());
+  EXPECT_NE((*grouped)->name().find("_agroup"), std::string::npos);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // The DA8W4 JIT path through the public API: every M / N / K tail, group
 // size, weight type, dtype, bias and stride against the reference (the
 // tolerances of numerics.md), the integer part exactly, bit-identical
-// results for any thread count and tile shape, and the reference (with its
-// reason) for shapes the JIT path refuses. Every case runs per ISA (capped
+// results for any thread count and tile shape (both activation-scale
+// choices; the rest of per-group in da8w4_act_quant_test.cc), and the
+// reference (with its reason) for shapes the JIT path refuses. Every case runs per ISA (capped
 // with ScopedIsaCap); AVX-512 execution skips on CPUs without it, but its
 // kernels are generated (and so checked) everywhere.
 #include <cmath>
@@ -174,37 +175,43 @@ TEST_P(Da8w4Test, NonFiniteAndZeroRows) {
 // With power-of-two scales the f32 combination of the groups is exact, so
 // the JIT result must equal the reference bit for bit: this checks the
 // integer part (including the zero-point term) exactly.
+// Per-group activation scales too: sa[g] * acc is rounded once in both, and
+// the power-of-two weight scale keeps the rest exact.
 TEST_P(Da8w4Test, IntegerPartIsExact) {
   for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
     for (int64_t group : {int64_t{32}, int64_t{128}, int64_t{-1}}) {
-      LayerDesc desc =
-          Desc(72, 512, group, type, DType::kF32, DType::kF32, false);
-      desc.scale_dtype = DType::kF32;
-      CanonicalWeights w = RandomWeights(desc, 9);
-      std::mt19937 rng(4);
-      for (float& s : w.scales) {
-        s = std::ldexp(rng() % 2 ? 1.0f : -1.0f,
-                       -4 - static_cast<int>(rng() % 3));
-      }
-      auto layer = MakeLayer(desc, w);
-      ASSERT_TRUE(layer.ok()) << layer.status();
-      ASSERT_TRUE(HasJitKernel(**layer));
-      const int64_t m = 41;  // above the hand-over: decoded panels
-      auto x = RandomActivations(desc, m, desc.k, 8);
-      for (int64_t j = 0; j < desc.k; ++j) {
-        testing::SetActivation(desc, &x, desc.k, 2, j, 0.0f);
-      }
-      auto y = RunToF32(**layer, m, x, desc.k);
-      ASSERT_TRUE(y.ok());
-      for (int64_t i = 0; i < m; ++i) {
-        const internal::QuantizedRow q = internal::QuantizeRowRef(
-            x.data() + i * desc.k * 4, desc.act_dtype, desc.k, desc.group_size);
-        for (int64_t j = 0; j < desc.n; ++j) {
-          const float want = internal::Da8w4OutputRef(w, q, j);
-          const float got = (*y)[i * desc.n + j];
-          ASSERT_EQ(std::memcmp(&want, &got, 4), 0)
-              << "y[" << i << ", " << j << "] got " << got << " want " << want
-              << " " << Describe(desc);
+      for (ActQuant aq : {ActQuant::kPerToken, ActQuant::kPerGroup}) {
+        LayerDesc desc =
+            Desc(72, 512, group, type, DType::kF32, DType::kF32, false);
+        desc.scale_dtype = DType::kF32;
+        desc.act_quant = aq;
+        CanonicalWeights w = RandomWeights(desc, 9);
+        std::mt19937 rng(4);
+        for (float& s : w.scales) {
+          s = std::ldexp(rng() % 2 ? 1.0f : -1.0f,
+                         -4 - static_cast<int>(rng() % 3));
+        }
+        auto layer = MakeLayer(desc, w);
+        ASSERT_TRUE(layer.ok()) << layer.status();
+        ASSERT_TRUE(HasJitKernel(**layer));
+        const int64_t m = 41;  // above the hand-over: decoded panels
+        auto x = RandomActivations(desc, m, desc.k, 8);
+        for (int64_t j = 0; j < desc.k; ++j) {
+          testing::SetActivation(desc, &x, desc.k, 2, j, 0.0f);
+        }
+        auto y = RunToF32(**layer, m, x, desc.k);
+        ASSERT_TRUE(y.ok());
+        for (int64_t i = 0; i < m; ++i) {
+          const internal::QuantizedRow q = internal::QuantizeRowRef(
+              x.data() + i * desc.k * 4, desc.act_dtype, desc.k,
+              desc.group_size, desc.act_per_group());
+          for (int64_t j = 0; j < desc.n; ++j) {
+            const float want = internal::Da8w4OutputRef(w, q, j);
+            const float got = (*y)[i * desc.n + j];
+            ASSERT_EQ(std::memcmp(&want, &got, 4), 0)
+                << "y[" << i << ", " << j << "] got " << got << " want " << want
+                << " " << Describe(desc);
+          }
         }
       }
     }
@@ -214,22 +221,25 @@ TEST_P(Da8w4Test, IntegerPartIsExact) {
 TEST_P(Da8w4Test, AnyThreadCountGivesIdenticalResults) {
   ThreadsGuard restore;
   for (int64_t m : {1, 3, 40, 100}) {
-    const LayerDesc desc =
-        Desc(200, 384, 128, WeightType::kU4, DType::kBF16, DType::kF32, true);
-    const CanonicalWeights w = RandomWeights(desc, 21);
-    auto layer = MakeLayer(desc, w);
-    ASSERT_TRUE(layer.ok());
-    const auto x = RandomActivations(desc, m, desc.k, 22);
-    std::vector<float> first;
-    for (int threads : {1, 2, 3}) {
-      SetNumThreads(threads);
-      auto y = RunToF32(**layer, m, x, desc.k);
-      ASSERT_TRUE(y.ok());
-      if (threads == 1) {
-        first = *y;
-      } else {
-        ASSERT_EQ(std::memcmp(first.data(), y->data(), first.size() * 4), 0)
-            << "m=" << m << " threads=" << threads;
+    for (ActQuant aq : {ActQuant::kPerToken, ActQuant::kPerGroup}) {
+      LayerDesc desc =
+          Desc(200, 384, 128, WeightType::kU4, DType::kBF16, DType::kF32, true);
+      desc.act_quant = aq;
+      const CanonicalWeights w = RandomWeights(desc, 21);
+      auto layer = MakeLayer(desc, w);
+      ASSERT_TRUE(layer.ok());
+      const auto x = RandomActivations(desc, m, desc.k, 22);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        SetNumThreads(threads);
+        auto y = RunToF32(**layer, m, x, desc.k);
+        ASSERT_TRUE(y.ok());
+        if (threads == 1) {
+          first = *y;
+        } else {
+          ASSERT_EQ(std::memcmp(first.data(), y->data(), first.size() * 4), 0)
+              << "m=" << m << " threads=" << threads << " " << ToString(aq);
+        }
       }
     }
   }
@@ -237,10 +247,20 @@ TEST_P(Da8w4Test, AnyThreadCountGivesIdenticalResults) {
 
 // Every register tile, chunk length and work split computes each output
 // with the same arithmetic: the outputs are bit-identical to the defaults'.
+void EveryTileShapeGivesIdenticalResults(IsaTier isa, ActQuant aq);
+
+// Per-group activation scales likewise.
 TEST_P(Da8w4Test, EveryTileShapeGivesIdenticalResults) {
-  const IsaTier isa = GetParam();
-  const LayerDesc desc =
+  for (ActQuant aq : {ActQuant::kPerToken, ActQuant::kPerGroup}) {
+    SCOPED_TRACE(ToString(aq));
+    EveryTileShapeGivesIdenticalResults(GetParam(), aq);
+  }
+}
+
+void EveryTileShapeGivesIdenticalResults(IsaTier isa, ActQuant aq) {
+  LayerDesc desc =
       Desc(150, 320, 64, WeightType::kS4, DType::kBF16, DType::kBF16, true);
+  desc.act_quant = aq;
   const CanonicalWeights w = RandomWeights(desc, 31);
   const int64_t m = 23;
   const auto x = RandomActivations(desc, m, desc.k, 32);
@@ -378,22 +398,26 @@ TEST(Da8w4Avx512, MatchesAvx2BitForBit) {
                     "here";
   }
   for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
-    const LayerDesc desc =
-        Desc(77, 640, 128, type, DType::kBF16, DType::kF32, true);
-    const CanonicalWeights w = RandomWeights(desc, 41);
-    const int64_t m = 19;
-    const auto x = RandomActivations(desc, m, desc.k, 42);
-    std::vector<std::vector<float>> y;
-    for (IsaTier isa : {IsaTier::kAvx2, IsaTier::kAvx512Vnni}) {
-      std::string why;
-      auto kernel =
-          internal::MakeDa8w4JitKernel(desc, w, internal::HostCpu(), isa, &why);
-      ASSERT_TRUE(kernel.ok()) << kernel.status();
-      ASSERT_NE(kernel->get(), nullptr) << why;
-      y.emplace_back(static_cast<size_t>(m * desc.n));
-      (*kernel)->Run({m, x.data(), desc.k, y.back().data(), desc.n});
+    for (ActQuant aq : {ActQuant::kPerToken, ActQuant::kPerGroup}) {
+      LayerDesc desc =
+          Desc(77, 640, 128, type, DType::kBF16, DType::kF32, true);
+      desc.act_quant = aq;
+      const CanonicalWeights w = RandomWeights(desc, 41);
+      const int64_t m = 19;
+      const auto x = RandomActivations(desc, m, desc.k, 42);
+      std::vector<std::vector<float>> y;
+      for (IsaTier isa : {IsaTier::kAvx2, IsaTier::kAvx512Vnni}) {
+        std::string why;
+        auto kernel = internal::MakeDa8w4JitKernel(desc, w, internal::HostCpu(),
+                                                   isa, &why);
+        ASSERT_TRUE(kernel.ok()) << kernel.status();
+        ASSERT_NE(kernel->get(), nullptr) << why;
+        y.emplace_back(static_cast<size_t>(m * desc.n));
+        (*kernel)->Run({m, x.data(), desc.k, y.back().data(), desc.n});
+      }
+      EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * 4), 0)
+          << ToString(aq);
     }
-    EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * 4), 0);
   }
 }
 

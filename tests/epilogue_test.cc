@@ -92,7 +92,9 @@ std::vector<uint8_t> RandomOperand(DType t, int64_t m, int64_t ld, int64_t cols,
 }
 
 std::string EpilogueName(const Epilogue& e) {
-  std::string s = e.silu_mul ? "silu_mul" : ToString(e.activation);
+  std::string s = e.silu_mul
+                      ? absl::StrCat(ToString(e.gate_activation()), "_mul")
+                      : std::string(ToString(e.activation));
   for (int i = 0; i < e.num_binary; ++i) {
     absl::StrAppend(&s, "+", ToString(e.binary[i].op),
                     ToString(e.binary[i].dtype));
@@ -134,6 +136,12 @@ std::vector<Epilogue> TestEpilogues() {
   silu_mul_add.num_binary = 1;
   silu_mul_add.binary[0] = {BinaryOp::kAdd, DType::kBF16};
   out.push_back(silu_mul_add);
+  // GeGLU gates (the MoE layer's gelu activations).
+  for (Activation a : {Activation::kGeluTanh, Activation::kGeluErf}) {
+    Epilogue gated = silu_mul;
+    gated.activation = a;
+    out.push_back(gated);
+  }
   return out;
 }
 
@@ -585,7 +593,7 @@ TEST(EpilogueValidationTest, BadEpiloguesAreNamed) {
   both.n = 32;
   both.epilogue.silu_mul = true;
   both.epilogue.activation = Activation::kRelu;
-  expect_error(both, "activation = relu must be none");
+  expect_error(both, "activation = relu is none of them");
   LayerDesc act = d;
   act.epilogue.activation = static_cast<Activation>(9);
   expect_error(act, "activation = 9");

@@ -51,9 +51,12 @@ struct Shape {
 // With `float_zero`, the u4 shape has float zero points (bf16 for bf16 x,
 // f32 for f32 x).
 std::string CheckShape(Mode mode, const Shape& s, Flush flush,
-                       bool act_order = false, bool float_zero = false) {
+                       bool act_order = false,
+                       ActQuant act_quant = ActQuant::kPerToken,
+                       bool float_zero = false) {
   LayerDesc desc =
       KernelTestDesc(mode, s.n, s.k, s.group, s.type, s.act, s.out, s.bias);
+  desc.act_quant = act_quant;
   if (float_zero) {
     desc.zero_point_domain = ZeroPointDomain::kFloat;
     desc.zero_point_dtype = s.act;
@@ -118,6 +121,32 @@ TEST_P(GuardPageTest, Da8w4EveryTail) {
   }
 }
 
+// Per-group activation scales: the quantizer's per-group passes and scale
+// rows, the tiles' per-group scale loads; plain and act-order.
+TEST_P(GuardPageTest, Da8w4PerGroupEveryTail) {
+  const std::vector<IsaTier> tiers = JitTiers();
+  if (tiers.empty()) GTEST_SKIP() << "no JIT tier (AVX2) on this CPU";
+  const Shape shapes[] = {
+      {16, 36, 4, WeightType::kS4, DType::kBF16, DType::kBF16, false},
+      {33, 96, 32, WeightType::kU4, DType::kF32, DType::kF32, true},
+      {17, 60, 12, WeightType::kU4, DType::kBF16, DType::kF32, false},
+      {65, 256, 128, WeightType::kS4, DType::kBF16, DType::kBF16, true},
+      {8, 40, 20, WeightType::kS4, DType::kF32, DType::kBF16, false},
+  };
+  for (IsaTier tier : tiers) {
+    internal::ScopedIsaCap cap(tier);
+    std::string names;
+    for (const bool act_order : {false, true}) {
+      for (const Shape& s : shapes) {
+        names += CheckShape(Mode::kDA8W4, s, GetParam(), act_order,
+                            ActQuant::kPerGroup) +
+                 " ";
+      }
+    }
+    EXPECT_NE(names.find("_agroup"), std::string::npos) << names;
+  }
+}
+
 TEST_P(GuardPageTest, W4a16EveryTail) {
   const std::vector<IsaTier> tiers = JitTiers();
   if (tiers.empty()) GTEST_SKIP() << "no JIT tier (AVX2) on this CPU";
@@ -163,7 +192,7 @@ TEST_P(GuardPageTest, W4a16FloatZeroEveryTail) {
     std::string names;
     for (const Shape& s : shapes) {
       names += CheckShape(Mode::kW4A16, s, GetParam(), /*act_order=*/false,
-                          /*float_zero=*/true) +
+                          ActQuant::kPerToken, /*float_zero=*/true) +
                " ";
     }
     EXPECT_NE(names.find("w4a16_s4fz_"), std::string::npos) << names;

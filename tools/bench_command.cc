@@ -1,14 +1,19 @@
 // `w4jit bench`: checks and times the kernels against the measured
 // roofline and oneDNN, prints the tables and writes CSV, JSON and SVG.
 #include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "tools/commands.h"
 
 #ifdef W4JIT_HAVE_PERF
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_runner.h"
+#include "perf/lib/moe_bench.h"
 #include "perf/lib/report_files.h"
 #include "perf/lib/report_table.h"
+#include "w4jit/parallel.hpp"
 #endif
 
 namespace w4jit::tools {
@@ -24,6 +29,38 @@ int RunBench(int, char**) {
 
 #else
 
+// `--moe`: the fused-MoE section alone; its table on stdout, moe.csv.
+int RunMoe(const perf::BenchConfig& config) {
+  SetNumThreads(config.threads);
+  perf::MoeBenchOptions options;
+  options.presets = config.moe;
+  options.tokens = config.moe_tokens;
+  options.modes = config.modes;
+  options.timing = config.timing;
+  options.roofline = config.roofline;
+  absl::StatusOr<std::vector<perf::MoeBenchRow> > rows =
+      perf::RunMoeBench(options, [](const std::string& line) {
+        std::fprintf(stderr, "%s\n", line.c_str());
+      });
+  if (!rows.ok()) {
+    std::fprintf(stderr, "w4jit bench: %s\n", rows.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("\n%s", perf::MoeTable(*rows).c_str());
+  const std::string path = config.out_dir + "/moe.csv";
+  std::filesystem::create_directories(config.out_dir);
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "w4jit bench: cannot write %s\n", path.c_str());
+    return 1;
+  }
+  const std::string csv = perf::MoeCsv(*rows);
+  std::fwrite(csv.data(), 1, csv.size(), f);
+  std::fclose(f);
+  std::printf("\nwrote %s\n", path.c_str());
+  return 0;
+}
+
 int RunBench(int argc, char** argv) {
   absl::StatusOr<perf::BenchConfig> config = perf::ParseBenchArgs(argc, argv);
   if (!config.ok()) {
@@ -35,6 +72,7 @@ int RunBench(int argc, char** argv) {
     std::printf("%s", perf::BenchUsage().c_str());
     return 0;
   }
+  if (!config->moe.empty()) return RunMoe(*config);
   absl::StatusOr<perf::BenchReport> report =
       perf::RunBench(*config, [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());

@@ -18,6 +18,11 @@ uint64_t Contents(const at::Tensor& t, uint64_t fingerprint) {
 
 }  // namespace
 
+uint64_t InferenceFingerprint(const c10::optional<at::Tensor>& t) {
+  if (!t.has_value() || !t->defined() || !t->is_inference()) return 0;
+  return ContentFingerprint(*t);
+}
+
 TensorKey::TensorKey(const at::Tensor& t, uint64_t fingerprint)
     : present_(true),
       storage_(t.storage().getWeakStorageImpl()),
@@ -56,10 +61,7 @@ std::shared_ptr<const Layer> LayerCache::GetOrBuild(uint64_t signature,
   // Inference tensors' fingerprints, once per call, outside the lock.
   std::array<uint64_t, 4> prints{};
   for (size_t i = 0; i < tensors.size(); ++i) {
-    if (tensors[i].has_value() && tensors[i]->defined() &&
-        tensors[i]->is_inference()) {
-      prints[i] = ContentFingerprint(*tensors[i]);
-    }
+    prints[i] = InferenceFingerprint(tensors[i]);
   }
   auto matches = [&](const Entry& e) {
     if (e.signature != signature) return false;

@@ -77,6 +77,11 @@ class TensorKey {
   c10::SmallVector<int64_t, 4> strides_;
 };
 
+// ContentFingerprint(*t) for a present inference tensor, else 0: the
+// `fingerprint` argument of TensorKey for any cache keyed on TensorKeys
+// (computed once per call, outside the cache's lock).
+uint64_t InferenceFingerprint(const c10::optional<at::Tensor>& t);
+
 // The tensors an op call passes, in a fixed order (weight, scales, zero
 // points, bias); absent ones are nullopt.
 using OpTensors = std::array<c10::optional<at::Tensor>, 4>;

@@ -4,6 +4,7 @@
 
 #include "torch/run_layer.h"
 #include "torch/tensor_checks.h"
+#include "torch/zentorch_ops.h"
 
 namespace w4jit::torch_ext {
 namespace {
@@ -147,10 +148,12 @@ LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
                          const c10::optional<at::Tensor>& bias,
                          const std::string& mode, int64_t group_size,
                          const std::string& act_dtype, bool groups_major,
-                         const std::string& epilogue) {
+                         const std::string& epilogue,
+                         const std::string& act_quant) {
   const WeightFormat f = ParseFormat(format);
   LayerDesc d;
   d.mode = ParseMode(mode);
+  d.act_quant = ParseActQuant(kOp, act_quant);
   d.act_dtype = ParseActDType(act_dtype);
   d.out_dtype = d.act_dtype;
   d.epilogue = ParseEpilogue(epilogue, d.act_dtype);
@@ -235,6 +238,10 @@ at::Tensor LinearClass::forward_with(
 
 std::string LinearClass::mode() const { return ToString(layer_->desc().mode); }
 
+std::string LinearClass::act_quant() const {
+  return ToString(layer_->desc().act_quant);
+}
+
 std::vector<std::string> LinearClass::kernel_names() const {
   return layer_->kernel_names();
 }
@@ -248,13 +255,14 @@ void RegisterLinearClass(torch::Library& m) {
       .def(torch::init<std::string, at::Tensor, at::Tensor,
                        c10::optional<at::Tensor>, c10::optional<at::Tensor>,
                        c10::optional<at::Tensor>, std::string, int64_t,
-                       std::string, bool, std::string>())
+                       std::string, bool, std::string, std::string>())
       .def("forward", &LinearClass::forward)
       .def("forward_with", &LinearClass::forward_with)
       .def("in_features", &LinearClass::in_features)
       .def("out_features", &LinearClass::out_features)
       .def("group_size", &LinearClass::group_size)
       .def("mode", &LinearClass::mode)
+      .def("act_quant", &LinearClass::act_quant)
       .def("kernel_names", &LinearClass::kernel_names)
       .def("packed_bytes", &LinearClass::packed_bytes);
 }

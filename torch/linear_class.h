@@ -26,14 +26,16 @@ class LinearClass : public torch::CustomClassHolder {
   // "none", an activation ("relu", "sigmoid", "gelu_tanh", "gelu_erf",
   // "silu") or "silu_mul" (merged [gate | up] weight, N / 2 outputs),
   // optionally followed by "+add", "+mul_add" or "+add_add" (operands in
-  // act_dtype, passed to forward_with).
+  // act_dtype, passed to forward_with). act_quant: DA8W4 activation scales,
+  // "per_token" or "per_group" (LayerDesc::act_quant).
   LinearClass(const std::string& format, const at::Tensor& qweight,
               const at::Tensor& scales,
               const c10::optional<at::Tensor>& zero_points,
               const c10::optional<at::Tensor>& g_idx,
               const c10::optional<at::Tensor>& bias, const std::string& mode,
               int64_t group_size, const std::string& act_dtype,
-              bool groups_major, const std::string& epilogue);
+              bool groups_major, const std::string& epilogue,
+              const std::string& act_quant);
 
   at::Tensor forward(const at::Tensor& x) const;
   // forward with the epilogue's binary operands ([..., N_out] each).
@@ -44,6 +46,7 @@ class LinearClass : public torch::CustomClassHolder {
   int64_t out_features() const { return layer_->desc().out_n(); }
   int64_t group_size() const { return layer_->desc().group_size; }
   std::string mode() const;
+  std::string act_quant() const;
   std::vector<std::string> kernel_names() const;
   int64_t packed_bytes() const;
 

@@ -16,6 +16,7 @@
 #include "torch/int4pack_ops.h"
 #include "torch/layer_cache.h"
 #include "torch/linear_class.h"
+#include "torch/moe_ops.h"
 #include "torch/tensor_checks.h"
 #include "torch/zentorch_ops.h"
 #include "w4jit/parallel.hpp"
@@ -35,11 +36,14 @@ at::Tensor WoqLinearOp(const at::Tensor& x, const at::Tensor& packed,
   return WoqLinear(x, packed, scales, zero_points, bias);
 }
 
+// act_quant (w4jit's own keyword): "per_token" (zentorch's) or "per_group".
 at::Tensor DynamicQLinearOp(const at::Tensor& x, const at::Tensor& packed,
                             const at::Tensor& scales,
                             const c10::optional<at::Tensor>& bias,
+                            c10::string_view act_quant,
                             c10::string_view /*op_name*/) {
-  return DynamicQLinear(x, packed, scales, bias);
+  return DynamicQLinear(x, packed, scales, bias, nullptr,
+                        ParseActQuant("w4jit::dynamic_qlinear", act_quant));
 }
 
 int64_t CacheSize() {
@@ -101,7 +105,7 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
           .findSchemaOrThrow("w4jit::dynamic_qlinear", "")
           .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
                             const at::Tensor&, const c10::optional<at::Tensor>&,
-                            c10::string_view)>();
+                            c10::string_view, c10::string_view)>();
   at::Tensor out = at::empty({2, iters}, at::kDouble);
   double* t = out.data_ptr<double>();
   for (int64_t i = 0; i < iters; ++i) {
@@ -111,7 +115,7 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
     double t1 = NowNs();
     TORCH_CHECK(s.ok(), "w4jit::_overhead_probe: ", std::string(s.message()));
     at::Tensor r = woq ? woq_op.call(x, packed, scales, zero_points, bias, "")
-                       : dq_op.call(x, packed, scales, bias, "");
+                       : dq_op.call(x, packed, scales, bias, "per_token", "");
     double t2 = NowNs();
     t[i] = t1 - t0;
     t[iters + i] = t2 - t1;
@@ -132,7 +136,7 @@ TORCH_LIBRARY(w4jit, m) {
       TORCH_FN(WoqLinearOp));
   m.def(
       "dynamic_qlinear(Tensor input, Tensor weight, Tensor weight_scales, "
-      "Tensor? bias=None, *, "
+      "Tensor? bias=None, *, str act_quant=\"per_token\", "
       "str zentorch_op_name=\"w4jit::dynamic_qlinear\") -> Tensor",
       TORCH_FN(DynamicQLinearOp));
   m.def("_cache_size() -> int", TORCH_FN(CacheSize));
@@ -147,6 +151,7 @@ TORCH_LIBRARY(w4jit, m) {
   RegisterEpilogueOps(m);
   RegisterInt4PackOps(m);
   RegisterLinearClass(m);
+  RegisterMoeOps(m);
 }
 
 }  // namespace w4jit::torch_ext

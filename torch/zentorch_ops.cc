@@ -211,15 +211,18 @@ Dims CheckDq(const at::Tensor& x, const at::Tensor& packed,
   return {n, k, groups};
 }
 
-std::shared_ptr<const Layer> CachedDq(const Dims& dims, const at::Tensor& x,
-                                      const at::Tensor& packed,
-                                      const at::Tensor& scales,
-                                      const c10::optional<at::Tensor>& bias) {
+std::shared_ptr<const Layer> CachedDq(
+    const Dims& dims, const at::Tensor& x, const at::Tensor& packed,
+    const at::Tensor& scales, const c10::optional<at::Tensor>& bias,
+    ActQuant act_quant = ActQuant::kPerToken) {
+  // Op 1: per-token DA8W4, op 2: per-group (a distinct layer).
+  const int op = act_quant == ActQuant::kPerGroup ? 2 : 1;
   return LayerCache::Global().GetOrBuild(
-      Signature(1, x, Epilogue{}), {packed, scales, c10::nullopt, bias}, [&] {
+      Signature(op, x, Epilogue{}), {packed, scales, c10::nullopt, bias}, [&] {
         LayerDesc d = BaseDesc(x, scales, bias, dims.n, dims.k, dims.groups);
         d.mode = Mode::kDA8W4;
         d.weight_type = WeightType::kS4;
+        d.act_quant = act_quant;
         return Build(kDq, d, packed.contiguous(), scales, c10::nullopt, bias);
       });
 }
@@ -260,10 +263,19 @@ at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
 at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
                           const at::Tensor& scales,
                           const c10::optional<at::Tensor>& bias,
-                          const at::Tensor* out) {
+                          const at::Tensor* out, ActQuant act_quant) {
   const Dims dims = CheckDq(x, packed, scales, bias);
   if (x.numel() == 0 && out == nullptr) return EmptyResult(x, dims.n);
-  return RunLayer(kDq, *CachedDq(dims, x, packed, scales, bias), x, {}, out);
+  return RunLayer(kDq, *CachedDq(dims, x, packed, scales, bias, act_quant), x,
+                  {}, out);
+}
+
+ActQuant ParseActQuant(const char* op, c10::string_view name) {
+  if (name == "per_token") return ActQuant::kPerToken;
+  if (name == "per_group") return ActQuant::kPerGroup;
+  TORCH_CHECK(false, op, ": act_quant '", std::string(name),
+              "' is not per_token or per_group");
+  return ActQuant::kPerToken;
 }
 
 at::Tensor WoqLinearEpilogue(const char* op, const at::Tensor& x,

@@ -30,11 +30,16 @@ at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
 // [N, K/8]); scales [G, N]; bias [N] or None; x bf16 (or f32) [..., K].
 // Output [..., N] in x's dtype (bf16 for the calls the seed makes).
 // With `out`, the result goes into the caller's contiguous tensor (of the
-// result's shape and dtype), which is returned.
+// result's shape and dtype), which is returned. `act_quant` picks the
+// activation scales (LayerDesc::act_quant); a layer is cached per choice.
 at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
                           const at::Tensor& scales,
                           const c10::optional<at::Tensor>& bias,
-                          const at::Tensor* out = nullptr);
+                          const at::Tensor* out = nullptr,
+                          ActQuant act_quant = ActQuant::kPerToken);
+// "per_token" / "per_group" -> ActQuant; anything else is an error naming
+// `op` and the value.
+ActQuant ParseActQuant(const char* op, c10::string_view name);
 
 // woq_linear with a fused epilogue (zentorch's woq_linear_relu, _add,
 // _mul_add, ... and woq_linear_silu_mul): `e` gives the activation, the

@@ -25,8 +25,11 @@ class ParallelBackend {
                    const std::function<void(int chunk)>& fn) = 0;
 };
 
-// Threads used by subsequent layer runs. 0 restores the default: the cores
-// this process may run on (sched_getaffinity). Values < 0 are ignored.
+// Threads used by subsequent layer runs. 0 restores the default: the CPUs
+// this process may run on, read once at first use (README, "Threads": the
+// process's set, not the calling thread's mask, which a runtime such as
+// libgomp under OMP_PROC_BIND may have pinned to one CPU). Values < 0 are
+// ignored.
 void SetNumThreads(int num_threads);
 int GetNumThreads();
 
@@ -56,10 +59,16 @@ ThreadingBackend GetThreadingBackend();
 void SetSpinMicroseconds(int us);
 int GetSpinMicroseconds();
 
-// Pins the pool's workers to the CPUs of the process's affinity mask in
-// compact order (worker i to the mask's (i+1)-th CPU; the calling thread
-// is never pinned). Off by default (W4JIT_PIN=0|1). The OpenMP backend's
-// placement is OpenMP's (OMP_PROC_BIND, OMP_PLACES).
+// The pool's workers always run on the CPUs the process may use (above),
+// never on a narrower mask inherited from the thread that created the
+// pool; unpinned, they keep off the caller's CPU when a runtime pinned the
+// caller to part of the set. Pinning puts each worker on one CPU of that
+// set: the caller's CPUs first, then the others, in increasing order
+// (worker i on the (i+1)-th; with an unpinned caller, compact order), so
+// no two of the pool's threads share a CPU unless there are more threads
+// than CPUs; the calling thread is never pinned. Off by default
+// (W4JIT_PIN=0|1). The OpenMP backend's placement is OpenMP's
+// (OMP_PROC_BIND, OMP_PLACES).
 void SetThreadPinning(bool on);
 bool GetThreadPinning();
 

@@ -23,6 +23,16 @@ enum class WeightType : int { kS4 = 0, kU4 = 1 };
 // kDA8W4: activations are quantized per row to int8 at run time.
 enum class Mode : int { kW4A16 = 0, kDA8W4 = 1 };
 
+// How DA8W4 quantizes x (shared/design/numerics.md), fixed at creation:
+// kPerToken: one symmetric int8 scale per row, max|x[m, :]| / 127.
+// kPerGroup: one per row and weight group, max|x[m, g]| / 127 over the
+//   group's K entries (after the act-order permutation); the group end
+//   applies sa[m, g] * s[g, n]. Far more accurate when a few channels of x
+//   are outliers (README "What it computes"); with one group over K
+//   (per-channel weights) it is the same quantization as kPerToken and the
+//   layer runs the per-token kernels. W4A16 layers take kPerToken only.
+enum class ActQuant : int { kPerToken = 0, kPerGroup = 1 };
+
 // Checkpoint layouts the library can import (shared/design/formats.md).
 enum class WeightFormat : int {
   // int8 [N, K], one value per element (s4 in [-8,7], or u4 in [0,15]).
@@ -84,8 +94,10 @@ struct BinaryPostOp {
 
 // What the layer does to t = x W^T (+ bias) before storing y, fixed at
 // creation so that the kernels are specialised for it:
-//   v = silu_mul ? silu(t[:, j]) * t[:, N/2 + j]   (j < N/2)
+//   v = silu_mul ? gate(t[:, j]) * t[:, N/2 + j]   (j < N/2)
 //                : activation(t[:, j])             (j < N)
+// where gate = silu when activation is kNone (or kSilu), else activation
+// (gelu_tanh / gelu_erf for GeGLU-style MLPs).
 //   v = v op_0 a_0[:, j]          (if num_binary >= 1)
 //   v = v op_1 a_1[:, j]          (if num_binary == 2)
 //   y[:, j] = v in out_dtype
@@ -102,8 +114,12 @@ struct Epilogue {
   Activation activation = Activation::kNone;
   int num_binary = 0;  // 0, 1 or 2
   BinaryPostOp binary[2];
-  bool silu_mul = false;  // requires activation == kNone and N even
+  bool silu_mul = false;  // requires N even; see gate_activation()
 
+  // With silu_mul: the function applied to the gate half.
+  Activation gate_activation() const {
+    return activation == Activation::kNone ? Activation::kSilu : activation;
+  }
   bool empty() const {
     return activation == Activation::kNone && num_binary == 0 && !silu_mul;
   }
@@ -130,6 +146,8 @@ struct LayerDesc {
   bool allow_bf16_compute = false;
   // Fused post-ops (default: none, y = t).
   Epilogue epilogue;
+  // DA8W4 activation scales: per token (default) or per weight group.
+  ActQuant act_quant = ActQuant::kPerToken;
 
   // Columns of y: N, or N / 2 with epilogue.silu_mul.
   int64_t out_n() const { return epilogue.silu_mul ? n / 2 : n; }
@@ -140,6 +158,11 @@ struct LayerDesc {
   // The group length actually used: K for per-channel.
   int64_t effective_group_size() const {
     return group_size == -1 ? k : group_size;
+  }
+  // Whether x gets a scale per (row, group): kPerGroup with more than one
+  // group (with one group per-group and per-token scales are the same).
+  bool act_per_group() const {
+    return act_quant == ActQuant::kPerGroup && groups() > 1;
   }
 };
 
@@ -166,6 +189,7 @@ struct WeightsView {
 const char* ToString(DType t);
 const char* ToString(WeightType t);
 const char* ToString(Mode m);
+const char* ToString(ActQuant a);  // "per_token" / "per_group"
 const char* ToString(WeightFormat f);
 const char* ToString(ZeroPointDomain z);
 const char* ToString(Activation a);

@@ -32,6 +32,13 @@ typedef enum w4jit_weight_type { W4JIT_S4 = 0, W4JIT_U4 = 1 } w4jit_weight_type;
 
 typedef enum w4jit_mode { W4JIT_W4A16 = 0, W4JIT_DA8W4 = 1 } w4jit_mode;
 
+/* DA8W4 activation scales (w4jit::ActQuant): one per row, or one per row
+ * and weight group (more accurate with outlier channels). */
+typedef enum w4jit_act_quant {
+  W4JIT_ACT_QUANT_PER_TOKEN = 0,
+  W4JIT_ACT_QUANT_PER_GROUP = 1
+} w4jit_act_quant;
+
 typedef enum w4jit_weight_format {
   W4JIT_FORMAT_UNPACKED_INT8 = 0,
   W4JIT_FORMAT_ZENTORCH_INT32 = 1,
@@ -50,8 +57,9 @@ typedef enum w4jit_zero_point_domain {
 } w4jit_zero_point_domain;
 
 /* Fused epilogue (mirrors w4jit::Epilogue, see w4jit/types.hpp and
- * docs/epilogues.md): v = silu_mul ? silu(t[:, j]) * t[:, N/2 + j]
- * : activation(t); then v = v op_i a_i for i < num_binary; y = v. */
+ * docs/epilogues.md): v = silu_mul ? gate(t[:, j]) * t[:, N/2 + j]
+ * : activation(t), gate = silu for activation none (or silu), else gelu_tanh
+ * or gelu_erf; then v = v op_i a_i for i < num_binary; y = v. */
 typedef enum w4jit_activation {
   W4JIT_ACT_NONE = 0,
   W4JIT_ACT_RELU = 1,
@@ -87,7 +95,8 @@ typedef struct w4jit_layer_desc {
   int has_bias;
   w4jit_dtype bias_dtype;
   int allow_bf16_compute;
-  w4jit_epilogue epilogue; /* none after w4jit_layer_desc_init() */
+  w4jit_epilogue epilogue;   /* none after w4jit_layer_desc_init() */
+  w4jit_act_quant act_quant; /* DA8W4 only; per token after init */
   w4jit_zero_point_domain zero_point_domain; /* integer after init */
   w4jit_dtype zero_point_dtype;              /* float domain: bf16 or f32 */
 } w4jit_layer_desc;
@@ -105,7 +114,8 @@ typedef struct w4jit_weights {
 
 typedef struct w4jit_layer w4jit_layer;
 
-/* Defaults: per-channel s4, f32 scales, bf16 activations and output, W4A16. */
+/* Defaults: per-channel s4, f32 scales, bf16 activations and output, W4A16,
+ * per-token activation scales. */
 void w4jit_layer_desc_init(w4jit_layer_desc* desc);
 
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
@@ -129,7 +139,70 @@ w4jit_status w4jit_layer_packed_bytes(const w4jit_layer* layer,
 /* Accepts NULL. */
 void w4jit_layer_destroy(w4jit_layer* layer);
 
-/* 0 restores the default (available cores). */
+/* A mixture-of-experts layer (mirrors w4jit::MoeLayer, w4jit/moe.hpp):
+ * y[t] = sum_j w[t, j] * down_e(act(gate_e(x[t])) * up_e(x[t])),
+ * e = topk_ids[t, j]. Fill the desc with w4jit_moe_desc_init() first. */
+typedef struct w4jit_moe_desc {
+  int64_t experts;
+  int64_t hidden;       /* H: columns of x and y */
+  int64_t intermediate; /* I: w13 is [2I, H] per expert, w2 [H, I] */
+  int64_t group_size;   /* both projections; -1: per-channel */
+  w4jit_weight_type weight_type;
+  w4jit_dtype scale_dtype;
+  w4jit_dtype act_dtype; /* x: bf16 or f32 */
+  w4jit_dtype out_dtype; /* y: bf16 or f32 */
+  w4jit_mode mode;
+  w4jit_activation activation; /* SILU, GELU_TANH or GELU_ERF */
+  int has_w13_bias;
+  int has_w2_bias;
+  w4jit_dtype bias_dtype;
+  int allow_bf16_compute;
+} w4jit_moe_desc;
+
+/* Bytes between consecutive experts of stacked [E, ...] tensors (g_idx:
+ * int32 elements); 0 for a tensor that is absent. */
+typedef struct w4jit_expert_strides {
+  int64_t qweight;
+  int64_t scales;
+  int64_t zero_points;
+  int64_t bias;
+  int64_t g_idx;
+} w4jit_expert_strides;
+
+typedef struct w4jit_moe w4jit_moe;
+
+/* Defaults: s4, group 128, bf16 scales, x and y, W4A16, silu, no bias. */
+void w4jit_moe_desc_init(w4jit_moe_desc* desc);
+/* From stacked tensors: w13 / w2 describe expert 0, the strides the
+ * distance to the next expert. */
+w4jit_status w4jit_moe_create(const w4jit_moe_desc* desc,
+                              const w4jit_weights* w13,
+                              const w4jit_expert_strides* w13_strides,
+                              const w4jit_weights* w2,
+                              const w4jit_expert_strides* w2_strides,
+                              w4jit_moe** out_moe);
+/* From per-expert tensors: w13[e], w2[e] for e < experts. */
+w4jit_status w4jit_moe_create_per_expert(const w4jit_moe_desc* desc,
+                                         const w4jit_weights* w13,
+                                         const w4jit_weights* w2,
+                                         w4jit_moe** out_moe);
+/* Flags of w4jit_moe_run. ACCUMULATE: y += result. UNWEIGHTED: every
+ * routing weight is 1 and topk_weights may be NULL. */
+#define W4JIT_MOE_ACCUMULATE 1
+#define W4JIT_MOE_UNWEIGHTED 2
+/* x [t, H] (rows ldx apart), topk_ids [t, k] int32, topk_weights [t, k]
+ * f32, y [t, H] (rows ldy apart). Bad routing (an id outside [0, E), a
+ * non-finite weight, k < 1) is an error and then y is not written. */
+w4jit_status w4jit_moe_run(const w4jit_moe* moe, int64_t t, const void* x,
+                           int64_t ldx, const int32_t* topk_ids,
+                           const float* topk_weights, int64_t k, void* y,
+                           int64_t ldy, int flags);
+w4jit_status w4jit_moe_packed_bytes(const w4jit_moe* moe, size_t* out_bytes);
+/* Accepts NULL. */
+void w4jit_moe_destroy(w4jit_moe* moe);
+
+/* 0 restores the default (the CPUs the process may use, not the calling
+ * thread's mask; w4jit/parallel.hpp). */
 w4jit_status w4jit_set_num_threads(int num_threads);
 int w4jit_get_num_threads(void);
 
@@ -149,8 +222,8 @@ w4jit_threading w4jit_get_threading_backend(void);
 w4jit_status w4jit_set_spin_microseconds(int us);
 int w4jit_get_spin_microseconds(void);
 
-/* Pins the pool's workers to the process's CPUs, compact (0 off, default;
- * 1 on). */
+/* Pins the pool's workers one per CPU of the process's set, the caller's
+ * CPUs first (0 off, default; 1 on; w4jit/parallel.hpp). */
 void w4jit_set_thread_pinning(int on);
 int w4jit_get_thread_pinning(void);
 

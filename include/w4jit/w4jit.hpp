@@ -4,6 +4,7 @@
 
 #include "w4jit/layer.hpp"
 #include "w4jit/log.hpp"
+#include "w4jit/moe.hpp"
 #include "w4jit/parallel.hpp"
 #include "w4jit/tuning.hpp"
 #include "w4jit/types.hpp"

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "perf/lib/cli_args.h"
 
 namespace w4jit::perf {
@@ -52,6 +53,10 @@ absl::Status Apply(const std::string& name, const std::string& value,
     absl::StatusOr<std::vector<int64_t>> ms = ParsePositiveList(name, value);
     if (!ms.ok()) return ms.status();
     c->ms = *ms;
+    c->moe_tokens = *ms;
+  } else if (name == "--moe") {
+    c->moe = absl::StrSplit(value, ',', absl::SkipEmpty());
+    if (c->moe.empty()) return absl::InvalidArgumentError("--moe: empty");
   } else if (name == "--modes") {
     absl::StatusOr<std::vector<Mode>> modes = ParseModes(name, value);
     if (!modes.ok()) return modes.status();
@@ -93,6 +98,21 @@ absl::Status Apply(const std::string& name, const std::string& value,
     }
     c->scaling = true;
     c->scaling_layer = value;
+  } else if (name == "--outliers") {
+    if (!(s = ParseCount(name, value, &i)).ok()) return s;
+    c->accuracy = true;
+    c->outliers = static_cast<int>(std::min<int64_t>(i, 1 << 30));
+  } else if (name == "--outlier-scale") {
+    if (!(s = ParseNumber(name, value, &d)).ok()) return s;
+    c->accuracy = true;
+    c->outlier_scale = static_cast<float>(d);
+  } else if (name == "--accuracy-rows") {
+    if (!(s = ParseCount(name, value, &i)).ok()) return s;
+    if (i < 1) {
+      return absl::InvalidArgumentError("--accuracy-rows: want at least 1");
+    }
+    c->accuracy = true;
+    c->accuracy_rows = static_cast<int>(std::min<int64_t>(i, 4096));
   } else if (name == "--out") {
     if (value.empty()) return absl::InvalidArgumentError("--out: empty");
     c->out_dir = value;
@@ -106,6 +126,7 @@ absl::Status Apply(const std::string& name, const std::string& value,
 void ApplyQuick(BenchConfig* c) {
   c->quick = true;
   c->ms = {1, 16};
+  c->moe_tokens = {1, 16};
   c->timing.min_reps = 5;
   c->timing.min_time_s = 0.02;
   c->timing.budget_s = 0.5;
@@ -136,6 +157,10 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
     }
     if (arg == "--act-order") {
       c.act_order = true;
+      continue;
+    }
+    if (arg == "--accuracy") {
+      c.accuracy = true;
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
@@ -171,8 +196,8 @@ std::string BenchUsage() {
       "w4jit kernel against the reference, then times W4A16 and DA8W4\n"
       "layers and oneDNN's dense bf16 and u8s8 matmuls on the same shapes,\n"
       "interleaved. Writes bench.csv, bench.json, bench.txt, roofline.svg,\n"
-      "speedup.svg and, with those sections, scaling.csv and\n"
-      "act_order.csv. Exit code 1 if a kernel is wrong.\n"
+      "speedup.svg and, with those sections, scaling.csv,\n"
+      "act_order.csv and accuracy.csv. Exit code 1 if a kernel is wrong.\n"
       "\n"
       "options:\n"
       "  --preset=NAME        model layers: ",
@@ -203,9 +228,23 @@ std::string BenchUsage() {
       "                       OpenMP) and print the parallel efficiency\n"
       "  --scaling-layer=NAME the layer --scaling times (default: the first\n"
       "                       square one)\n"
+      "  --moe=M[,M...]       only the fused-MoE section for these models\n"
+      "                       (qwen3-30b-a3b, mixtral-8x7b) at T = --m\n"
+      "                       (default 1,4,16,64,256): moe.csv\n"
       "  --act-order          also time every layer and M with GPTQ act-order\n"
       "                       (g_idx permuting K) against the same layer\n"
       "                       without, interleaved (act_order.csv)\n"
+      "  --accuracy           also measure every layer's relative L2 error\n"
+      "                       against float64 (same int4 weights, x as\n"
+      "                       given) on Gaussian rows with outlier channels,\n"
+      "                       for W4A16 and DA8W4 per-token and per-group\n"
+      "                       activation scales, timed interleaved at every\n"
+      "                       M (accuracy.csv)\n"
+      "  --outliers=C         outlier channels of K (default 8; implies\n"
+      "                       --accuracy)\n"
+      "  --outlier-scale=X    their magnitude over the rest (default 50)\n"
+      "  --accuracy-rows=R    rows of x the error is measured on (default\n"
+      "                       16)\n"
       "  --out=DIR            output directory (default ./w4jit-bench-out)\n"
       "  --quick              M=1,16, fewer samples, cold only at M=1\n"
       "  --help               this text\n");

@@ -43,6 +43,18 @@ struct BenchConfig {
   // The --act-order section: every layer at every M, plain versus GPTQ
   // act-order (perf/lib/act_order_bench.h).
   bool act_order = false;
+  // --moe=<model>,...: run only the fused-MoE section
+  // (perf/lib/moe_bench.h) for these models, at moe_tokens (the --m list
+  // when one was given).
+  std::vector<std::string> moe;
+  std::vector<int64_t> moe_tokens = {1, 4, 16, 64, 256};
+  // The --accuracy section: every layer, W4A16 and DA8W4 per token and per
+  // group, error on activations with outlier channels beside the speed at
+  // every M (perf/lib/accuracy_bench.h).
+  bool accuracy = false;
+  int outliers = 8;             // outlier channels of K
+  float outlier_scale = 50.0f;  // their magnitude over the others'
+  int accuracy_rows = 16;       // rows of x the error is measured on
   bool quick = false;
   bool help = false;
 };

@@ -49,6 +49,11 @@ bool BenchReport::any_failed() const {
       return true;
     }
   }
+  for (const AccuracyRow& r : accuracy) {
+    if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {
+      return true;
+    }
+  }
   return false;
 }
 

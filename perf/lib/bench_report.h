@@ -124,6 +124,30 @@ struct ActOrderRow {
   double copy_over_plain_min() const;
 };
 
+// One layer at one M in one of the --accuracy section's variants: W4A16,
+// DA8W4 with per-token or per-group activation scales. The error is the
+// layer's (measured once on accuracy_rows rows of Gaussian x with outlier
+// channels, against float64 on the same int4 weights); the times are hot,
+// the three variants interleaved at this M.
+struct AccuracyRow {
+  std::string impl;  // kImplW4a16 / kImplDa8w4
+  std::string layer;
+  int64_t n = 0, k = 0, group_size = 0, m = 0;
+  std::string act_quant;  // DA8W4: "per_token" / "per_group"; W4A16: ""
+  RowStatus status = RowStatus::kOk;
+  std::string note;
+  int outliers = 0;
+  double outlier_scale = 0.0;
+  double rel_error = 0.0;         // relative L2 error
+  double error_over_w4a16 = 0.0;  // rel_error / W4A16's (0 if unknown)
+  int samples = 0;
+  double p50_us = 0.0, min_us = 0.0;
+  // Time over the per-token DA8W4 layer's at this M (0 if unknown).
+  double over_per_token_p50 = 0.0, over_per_token_min = 0.0;
+
+  bool ok() const { return status == RowStatus::kOk; }
+};
+
 struct BenchReport {
   std::string w4jit_version;
   std::string onednn_version;
@@ -142,6 +166,7 @@ struct BenchReport {
   std::string wait_policy;
   std::vector<ScalingRow> scaling;     // empty without --scaling
   std::vector<ActOrderRow> act_order;  // empty without --act-order
+  std::vector<AccuracyRow> accuracy;   // empty without --accuracy
 
   bool any_failed() const;
 };

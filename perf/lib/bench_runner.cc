@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "perf/lib/accuracy_bench.h"
 #include "perf/lib/act_order_bench.h"
 #include "perf/lib/layer_bench.h"
 #include "perf/lib/onednn_peer.h"
@@ -72,6 +73,9 @@ absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
   }
   if (config.act_order) {
     if (absl::Status s = RunActOrder(config, say, &report); !s.ok()) return s;
+  }
+  if (config.accuracy) {
+    if (absl::Status s = RunAccuracy(config, say, &report); !s.ok()) return s;
   }
   return report;
 }

@@ -54,7 +54,8 @@ absl::Status CheckLayerOutput(const LayerDesc& desc, const CanonicalWeights& w,
     const void* y_row = static_cast<const uint8_t*>(y) + r * ldy * y_size;
     internal::QuantizedRow qrow;
     if (desc.mode == Mode::kDA8W4) {
-      qrow = internal::QuantizeRowRef(x_row, desc.act_dtype, w.k, w.group_size);
+      qrow = internal::QuantizeRowRef(x_row, desc.act_dtype, w.k, w.group_size,
+                                      desc.act_per_group());
     }
     for (int64_t n : Sample(w.n, options.max_cols, 16)) {
       const check::Expected e =

@@ -170,6 +170,27 @@ const std::vector<Column<ActOrderRow>>& ActOrderColumns() {
   return *columns;
 }
 
+const std::vector<Column<AccuracyRow>>& AccuracyColumns() {
+  using R = const AccuracyRow&;
+  static const std::vector<Column<AccuracyRow>>* columns =
+      new std::vector<Column<AccuracyRow>>(WithLayerColumns<AccuracyRow>(
+          {{"act_quant", [](R r) -> json { return r.act_quant; }},
+           {"status", [](R r) -> json { return ToString(r.status); }},
+           {"outliers", [](R r) -> json { return r.outliers; }},
+           {"outlier_scale", [](R r) -> json { return r.outlier_scale; }},
+           {"rel_error", [](R r) -> json { return r.rel_error; }},
+           {"error_over_w4a16", [](R r) -> json { return r.error_over_w4a16; }},
+           {"samples", [](R r) -> json { return r.samples; }},
+           {"p50_us", [](R r) -> json { return r.p50_us; }},
+           {"min_us", [](R r) -> json { return r.min_us; }},
+           {"over_per_token_p50",
+            [](R r) -> json { return r.over_per_token_p50; }},
+           {"over_per_token_min",
+            [](R r) -> json { return r.over_per_token_min; }},
+           {"note", [](R r) -> json { return r.note; }}}));
+  return *columns;
+}
+
 // A JSON scalar as a CSV field: strings as they are, figures as bench.csv
 // writes them.
 std::string CsvValue(const json& v) {
@@ -235,6 +256,10 @@ std::string ActOrderCsv(const BenchReport& report) {
   return SectionCsv(ActOrderColumns(), report.act_order);
 }
 
+std::string AccuracyCsv(const BenchReport& report) {
+  return SectionCsv(AccuracyColumns(), report.accuracy);
+}
+
 std::string ToCsv(const BenchReport& report) {
   return SectionCsv(RowColumns(), report.rows);
 }
@@ -243,7 +268,8 @@ std::string ToCsv(const BenchReport& report) {
 // threads, cpu{...}, options{ms, impls, reps, min_time_s}, peaks[...],
 // bandwidths[...], layers[...], wait_policy, rows[...], scaling[...]
 // (--scaling), act_order[...] (--act-order, act_order.csv's columns as
-// keys), any_failed. The sections that were not run are empty arrays.
+// keys), accuracy[...] (--accuracy, accuracy.csv's columns), any_failed. The
+// sections that were not run are empty arrays.
 std::string ToJson(const BenchReport& report) {
   json peaks = json::array();
   for (const ComputePeak& p : report.roofline.peaks) {
@@ -279,6 +305,7 @@ std::string ToJson(const BenchReport& report) {
   const json rows = SectionJson(RowColumns(), report.rows);
   const json scaling = SectionJson(ScalingColumns(), report.scaling);
   const json act_order = SectionJson(ActOrderColumns(), report.act_order);
+  const json accuracy = SectionJson(AccuracyColumns(), report.accuracy);
   const json doc = {{"schema", "w4jit-bench/1"},
                     {"w4jit_version", report.w4jit_version},
                     {"onednn_version", report.onednn_version},
@@ -298,6 +325,7 @@ std::string ToJson(const BenchReport& report) {
                     {"rows", rows},
                     {"scaling", scaling},
                     {"act_order", act_order},
+                    {"accuracy", accuracy},
                     {"any_failed", report.any_failed()}};
   return doc.dump(2) + "\n";
 }
@@ -322,6 +350,9 @@ absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
   }
   if (!report.act_order.empty()) {
     files.emplace_back("act_order.csv", ActOrderCsv(report));
+  }
+  if (!report.accuracy.empty()) {
+    files.emplace_back("accuracy.csv", AccuracyCsv(report));
   }
   std::vector<std::string> written;
   for (const auto& [name, content] : files) {

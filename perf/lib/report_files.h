@@ -20,12 +20,15 @@ std::string ScalingCsv(const BenchReport& report);
 // The --act-order rows as CSV (act_order.csv): every ActOrderRow field and
 // the act/plain and copy/plain ratios of the p50s and mins.
 std::string ActOrderCsv(const BenchReport& report);
+// The --accuracy rows as CSV (accuracy.csv): every AccuracyRow field.
+std::string AccuracyCsv(const BenchReport& report);
 // JSON text (the schema is documented in report_files.cc).
 std::string ToJson(const BenchReport& report);
 
 // Creates `dir` if needed and writes bench.csv, bench.json, bench.txt
 // (`text`), roofline.svg, speedup.svg, with --scaling scaling.csv and with
-// --act-order act_order.csv; returns the paths written.
+// --act-order act_order.csv, with --accuracy accuracy.csv; returns the
+// paths written.
 absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
     const BenchReport& report, const std::string& text, const std::string& dir);
 

@@ -281,6 +281,33 @@ std::string FormatActOrder(const BenchReport& report) {
   return out;
 }
 
+std::string FormatAccuracy(const BenchReport& report) {
+  if (report.accuracy.empty()) return "";
+  const AccuracyRow& first = report.accuracy.front();
+  std::string out = absl::StrFormat(
+      "\n== Accuracy: relative L2 error against float64 (same int4 weights, "
+      "x as given), Gaussian x with %d outlier channels x%g; hot times, the "
+      "three interleaved; vs tok = time / DA8W4 per-token's ==\n"
+      "%-10s %6s %6s %5s %5s %-16s %9s %8s %10s %10s %8s %8s\n",
+      first.outliers, first.outlier_scale, "layer", "N", "K", "group", "M",
+      "mode", "rel err", "/ W4A16", "p50(us)", "min(us)", "tok p50", "tok min");
+  for (const AccuracyRow& r : report.accuracy) {
+    const std::string mode =
+        r.act_quant.empty() ? ImplTitle(r.impl)
+                            : absl::StrCat(ImplTitle(r.impl), " ", r.act_quant);
+    absl::StrAppendFormat(&out, "%-10s %6d %6d %5d %5d %-16s ", r.layer, r.n,
+                          r.k, r.group_size, r.m, mode);
+    if (!r.ok()) {
+      absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
+      continue;
+    }
+    absl::StrAppendFormat(&out, "%9.2e %7.2fx %10.1f %10.1f %7.3fx %7.3fx\n",
+                          r.rel_error, r.error_over_w4a16, r.p50_us, r.min_us,
+                          r.over_per_token_p50, r.over_per_token_min);
+  }
+  return out;
+}
+
 std::string FormatReport(const BenchReport& report) {
   std::string out = FormatHeader(report);
   for (const std::string& impl : report.impls) {
@@ -288,6 +315,7 @@ std::string FormatReport(const BenchReport& report) {
   }
   out += FormatScaling(report);
   out += FormatActOrder(report);
+  out += FormatAccuracy(report);
   out += "\n";
   for (const std::string& impl : report.impls) {
     out += FormatSummary(report, impl);

@@ -17,6 +17,8 @@ std::string FormatTable(const BenchReport& report, const std::string& impl);
 std::string FormatScaling(const BenchReport& report);
 // The --act-order section ("" without it).
 std::string FormatActOrder(const BenchReport& report);
+// The --accuracy section ("" without it).
+std::string FormatAccuracy(const BenchReport& report);
 // "W4A16: 20 ok, ...; geomean speedup ...; median roofline ..."
 std::string FormatSummary(const BenchReport& report, const std::string& impl);
 // Header, then table and summary of every implementation.

@@ -39,6 +39,7 @@ class Linear(torch.nn.Module):
         self.out_features = impl.out_features()
         self.group_size = impl.group_size()
         self.mode = impl.mode()
+        self.act_quant = impl.act_quant()
 
     def forward(self, x, *operands):
         """operands: the epilogue's binary inputs, each [..., out_features]
@@ -56,13 +57,15 @@ class Linear(torch.nn.Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, "
                 f"out_features={self.out_features}, "
-                f"group_size={self.group_size}, mode={self.mode}")
+                f"group_size={self.group_size}, mode={self.mode}, "
+                f"act_quant={self.act_quant}")
 
     @classmethod
     def from_checkpoint(cls, fmt, qweight, scales, zero_points=None,
                         g_idx=None, bias=None, *, group_size=None,
                         mode="w4a16", dtype=torch.bfloat16,
-                        groups_major=True, epilogue="none"):
+                        groups_major=True, epilogue="none",
+                        act_quant="per_token"):
         """Any format: "compressed_tensors", "gptq_v1", "gptq_v2", "awq",
         "unpacked_int8", "zentorch_int32". group_size None derives it from
         the scales' shape (K / G; -1 when G == 1). zero_points given means
@@ -70,7 +73,10 @@ class Linear(torch.nn.Module):
         "gelu_tanh", "gelu_erf", "silu" or "silu_mul" (merged [gate | up]
         weight: out_features = N / 2, y = silu(t[:, :I]) * t[:, I:]),
         optionally + "+add", "+mul_add" or "+add_add" (operands passed to
-        forward after x), fused into the kernels."""
+        forward after x), fused into the kernels. act_quant (da8w4 only):
+        "per_token" (one int8 scale per row of x) or "per_group" (one per
+        row and weight group: far more accurate when x has outlier
+        channels, at about the same speed; README "What it computes")."""
         if dtype not in _ACT_DTYPES:
             raise ValueError(f"w4jit.Linear: dtype {dtype} is not "
                              "torch.bfloat16 or torch.float32")
@@ -86,7 +92,7 @@ class Linear(torch.nn.Module):
         impl = torch.classes.w4jit.Linear(
             fmt, qweight, scales, zero_points, g_idx, bias, mode,
             int(group_size), _ACT_DTYPES[dtype], bool(groups_major),
-            str(epilogue))
+            str(epilogue), str(act_quant))
         return cls(impl)
 
     @classmethod

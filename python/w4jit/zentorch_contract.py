@@ -52,6 +52,10 @@ ZENTORCH_SCHEMAS = (
     "str zentorch_op_name='zentorch::zentorch_dynamic_qlinear') -> Tensor",
 )
 
+# w4jit's own keyword-only arguments beyond zentorch's, each with a default,
+# so that every call written for zentorch binds unchanged.
+KEYWORD_EXTRAS = {"dynamic_qlinear": ("act_quant",)}
+
 ZENTORCH_PREFIX = "zentorch_"
 OP_NAME_ARG = "zentorch_op_name"
 

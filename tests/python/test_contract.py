@@ -48,8 +48,15 @@ def test_schema_matches_zentorch(zen):
                         "(issue 19 point 3, another change adds it)")
         pytest.fail(f"torch.ops.w4jit.{name} is not registered")
     assert ours.overload_name == ""
-    assert len(ours.arguments) == len(zen.arguments), str(ours)
-    for mine, theirs in zip(ours.arguments, zen.arguments):
+    extras = contract.KEYWORD_EXTRAS.get(name, ())
+    for a in ours.arguments:
+        if a.name in extras:
+            assert a.kwarg_only and a.has_default_value(), \
+                f"{name}: extra argument {a.name} must be keyword-only " \
+                f"with a default: {ours}"
+    mine_args = [a for a in ours.arguments if a.name not in extras]
+    assert len(mine_args) == len(zen.arguments), str(ours)
+    for mine, theirs in zip(mine_args, zen.arguments):
         want = _arg_tuple(theirs)
         if theirs.name == contract.OP_NAME_ARG:
             # The one permitted difference: the default names the op.

@@ -136,7 +136,8 @@ def test_linear_class_rejects(over, needle):
     with pytest.raises(RuntimeError, match="w4jit.Linear") as e:
         torch.classes.w4jit.Linear(a["fmt"], a["qweight"], a["scales"],
                                    a["zp"], a["g_idx"], a["bias"], a["mode"],
-                                   a["group_size"], a["act"], True, "none")
+                                   a["group_size"], a["act"], True, "none",
+                                   a.get("act_quant", "per_token"))
     assert needle in str(e.value), str(e.value)
 
 

@@ -1,0 +1,76 @@
+// The experts of a MoE layer, packed as column panels of their two
+// projections, and the three phases of a call:
+//   1. every active expert's w13 on its gathered rows, gate and up fused
+//      by the gated epilogue: h[rows, I] (f32);
+//   2. every active expert's w2 on its rows of h: o[rows, H] (f32), one
+//      row per (token, j) slot;
+//   3. y[t] = sum_j w[t, j] * o[pos(t, j)], j in order, in parallel over
+//      tokens and columns (no atomics, no serial pass).
+// Phases 1 and 2 are each one parallel region over (expert, rows, panel)
+// items (runtime/moe/work_items.h) in which each item runs its panel's
+// kernel inline.
+#ifndef W4JIT_RUNTIME_MOE_MOE_EXPERTS_H_
+#define W4JIT_RUNTIME_MOE_MOE_EXPERTS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/linear_kernel.h"
+#include "runtime/moe/routing.h"
+#include "runtime/work_split.h"
+#include "w4jit/moe.hpp"
+
+namespace w4jit::internal {
+
+// The layers of one expert's projections as the kernels see them (x and
+// the intermediate h, outputs in f32, the gated epilogue on w13).
+LayerDesc MoeW13Desc(const MoeDesc& d);
+LayerDesc MoeW2Desc(const MoeDesc& d);
+
+class MoeExperts {
+ public:
+  // `desc` has passed validation. Imports every expert (errors name it).
+  static absl::StatusOr<std::unique_ptr<MoeExperts>> Create(
+      const MoeDesc& desc, const MoeWeights& weights, bool force_reference);
+
+  // Arguments validated by MoeLayer (t >= 1).
+  void Run(int64_t t, const void* x, int64_t ldx, const int32_t* ids,
+           const float* weights, int64_t k, void* y, int64_t ldy,
+           const MoeRunOptions& options) const;
+
+  size_t packed_bytes() const;
+  size_t expert_packed_bytes() const;
+  std::vector<std::string> kernel_names() const;
+
+ private:
+  // One projection of every expert: kernels[e * panels + p] computes
+  // output columns cols[p] of expert e.
+  struct Projection {
+    std::vector<Range> cols;
+    std::vector<int64_t> widths;
+    std::vector<std::unique_ptr<LinearKernel>> kernels;
+  };
+  explicit MoeExperts(const MoeDesc& desc) : desc_(desc) {}
+  absl::Status AddExpert(int64_t e, const MoeWeights& weights,
+                         bool force_reference);
+  // Runs every item of `p` over the routed rows: an item's rows of y (in
+  // sorted positions, rows ldy apart) at its panel's columns, from x rows
+  // ldx elements (of x_size bytes) apart. x_follows_rows false: every
+  // item reads x's first row (a single token).
+  void RunPhase(const Projection& p, const Routing& routing, const char* x,
+                int64_t ldx, size_t x_size, bool x_follows_rows, float* y,
+                int64_t ldy) const;
+
+  MoeDesc desc_;
+  Projection w13_;
+  Projection w2_;
+};
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_RUNTIME_MOE_MOE_EXPERTS_H_

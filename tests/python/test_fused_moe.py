@@ -1,0 +1,113 @@
+"""torch.ops.w4jit.fused_moe (zentorch's / vLLM's fused-MoE arguments) over
+stacked repacked int4 experts, against a float64 torch composition."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import w4jit  # noqa: F401
+from reference import bf16_ulp, dequant, random_layer
+
+OPS = torch.ops.w4jit
+E, H, I, GS = 6, 128, 64, 32
+
+
+def _experts(u4):
+    """Per expert: q13 [2I, H], q2 [H, I] int8, scales [G, N], zeros."""
+    w13 = [random_layer(2 * I, H, GS, u4) for _ in range(E)]
+    w2 = [random_layer(H, I, GS, u4) for _ in range(E)]
+    return w13, w2
+
+
+def _stack(layers):
+    packed = torch.stack([OPS.woq_repack_weight(q) for q, _, _ in layers])
+    scales = torch.stack([s for _, s, _ in layers])
+    zeros = (torch.stack([z for _, _, z in layers])
+             if layers[0][2] is not None else None)
+    return packed, scales, zeros
+
+
+ACTS = {"silu": F.silu, "gelu": F.gelu,
+        "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}
+
+
+def _reference(x, w13, w2, b13, b2, ids, weights, act):
+    """(y f64, a magnitude for the tolerance)."""
+    y = torch.zeros(x.shape, dtype=torch.float64)
+    mag = torch.zeros(x.shape, dtype=torch.float64)
+    xd = x.double()
+    for t in range(x.shape[0]):
+        for j in range(ids.shape[1]):
+            e = int(ids[t, j])
+            gu = dequant(*w13[e]) @ xd[t]
+            if b13 is not None:
+                gu = gu + b13[e].double()
+            h = ACTS[act](gu[:I]) * gu[I:]
+            w2e = dequant(*w2[e])
+            o = w2e @ h
+            if b2 is not None:
+                o = o + b2[e].double()
+            w = 1.0 if weights is None else float(weights[t, j])
+            y[t] += w * o
+            mag[t] += abs(w) * (w2e.abs() @ h.abs() + o.abs())
+    return y, mag
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("t,k", [(1, 2), (5, 1), (33, 4)])
+@pytest.mark.parametrize("act", list(ACTS))
+@pytest.mark.parametrize("u4", [False, True])
+def test_w4a16_matches_reference(dtype, t, k, act, u4):
+    w13, w2 = _experts(u4)
+    p13, s13, z13 = _stack(w13)
+    p2, s2, z2 = _stack(w2)
+    b13 = torch.randn(E, 2 * I) * 0.1
+    b2 = torch.randn(E, H) * 0.1
+    x = torch.randn(t, H).to(dtype)
+    ids = torch.stack([torch.randperm(E)[:k] for _ in range(t)]).int()
+    weights = torch.rand(t, k)
+    out = torch.full((t, H), float("nan"), dtype=dtype)
+    OPS.fused_moe(out, x, p13, p2, b13, b2, weights, ids, False, act, s13, s2,
+                  w13_zero_points=z13, w2_zero_points=z2)
+    want, mag = _reference(x, w13, w2, b13, b2, ids, weights, act)
+    tol = 1e-4 * mag + 1e-5
+    if dtype == torch.bfloat16:
+        tol = tol + bf16_ulp(want)
+    diff = (out.double() - want).abs()
+    assert torch.all(diff <= tol), f"max diff {diff.max().item():.3g}"
+
+
+def test_da8w4_skip_weighted_and_int64_ids():
+    w13, w2 = _experts(False)
+    p13, s13, _ = _stack(w13)
+    p2, s2, _ = _stack(w2)
+    x = torch.randn(9, H).bfloat16()
+    ids = torch.stack([torch.randperm(E)[:2] for _ in range(9)])  # int64
+    out = torch.zeros(9, H, dtype=torch.bfloat16)
+    OPS.fused_moe(out, x, p13, p2, None, None, torch.empty(0), ids, True,
+                  "silu", s13, s2, mode="da8w4")
+    want, mag = _reference(x, w13, w2, None, None, ids, None, "silu")
+    # DA8W4 quantizes x and the intermediate to int8 (numerics.md): a few
+    # percent of the terms' magnitude.
+    diff = (out.double() - want).abs()
+    assert torch.all(diff <= 0.03 * mag + bf16_ulp(want) + 1e-3)
+
+
+def test_errors_name_the_value():
+    w13, w2 = _experts(False)
+    p13, s13, _ = _stack(w13)
+    p2, s2, _ = _stack(w2)
+    x = torch.randn(2, H)
+    out = torch.zeros(2, H)
+    w = torch.ones(2, 1)
+    with pytest.raises(RuntimeError, match=r"topk_ids\[1, 0\] = 6"):
+        OPS.fused_moe(out, x, p13, p2, None, None, w,
+                      torch.tensor([[0], [6]], dtype=torch.int32), False,
+                      "silu", s13, s2)
+    assert torch.all(out == 0)
+    with pytest.raises(RuntimeError, match="act = 'relu'"):
+        OPS.fused_moe(out, x, p13, p2, None, None, w,
+                      torch.zeros(2, 1, dtype=torch.int32), False, "relu",
+                      s13, s2)
+    with pytest.raises(RuntimeError, match="w13_scales and w2_scales"):
+        OPS.fused_moe(out, x, p13, p2, None, None, w,
+                      torch.zeros(2, 1, dtype=torch.int32), False, "silu")

@@ -1,0 +1,296 @@
+// fused_moe(Tensor(a!) output, Tensor input, Tensor w13, Tensor w2,
+//           Tensor? w13_bias, Tensor? w2_bias, Tensor topk_weights,
+//           Tensor topk_id, bool skip_weighted, str act,
+//           Tensor? w13_scales, Tensor? w2_scales, *,
+//           Tensor? w13_zero_points, Tensor? w2_zero_points,
+//           str mode, str zentorch_op_name) -> ()
+//
+// w13 int32 [E, 2I, H/8] and w2 int32 [E, H, I/8]: each expert's weights
+// as woq_repack_weight makes them (zentorch's repacked layout), stacked;
+// scales [E, G, N] (f32, bf16 or f16), zero points int8 [E, G, N] (u4,
+// both or neither), biases [E, 2I] and [E, H]. input [T, H] bf16 or f32;
+// topk_id [T, k] int32 (int64 is narrowed), topk_weights [T, k] (any float
+// dtype, widened to f32; not read with skip_weighted). act: "silu",
+// "gelu" (erf) or "gelu_tanh"; mode: "w4a16" or "da8w4".
+//
+// `output` [T, H] (input's dtype) is OVERWRITTEN with the result: zentorch
+// requires a zero-initialised output and accumulates into it, which gives
+// the same values for the zeros it requires.
+//
+// The MoeLayer is built on the first call and cached on the identity and
+// version of the weight tensors (TensorKey, torch/layer_cache.h).
+#include "torch/moe_ops.h"
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "torch/layer_cache.h"
+#include "torch/tensor_checks.h"
+#include "w4jit/moe.hpp"
+
+namespace w4jit::torch_ext {
+namespace {
+
+using OptTensor = c10::optional<at::Tensor>;
+constexpr int kKeyed = 8;  // w13, w2, their scales, zero points, biases
+
+struct MoeEntry {
+  std::string signature;
+  std::array<TensorKey, kKeyed> keys;
+  std::shared_ptr<const MoeLayer> layer;
+};
+
+class MoeCache {
+ public:
+  std::shared_ptr<const MoeLayer> GetOrBuild(
+      const std::string& signature, const std::array<OptTensor, kKeyed>& ts,
+      const std::function<std::shared_ptr<const MoeLayer>()>& build) {
+    // Inference tensors' fingerprints (layer_cache.h), once per call,
+    // outside the lock.
+    std::array<uint64_t, kKeyed> prints{};
+    for (int i = 0; i < kKeyed; ++i) prints[i] = InferenceFingerprint(ts[i]);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const MoeEntry& e : entries_) {
+        bool match = e.signature == signature;
+        for (int i = 0; match && i < kKeyed; ++i)
+          match = e.keys[i].Matches(ts[i], prints[i]);
+        if (match) return e.layer;
+      }
+    }
+    std::shared_ptr<const MoeLayer> layer = build();
+    MoeEntry entry{signature, {}, layer};
+    for (int i = 0; i < kKeyed; ++i) {
+      if (ts[i].has_value()) entry.keys[i] = TensorKey(*ts[i], prints[i]);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    // Entries whose weights are gone (or were rewritten) are dropped.
+    std::vector<MoeEntry> kept;
+    for (MoeEntry& e : entries_) {
+      if (!e.keys[0].expired() && !e.keys[1].expired()) {
+        kept.push_back(std::move(e));
+      }
+    }
+    entries_ = std::move(kept);
+    entries_.push_back(std::move(entry));
+    return layer;
+  }
+
+  static MoeCache& Global() {
+    static MoeCache* cache = new MoeCache;  // never destroyed: used at exit
+    return *cache;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<MoeEntry> entries_;
+};
+
+Activation ParseAct(const char* op, c10::string_view act) {
+  if (act == "silu") return Activation::kSilu;
+  if (act == "gelu" || act == "gelu_erf") return Activation::kGeluErf;
+  if (act == "gelu_tanh") return Activation::kGeluTanh;
+  TORCH_CHECK(false, op, ": act = '", std::string(act),
+              "' is not silu, gelu or gelu_tanh");
+  return Activation::kNone;  // not reached
+}
+
+Mode ParseMode(const char* op, c10::string_view mode) {
+  if (mode == "w4a16") return Mode::kW4A16;
+  if (mode == "da8w4") return Mode::kDA8W4;
+  TORCH_CHECK(false, op, ": mode = '", std::string(mode),
+              "' is not w4a16 or da8w4");
+  return Mode::kW4A16;  // not reached
+}
+
+void CheckStacked(const char* op, const char* name, const at::Tensor& t,
+                  int64_t e, int64_t rows, int64_t cols,
+                  std::initializer_list<at::ScalarType> dtypes,
+                  const char* why) {
+  CheckCpu(op, name, t);
+  CheckDim(op, name, t, 3);
+  CheckDType(op, name, t, dtypes);
+  CheckSize(op, name, t, 0, e, "experts, from w13");
+  CheckSize(op, name, t, 1, rows, why);
+  CheckSize(op, name, t, 2, cols, why);
+  TORCH_CHECK(t.is_contiguous(), op, ": ", name, " must be contiguous");
+}
+
+// Expert 0's view of stacked [E, ...] tensors and the byte strides.
+WeightsView View(const at::Tensor& q, const at::Tensor& s, const at::Tensor* zp,
+                 const at::Tensor* bias, ExpertStrides* st) {
+  WeightsView v;
+  v.format = WeightFormat::kZentorchInt32;
+  v.groups_major = true;
+  v.qweight = q.data_ptr();
+  v.scales = s.data_ptr();
+  st->qweight = q.stride(0) * q.element_size();
+  st->scales = s.stride(0) * s.element_size();
+  if (zp != nullptr) {
+    v.zero_points = zp->data_ptr();
+    st->zero_points = zp->stride(0) * zp->element_size();
+  }
+  if (bias != nullptr) {
+    v.bias = bias->data_ptr();
+    st->bias = bias->stride(0) * bias->element_size();
+  }
+  return v;
+}
+
+void FusedMoe(at::Tensor& output, const at::Tensor& input,
+              const at::Tensor& w13, const at::Tensor& w2,
+              const OptTensor& w13_bias, const OptTensor& w2_bias,
+              const at::Tensor& topk_weights, const at::Tensor& topk_id,
+              bool skip_weighted, c10::string_view act,
+              const OptTensor& w13_scales, const OptTensor& w2_scales,
+              const OptTensor& w13_zero_points, const OptTensor& w2_zero_points,
+              c10::string_view mode_name, c10::string_view op_name) {
+  const std::string op_str(op_name);
+  const char* op = op_str.c_str();
+  const Activation activation = ParseAct(op, act);
+  const Mode mode = ParseMode(op, mode_name);
+  CheckCpu(op, "input", input);
+  CheckDim(op, "input", input, 2);
+  CheckDType(op, "input", input, {at::kFloat, at::kBFloat16});
+  CheckCpu(op, "w13", w13);
+  CheckDim(op, "w13", w13, 3);
+  CheckDType(op, "w13", w13, {at::kInt});
+  const int64_t t = input.size(0), hidden = input.size(1);
+  const int64_t experts = w13.size(0);
+  TORCH_CHECK(w13.size(1) % 2 == 0, op, ": w13 has shape ", ShapeString(w13),
+              ": dim 1 (2I, [gate | up]) must be even");
+  const int64_t inter = w13.size(1) / 2;
+  CheckSize(op, "w13", w13, 2, hidden / 8, "H / 8 words, H from input");
+  TORCH_CHECK(hidden % 8 == 0 && inter % 8 == 0, op, ": H = ", hidden,
+              " and I = ", inter, " must be multiples of 8 (int32 words)");
+  CheckStacked(op, "w13", w13, experts, 2 * inter, hidden / 8, {at::kInt},
+               "[E, 2I, H / 8]");
+  CheckStacked(op, "w2", w2, experts, hidden, inter / 8, {at::kInt},
+               "[E, H, I / 8]");
+  TORCH_CHECK(w13_scales.has_value() && w2_scales.has_value(), op,
+              ": w13_scales and w2_scales are required (int4 experts)");
+  const at::Tensor& s13 = *w13_scales;
+  const at::Tensor& s2 = *w2_scales;
+  CheckCpu(op, "w13_scales", s13);
+  CheckDim(op, "w13_scales", s13, 3);
+  CheckDim(op, "w2_scales", s2, 3);
+  const int64_t g13 = s13.size(1), g2 = s2.size(1);
+  TORCH_CHECK(g13 > 0 && g2 > 0 && hidden % g13 == 0 && inter % g2 == 0 &&
+                  hidden / g13 == inter / g2,
+              op, ": w13_scales ", ShapeString(s13), " and w2_scales ",
+              ShapeString(s2),
+              " must give both projections one group size (H / G13 == I / "
+              "G2), H = ",
+              hidden, ", I = ", inter);
+  const auto float_types = {at::kFloat, at::kBFloat16, at::kHalf};
+  CheckStacked(op, "w13_scales", s13, experts, g13, 2 * inter, float_types,
+               "[E, G, 2I]");
+  CheckStacked(op, "w2_scales", s2, experts, g2, hidden, float_types,
+               "[E, G, H]");
+  TORCH_CHECK(s13.scalar_type() == s2.scalar_type(), op,
+              ": w13_scales and w2_scales must have one dtype");
+  TORCH_CHECK(w13_zero_points.has_value() == w2_zero_points.has_value(), op,
+              ": give zero points for both projections (u4) or neither (s4)");
+  const bool u4 = w13_zero_points.has_value();
+  if (u4) {
+    CheckStacked(op, "w13_zero_points", *w13_zero_points, experts, g13,
+                 2 * inter, {at::kChar}, "[E, G, 2I]");
+    CheckStacked(op, "w2_zero_points", *w2_zero_points, experts, g2, hidden,
+                 {at::kChar}, "[E, G, H]");
+  }
+  at::Tensor b13, b2;
+  if (w13_bias.has_value()) {
+    CheckDim(op, "w13_bias", *w13_bias, 2);
+    CheckSize(op, "w13_bias", *w13_bias, 0, experts, "experts");
+    CheckSize(op, "w13_bias", *w13_bias, 1, 2 * inter, "2I");
+    b13 = w13_bias->to(at::kFloat).contiguous();
+  }
+  if (w2_bias.has_value()) {
+    CheckDim(op, "w2_bias", *w2_bias, 2);
+    CheckSize(op, "w2_bias", *w2_bias, 0, experts, "experts");
+    CheckSize(op, "w2_bias", *w2_bias, 1, hidden, "H");
+    b2 = w2_bias->to(at::kFloat).contiguous();
+  }
+  CheckCpu(op, "output", output);
+  TORCH_CHECK(output.sizes() == input.sizes() &&
+                  output.scalar_type() == input.scalar_type(),
+              op, ": output ", ShapeString(output), " ", output.scalar_type(),
+              " must match input ", ShapeString(input), " ",
+              input.scalar_type());
+  TORCH_CHECK(input.stride(1) == 1 && output.stride(1) == 1, op,
+              ": input and output rows must be contiguous");
+  CheckDim(op, "topk_id", topk_id, 2);
+  CheckSize(op, "topk_id", topk_id, 0, t, "T, from input");
+  CheckDType(op, "topk_id", topk_id, {at::kInt, at::kLong});
+  const at::Tensor ids = topk_id.to(at::kInt).contiguous();
+  const int64_t k = ids.size(1);
+  at::Tensor weights;
+  if (!skip_weighted) {
+    CheckDim(op, "topk_weights", topk_weights, 2);
+    CheckSize(op, "topk_weights", topk_weights, 0, t, "T, from input");
+    CheckSize(op, "topk_weights", topk_weights, 1, k, "k, from topk_id");
+    weights = topk_weights.to(at::kFloat).contiguous();
+  }
+
+  MoeDesc d;
+  d.experts = experts;
+  d.hidden = hidden;
+  d.intermediate = inter;
+  d.group_size = g13 == 1 ? -1 : hidden / g13;
+  d.weight_type = u4 ? WeightType::kU4 : WeightType::kS4;
+  d.scale_dtype = ToDType(s13.scalar_type());
+  d.act_dtype = ToDType(input.scalar_type());
+  d.out_dtype = d.act_dtype;
+  d.mode = mode;
+  d.activation = activation;
+  d.has_w13_bias = b13.defined();
+  d.has_w2_bias = b2.defined();
+  d.bias_dtype = DType::kF32;
+  const std::string signature = std::to_string(static_cast<int>(d.act_dtype)) +
+                                "/" + std::string(mode_name) + "/" +
+                                std::string(act);
+  auto layer = MoeCache::Global().GetOrBuild(
+      signature,
+      {w13, w2, s13, s2, w13_zero_points, w2_zero_points, w13_bias, w2_bias},
+      [&] {
+        ExpertStrides st13, st2;
+        const WeightsView v13 = View(w13, s13, u4 ? &*w13_zero_points : nullptr,
+                                     b13.defined() ? &b13 : nullptr, &st13);
+        const WeightsView v2 = View(w2, s2, u4 ? &*w2_zero_points : nullptr,
+                                    b2.defined() ? &b2 : nullptr, &st2);
+        auto made = MoeLayer::Create(d, {StackedExperts(v13, st13, experts),
+                                         StackedExperts(v2, st2, experts)});
+        TORCH_CHECK(made.ok(), op, ": ", std::string(made.status().message()));
+        return std::shared_ptr<const MoeLayer>(*std::move(made));
+      });
+  MoeRunOptions options;
+  options.unweighted = skip_weighted;
+  const absl::Status s =
+      layer->Run(t, input.data_ptr(), input.stride(0), ids.data_ptr<int32_t>(),
+                 skip_weighted ? nullptr : weights.data_ptr<float>(), k,
+                 output.data_ptr(), output.stride(0), options);
+  TORCH_CHECK(s.ok(), op, ": ", std::string(s.message()));
+}
+
+}  // namespace
+
+void RegisterMoeOps(torch::Library& m) {
+  m.def(
+      "fused_moe(Tensor(a!) output, Tensor input, Tensor w13, Tensor w2, "
+      "Tensor? w13_bias, Tensor? w2_bias, Tensor topk_weights, "
+      "Tensor topk_id, bool skip_weighted, str act, "
+      "Tensor? w13_scales=None, Tensor? w2_scales=None, *, "
+      "Tensor? w13_zero_points=None, Tensor? w2_zero_points=None, "
+      "str mode=\"w4a16\", "
+      "str zentorch_op_name=\"w4jit::fused_moe\") -> ()",
+      TORCH_FN(FusedMoe));
+}
+
+}  // namespace w4jit::torch_ext
