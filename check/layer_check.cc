@@ -82,6 +82,13 @@ CanonicalWeights RandomWeights(const LayerDesc& desc, uint32_t seed) {
   }
   w.scales.resize(static_cast<size_t>(w.n * w.groups));
   for (auto& s : w.scales) s = RandomFloat(&rng, desc.scale_dtype, -8, -5);
+  if (w.float_zero()) {
+    // Float zero points: all integer zeros 8, zf of the weights' size.
+    w.zeros.assign(w.zeros.size(), 8);
+    for (auto& z : w.float_zeros) {
+      z = RandomFloat(&rng, desc.zero_point_dtype, -8, -2);
+    }
+  }
   if (desc.has_bias) {
     w.bias.resize(static_cast<size_t>(w.n));
     for (auto& b : w.bias) b = RandomFloat(&rng, desc.bias_dtype, -4, 0);
@@ -154,6 +161,14 @@ Expected ExpectedAt(const LayerDesc& desc, const CanonicalWeights& w,
                       static_cast<double>(LoadAsF32(x_row, desc.act_dtype, k)));
       }
       t += std::fabs(w.S(j, g)) * partial;
+      if (w.float_zero()) {
+        double xsum = 0.0;
+        for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
+          xsum += std::fabs(
+              static_cast<double>(LoadAsF32(x_row, desc.act_dtype, k)));
+        }
+        t += std::fabs(static_cast<double>(w.FZ(j, g))) * xsum;
+      }
     }
     value = internal::W4a16OutputRef(w, x_row, desc.act_dtype, j);
   }
@@ -396,6 +411,7 @@ std::vector<double> DequantMatmulF64(const LayerDesc& desc,
     for (int64_t k = 0; k < w.k; ++k) {
       const int64_t g = k / w.group_size;
       wrow[k] = static_cast<double>(w.U(j, k) - w.Z(j, g)) * w.S(j, g);
+      if (w.float_zero()) wrow[k] += w.FZ(j, g);  // (u - 8) * s + zf
     }
     for (int64_t i = 0; i < m; ++i) {
       double sum = w.bias.empty() ? 0.0 : w.bias[j];
@@ -418,6 +434,9 @@ std::string Describe(const LayerDesc& d) {
   if (d.allow_bf16_compute) s += " allow_bf16_compute";
   if (d.act_quant != ActQuant::kPerToken) {
     s += absl::StrCat(" act_quant=", ToString(d.act_quant));
+  }
+  if (d.zero_point_domain == ZeroPointDomain::kFloat) {
+    s += absl::StrCat(" zp=float-", ToString(d.zero_point_dtype));
   }
   return s;
 }

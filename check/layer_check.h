@@ -27,10 +27,14 @@ inline constexpr WeightFormat kAllFormats[] = {
     WeightFormat::kGptqV2,
     WeightFormat::kAwqGemm,
 };
+// Not in kAllFormats: WeightFormat::kTinygemmInt4Pack, which holds only u4
+// layers with float zero points and N % 64 == 0.
 
 // Random canonical weights for `desc` (which must be valid): nibbles
 // uniform in [0, 15]; s4 zero points all 8, u4 zero points uniform in
-// [0, 15]; scales of both signs with magnitudes in [2^-8, 2^-4), exactly
+// [0, 15] (float zero-point domain: zero points 8 and float ones of both
+// signs with magnitudes in [2^-8, 2^-1), exact in desc.zero_point_dtype);
+// scales of both signs with magnitudes in [2^-8, 2^-4), exactly
 // representable in desc.scale_dtype; bias (if desc.has_bias) in (-2, 2),
 // exactly representable in desc.bias_dtype.
 internal::CanonicalWeights RandomWeights(const LayerDesc& desc, uint32_t seed);
@@ -62,6 +66,7 @@ absl::StatusOr<std::unique_ptr<Layer>> MakeLayer(
 //   DA8W4: T = |sa| * sum_g |s[g,j] * acc_g| + |bias|   (per token)
 //          T = sum_g |sa_g * s[g,j] * acc_g| + |bias|  (per group)
 //   W4A16: T = sum_g |s[g,j]| * sum_{k in g} |(u - z) * x| + |bias|
+//          (+ sum_g |zf[g,j]| * sum_{k in g} |x| for float zero points)
 struct Expected {
   float value;
   double magnitude;
@@ -147,7 +152,8 @@ absl::StatusOr<std::vector<float>> RunToF32(const Layer& layer, int64_t m,
                                             const std::vector<uint8_t>& x,
                                             int64_t ldx);
 
-// f64 oracle: dequantize W to (u - z) * s in f64 and multiply with x
+// f64 oracle: dequantize W to (u - z) * s (float zero points: (u - 8) * s
+// + zf) in f64 and multiply with x
 // widened to f64 (column j of W with x[w.k_perm[j]] under act-order), plus
 // bias. [m x N], row-major.
 std::vector<double> DequantMatmulF64(const LayerDesc& desc,

@@ -220,6 +220,16 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
           ok = true;
         }
       }
+      if (value == ToString(WeightFormat::kTinygemmInt4Pack)) {
+        c.format = WeightFormat::kTinygemmInt4Pack;
+        ok = true;
+      }
+    } else if (name == "zp") {
+      // "integer", or the dtype of float zero points.
+      d.zero_point_domain = value == "integer" ? ZeroPointDomain::kInteger
+                                               : ZeroPointDomain::kFloat;
+      ok = value == "integer" ||
+           ParseEnum(value, {DType::kBF16, DType::kF32}, &d.zero_point_dtype);
     } else if (name == "scales") {
       ok = ParseEnum(value, dtypes, &d.scale_dtype);
     } else if (name == "act") {
@@ -354,6 +364,23 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
   // DA8W4 activation scales per group in half the DA8W4 cases (drawn after
   // everything else, for the same reason).
   if (d.mode == Mode::kDA8W4 && Coin(rng)) d.act_quant = ActQuant::kPerGroup;
+  // Float zero points (torchao's tinygemm form) for a third of the W4A16
+  // u4 cases, drawn after everything else for the same reason; in the
+  // tinygemm-int4pack format (N a multiple of 64, no g_idx) where K is
+  // even and a coin says so, else beside unpacked or zentorch weights.
+  if (d.mode == Mode::kW4A16 && d.weight_type == WeightType::kU4 &&
+      Coin(rng, 0.33)) {
+    d.zero_point_domain = ZeroPointDomain::kFloat;
+    d.zero_point_dtype = Coin(rng) ? DType::kBF16 : DType::kF32;
+    if (d.k % 2 == 0 && Coin(rng, 0.5)) {
+      c.format = WeightFormat::kTinygemmInt4Pack;
+      d.n = RoundUp(d.n, 64);
+      c.ldy = d.n + (c.ldy > 0 ? c.ldy % 7 : 0);
+      c.act_order = false;
+    } else if (c.format != WeightFormat::kZentorchInt32) {
+      c.format = WeightFormat::kUnpackedInt8;
+    }
+  }
   return c;
 }
 

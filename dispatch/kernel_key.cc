@@ -114,6 +114,7 @@ std::string KernelKey::name() const {
   }
   std::string s = absl::StrCat(FamilyName(family), "_",
                                weight_type == WeightType::kS4 ? "s4" : "u4");
+  if (float_zero) absl::StrAppend(&s, "fz");
   if (per_channel) {
     absl::StrAppend(&s, "_pc");
   } else {

@@ -51,11 +51,15 @@ struct KernelKey {
   // Software prefetch of the weight stream, this many bytes ahead (0: none;
   // the code is then what it is without the field).
   int prefetch = 0;
+  // W4A16 float zero points (ZeroPointDomain::kFloat): the weights decode
+  // as s4 (u - 8) and the kernel adds zf * sum_{k in g} x per group (int4
+  // kernel) or zf to the dequantized panel. Name: "s4fz".
+  bool float_zero = false;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
-                    epilogue, out_n, act_per_group, prefetch);
+                    epilogue, out_n, act_per_group, prefetch, float_zero);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -67,7 +71,8 @@ struct KernelKey {
         static_cast<int>(key.act_dtype), static_cast<int>(key.out_dtype),
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
-        key.flags, key.epilogue, key.out_n, key.act_per_group, key.prefetch);
+        key.flags, key.epilogue, key.out_n, key.act_per_group, key.prefetch,
+        key.float_zero);
   }
 
   // Readable, unique for distinct keys.

@@ -46,6 +46,15 @@ TensorBytes BytesFor(const LayerDesc& d, WeightFormat format) {
       b.qweight = d.k * (d.n / 8) * 4;
       b.zeros = g * (d.n / 8) * 4;
       break;
+    case WeightFormat::kTinygemmInt4Pack:
+      b.qweight = d.n * ((d.k + 1) / 2);
+      b.zeros = ng;
+      break;
+  }
+  if (d.zero_point_domain == ZeroPointDomain::kFloat) {
+    // Float zero points [G, N] or [N, G] in their dtype (4 bytes covers
+    // any, and an invalid dtype is refused before they are read).
+    b.zeros = ng * 4;
   }
   return b;
 }

@@ -24,7 +24,8 @@ constexpr WeightFormat kFormats[] = {WeightFormat::kUnpackedInt8,
                                      WeightFormat::kCompressedTensors,
                                      WeightFormat::kGptqV1,
                                      WeightFormat::kGptqV2,
-                                     WeightFormat::kAwqGemm};
+                                     WeightFormat::kAwqGemm,
+                                     WeightFormat::kTinygemmInt4Pack};
 constexpr DType kDtypes[] = {DType::kF32, DType::kBF16, DType::kF16};
 constexpr int64_t kGroups[] = {-1, 4, 8, 32, 128, 2, 3, 6, 12, 20, 64};
 
@@ -72,7 +73,21 @@ LayerDesc ConsumeDesc(FuzzedDataProvider* fdp, WeightFormat format) {
       }
     }
     if (n8) d.n = (d.n + 7) / 8 * 8;
+    if (format == WeightFormat::kTinygemmInt4Pack) {
+      // 64-row blocks, two k per byte, u4 with float zero points.
+      d.n = (d.n + 63) / 64 * 64;
+      if (d.k % 2 != 0) d.k = d.group_size == -1 ? d.k + 1 : 2 * d.k;
+      if (d.group_size != -1 && d.k % d.group_size != 0) d.group_size = -1;
+      d.weight_type = WeightType::kU4;
+      d.zero_point_domain = ZeroPointDomain::kFloat;
+    }
   }
+  // Float zero points (w = (u - 8) * s + zf) in some runs, of any format:
+  // those without them must refuse cleanly.
+  if (fdp->ConsumeIntegralInRange(0, 3) == 0) {
+    d.zero_point_domain = ZeroPointDomain::kFloat;
+  }
+  d.zero_point_dtype = fdp->ConsumeBool() ? DType::kBF16 : DType::kF32;
   return d;
 }
 
@@ -140,6 +155,9 @@ void RunOne(FuzzedDataProvider* fdp) {
   bool w_safe = true;
   for (float s : w->scales) w_safe = w_safe && std::fabs(s) < kSafeMagnitude;
   for (float b : w->bias) w_safe = w_safe && std::fabs(b) < kSafeMagnitude;
+  for (float z : w->float_zeros) {
+    w_safe = w_safe && std::fabs(z) < kSafeMagnitude;
+  }
   const bool checkable = w_safe && (x_safe || desc.mode == Mode::kDA8W4);
   const check::EpilogueOperands ops = check::RandomEpilogueOperands(
       desc, m, fdp->ConsumeIntegralInRange<int64_t>(0, 3),

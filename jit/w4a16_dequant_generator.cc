@@ -25,6 +25,11 @@ absl::Status W4a16DequantGenerator::Check(const KernelKey& key) {
       key.flavor != Flavor::kF32Fma || key.isa < IsaTier::kAvx2) {
     return absl::InvalidArgumentError("not an f32 W4A16 dequant key");
   }
+  if (key.float_zero && key.weight_type != WeightType::kS4) {
+    return absl::InvalidArgumentError(
+        "float zero points decode the nibbles as s4 (u - 8): weight_type "
+        "must be s4 in the key");
+  }
   const int lanes = IsAvx512(key.isa) ? 16 : 8;
   if (key.nr <= 0 || key.nr % lanes != 0 || key.k <= 0 || key.k % 2 != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -50,6 +55,7 @@ W4a16DequantGenerator::W4a16DequantGenerator(const KernelKey& key)
 void W4a16DequantGenerator::Generate() {
   const Xbyak::Reg64 args(kArg1);
   const bool u4 = key_.weight_type == WeightType::kU4;
+  const bool fz = key_.float_zero;
   Preamble();
   mov(rax, ptr[args + offsetof(W4a16DequantArgs, w)]);
   mov(rbx, ptr[args + offsetof(W4a16DequantArgs, meta)]);
@@ -89,7 +95,8 @@ void W4a16DequantGenerator::Generate() {
     EmitPairs(rest);
     advance(rest);
   }
-  add(rbx, static_cast<uint32_t>(nb_ * 4 * MetaVectorsPerGroup(false, u4)));
+  add(rbx,
+      static_cast<uint32_t>(nb_ * 4 * MetaVectorsPerGroup(false, u4 || fz)));
   dec(r10);
   jnz(segment, T_NEAR);
   Postamble();
@@ -118,6 +125,11 @@ void W4a16DequantGenerator::EmitPairs(int pairs) {
                                even, odd, ops);
       vmulps(even, even, vec_.Vec(v));
       vmulps(odd, odd, vec_.Vec(v));
+      if (key_.float_zero) {
+        // w = (u - 8) * s + zf; the odd k hold 16 * w (x is divided by 16).
+        vaddps(even, even, zeros);
+        vaddps(odd, odd, zeros16);
+      }
       vmovups(ptr[rdx + ((2 * s) * nb_ + v * lanes_) * 4], even);
       vmovups(ptr[rdx + ((2 * s + 1) * nb_ + v * lanes_) * 4], odd);
     }

@@ -1,6 +1,7 @@
 // W4A16 panel dequantizer (family kW4a16Dequant): turns a K-block of one
 // packed column block (f32-FMA layout, jit/w4a16_layout.h) into a dense
-// f32 panel [kc][NB] of (u - z) * s, which the panel microkernel then
+// f32 panel [kc][NB] of (u - z) * s (float zero points, key.float_zero:
+// (u - 8) * s + zf), which the panel microkernel then
 // multiplies with every row of an M block. The decode is paid once per
 // panel instead of once per row.
 //

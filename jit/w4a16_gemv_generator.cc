@@ -117,6 +117,11 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
         "row tile %d x %d vectors needs %d vector registers, %d exist", key.mr,
         tv, need, regs));
   }
+  if (key.float_zero && key.weight_type != WeightType::kS4) {
+    return absl::InvalidArgumentError(
+        "float zero points decode the nibbles as s4 (u - 8): weight_type "
+        "must be s4 in the key");
+  }
   const Epilogue ep = EpilogueFromCode(key.epilogue);
   if (ep.silu_mul && (tv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -200,7 +205,8 @@ int64_t W4a16GemvGenerator::OutBlockCols() const {
 
 int64_t W4a16GemvGenerator::MetaGroupBytes() const {
   return nb_ * 4 *
-         MetaVectorsPerGroup(dot_, key_.weight_type == WeightType::kU4);
+         MetaVectorsPerGroup(
+             dot_, key_.weight_type == WeightType::kU4 || key_.float_zero);
 }
 
 uint32_t W4a16GemvGenerator::DecodeConstant(int c) const {
@@ -218,8 +224,10 @@ uint32_t W4a16GemvGenerator::DecodeConstant(int c) const {
 void W4a16GemvGenerator::EmitRowLoop(bool tail) {
   const Xbyak::Reg64 args(kArgs);
   const int mr_max = key_.mr;
-  // Bytes of packed x per row: K f32, or K/2 bf16 pairs.
-  const int64_t x_row_bytes = dot_ ? key_.k * 2 : key_.k * 4;
+  // Bytes of packed x per row: K f32, or K/2 bf16 pairs (+ a sum per
+  // group with float zero points).
+  const int64_t x_row_bytes =
+      (dot_ ? key_.k * 2 : key_.k * 4) + (key_.float_zero ? groups_ * 4 : 0);
   EmitRowTiles(
       this, r14, mr_max, [&](int mr) { EmitTile(mr, tail); },
       [&](int mr) {
@@ -351,6 +359,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
     add(rdx, static_cast<uint32_t>(rest * x_step));
   }
   EmitGroupEnd(p, mr);
+  if (key_.float_zero) add(rdx, static_cast<uint32_t>(mr * 4));  // the sums
   if (groups_ > 1) {
     add(rbx, static_cast<uint32_t>(MetaGroupBytes()));
     dec(r10);
@@ -466,16 +475,31 @@ void W4a16GemvGenerator::EmitDecodedStep(const Plan& p, int s, int mr,
 }
 
 void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
+  const bool fz = key_.float_zero;
+  // Float zero points: the group's x sum of row r follows its packed x
+  // (rdx points at it now), broadcast into t1 (free between groups).
+  const Xmm xsum = vec_.Vec(p.t1);
   for (int r = 0; r < mr; ++r) {
+    if (fz) vbroadcastss(xsum, ptr[rdx + r * 4]);
     for (int v = 0; v < p.nv; ++v) {
       const Xmm a = vec_.Vec(p.Acc(r, v, 0));
       if (p.split == 2) vaddps(a, a, vec_.Vec(p.Acc(r, v, 1)));
-      if (groups_ == 1) continue;  // scaled in EmitStores
-      // acc[r][v] += s * group_acc
+      const Xbyak::Address scale = ptr[rbx + (p.v0 + v) * lanes_ * 4];
+      const Xbyak::Address zf = ptr[rbx + (nb_ + (p.v0 + v) * lanes_) * 4];
+      if (groups_ == 1) {
+        // Scaled in the stores, or here when zf * sum joins it.
+        if (fz) {
+          vmulps(a, a, scale);
+          vfmadd231ps(a, xsum, zf);
+        }
+        continue;
+      }
+      // acc[r][v] += s * group_acc (+ zf * sum)
       const Xmm t = vec_.Vec(p.t0);
       const int off = (r * p.nv + v) * vec_.bytes();
       vmovups(t, ptr[rsp + off]);
-      vfmadd231ps(t, a, ptr[rbx + (p.v0 + v) * lanes_ * 4]);
+      vfmadd231ps(t, a, scale);
+      if (fz) vfmadd231ps(t, xsum, zf);
       vmovups(ptr[rsp + off], t);
     }
   }
@@ -506,8 +530,10 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
             std::clamp<int64_t>(last_cols - int64_t{c} * lanes_, 0, lanes_));
       }
       if (count == 0) continue;
-      if (groups_ == 1) {
+      if (groups_ == 1 && !key_.float_zero) {
         vmulps(val, vec_.Vec(p.Acc(r, v, 0)), ptr[rbx + c * lanes_ * 4]);
+      } else if (groups_ == 1) {
+        vmovaps(val, vec_.Vec(p.Acc(r, v, 0)));  // scaled in EmitGroupEnd
       } else {
         vmovups(val, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
       }
@@ -529,7 +555,7 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
     for (int r = 0; r < mr; ++r) {
       for (int v = 0; v < p.nv; ++v) {
         const Xmm a = vec_.Vec(p.Acc(r, v, 0));
-        vmulps(a, a, ptr[rbx + (p.v0 + v) * lanes_ * 4]);
+        if (!key_.float_zero) vmulps(a, a, ptr[rbx + (p.v0 + v) * lanes_ * 4]);
         vmovups(ptr[rsp + (r * p.nv + v) * vec_.bytes()], a);
       }
     }

@@ -12,6 +12,8 @@
 // (zmm; the bf16 flavour needs kAvx512Bf16); act_dtype f32 for the FMA
 // flavour, bf16 for the dot flavour (the packed-row formats of
 // runtime/w4a16_pack.h); out_dtype; weight_type (u4 reads zero points);
+// float_zero (s4 decode, and per group acc += zf * sum_{k in g} x, the
+// sums read from the packed rows after each group);
 // flavor; group_size / per_channel; n = N and k = K (tails and loop counts
 // are compiled in); mr = rows per register tile; nr = NB, the packed block
 // width; bias; flags = vectors per register tile (TileVectorsFlag), 0 for

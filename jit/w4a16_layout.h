@@ -20,6 +20,13 @@
 // Per block and group the kernel reads NB f32 scales and, for u4, the zero
 // points right after them ("meta", MetaVectorsPerGroup); the bias is padded
 // to whole blocks.
+//
+// Float zero points (ZeroPointDomain::kFloat, w = (u - 8) * s + zf): the
+// nibbles are packed as for s4 (the decode gives u - 8) and the meta holds
+// zf after the scales (both flavours) and 16 * zf after that (f32 FMA, for
+// the dequantized panel's odd k). The int4 kernel adds zf * sum_{k in g} x
+// per group, reading the sums from the packed rows (runtime/w4a16_pack.h);
+// the dequantizer adds zf to each dequantized weight.
 #ifndef W4JIT_JIT_W4A16_LAYOUT_H_
 #define W4JIT_JIT_W4A16_LAYOUT_H_
 
@@ -32,9 +39,10 @@ namespace w4jit::internal {
 // Per group and column block the kernels read "meta": NB f32 scales, then
 // for u4 the zero points as the flavour needs them (f32 FMA: z and 16 * z;
 // bf16 dot: (15 - z) * 0x10001, a vpermw index offset in both words of a
-// column's dword). This is how many NB-element vectors that is.
-inline int MetaVectorsPerGroup(bool bf16_dot, bool asymmetric) {
-  if (!asymmetric) return 1;
+// column's dword), or the float zero points (f32 FMA: zf and 16 * zf; bf16
+// dot: zf). This is how many NB-element vectors that is.
+inline int MetaVectorsPerGroup(bool bf16_dot, bool zero_points) {
+  if (!zero_points) return 1;
   return bf16_dot ? 2 : 3;
 }
 
@@ -44,8 +52,9 @@ struct W4a16Layout {
   int nv = 4;     // vectors per column block
   int64_t n = 0;
   int64_t k = 0;
-  int64_t group_size = 0;  // resolved (K for per-channel)
-  bool asymmetric = false;
+  int64_t group_size = 0;   // resolved (K for per-channel)
+  bool asymmetric = false;  // integer u4 zero points (u4 packing)
+  bool float_zero = false;  // float zero points (s4 packing, zf in meta)
 
   int64_t groups() const { return k / group_size; }
   int64_t block_n() const { return int64_t{lanes} * nv; }
@@ -53,8 +62,8 @@ struct W4a16Layout {
   int64_t block_weight_bytes() const { return k / 2 * block_n(); }
   // 32-bit elements of meta per group.
   int64_t group_meta_elems() const {
-    return block_n() *
-           MetaVectorsPerGroup(flavor == Flavor::kBf16Dot, asymmetric);
+    return block_n() * MetaVectorsPerGroup(flavor == Flavor::kBf16Dot,
+                                           asymmetric || float_zero);
   }
   int64_t block_meta_elems() const { return groups() * group_meta_elems(); }
 };

@@ -50,6 +50,9 @@ w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
   }
   out.epilogue.silu_mul = e.silu_mul != 0;
   out.act_quant = static_cast<w4jit::ActQuant>(RawEnum(d.act_quant));
+  out.zero_point_domain =
+      static_cast<w4jit::ZeroPointDomain>(RawEnum(d.zero_point_domain));
+  out.zero_point_dtype = static_cast<w4jit::DType>(RawEnum(d.zero_point_dtype));
   return out;
 }
 
@@ -85,6 +88,9 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc) {
   }
   desc->epilogue.silu_mul = e.silu_mul ? 1 : 0;
   desc->act_quant = static_cast<w4jit_act_quant>(d.act_quant);
+  desc->zero_point_domain =
+      static_cast<w4jit_zero_point_domain>(d.zero_point_domain);
+  desc->zero_point_dtype = static_cast<w4jit_dtype>(d.zero_point_dtype);
 }
 
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,

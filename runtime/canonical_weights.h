@@ -20,8 +20,12 @@ struct CanonicalWeights {
   std::vector<uint8_t> u;
   // Scales s[n*G + g], widened exactly to f32.
   std::vector<float> scales;
-  // Zero points z[n*G + g] in [0, 15].
+  // Zero points z[n*G + g] in [0, 15]; all 8 in the float zero-point
+  // domain, whose zeros live in float_zeros.
   std::vector<uint8_t> zeros;
+  // Float zero points zf[n*G + g] widened exactly to f32 (numerics.md:
+  // w = (u - 8) * s + zf); empty in the integer domain.
+  std::vector<float> float_zeros;
   // Bias[n] widened to f32; empty if the layer has no bias.
   std::vector<float> bias;
   // GPTQ act-order: column j of u (and of every kernel's view of x) is the
@@ -34,6 +38,10 @@ struct CanonicalWeights {
   uint8_t U(int64_t row, int64_t col) const { return u[row * k + col]; }
   float S(int64_t row, int64_t g) const { return scales[row * groups + g]; }
   uint8_t Z(int64_t row, int64_t g) const { return zeros[row * groups + g]; }
+  bool float_zero() const { return !float_zeros.empty(); }
+  float FZ(int64_t row, int64_t g) const {
+    return float_zeros[row * groups + g];
+  }
 };
 
 }  // namespace w4jit::internal

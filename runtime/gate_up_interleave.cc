@@ -21,6 +21,10 @@ CanonicalWeights InterleaveGateUp(const CanonicalWeights& w, int unit) {
   out.zeros.assign(static_cast<size_t>(out.n * out.groups),
                    w.asymmetric ? 0 : 8);
   if (!w.bias.empty()) out.bias.assign(static_cast<size_t>(out.n), 0.0f);
+  // Float zero points: 0 in the padding too.
+  if (w.float_zero()) {
+    out.float_zeros.assign(static_cast<size_t>(out.n * out.groups), 0.0f);
+  }
   for (int64_t p = 0; p < out.n; ++p) {
     const int64_t run = p / (2 * unit), l = p % (2 * unit);
     const int64_t j = run * unit + (l % unit);  // output column
@@ -31,6 +35,10 @@ CanonicalWeights InterleaveGateUp(const CanonicalWeights& w, int unit) {
                 out.scales.begin() + p * w.groups);
     std::copy_n(w.zeros.begin() + src * w.groups, w.groups,
                 out.zeros.begin() + p * w.groups);
+    if (w.float_zero()) {
+      std::copy_n(w.float_zeros.begin() + src * w.groups, w.groups,
+                  out.float_zeros.begin() + p * w.groups);
+    }
     if (!w.bias.empty()) out.bias[p] = w.bias[src];
   }
   return out;

@@ -37,6 +37,9 @@ int64_t ResolvedGroupSize(int64_t group_size, int64_t k) {
 //     partial = 0; for k in g in order: partial += (float)(u - z) * x[k]
 //     sum += s[g] * partial
 //   y = sum + bias
+// Float zero points (w = (u - 8) * s + zf, z = 8 above) add, per group,
+//     xsum = 0; for k in g in order: xsum += x[k]
+//     sum += zf[g] * xsum            (after the s[g] * partial term)
 float W4a16OutputF32(const CanonicalWeights& w, const float* x, int64_t n) {
   float sum = 0.0f;
   for (int64_t g = 0; g < w.groups; ++g) {
@@ -46,6 +49,13 @@ float W4a16OutputF32(const CanonicalWeights& w, const float* x, int64_t n) {
       partial += static_cast<float>(w.U(n, k) - z) * x[k];
     }
     sum += w.S(n, g) * partial;
+    if (w.float_zero()) {
+      float xsum = 0.0f;
+      for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
+        xsum += x[k];
+      }
+      sum += w.FZ(n, g) * xsum;
+    }
   }
   return w.bias.empty() ? sum : sum + w.bias[n];
 }
@@ -153,7 +163,8 @@ class ReferenceKernel final : public LinearKernel {
   }
 
   size_t packed_bytes() const override {
-    return w_.u.size() + w_.zeros.size() + w_.scales.size() * sizeof(float) +
+    return w_.u.size() + w_.zeros.size() +
+           (w_.scales.size() + w_.float_zeros.size()) * sizeof(float) +
            w_.bias.size() * sizeof(float) + w_.k_perm.size() * sizeof(int32_t);
   }
 

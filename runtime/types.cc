@@ -60,8 +60,20 @@ const char* ToString(WeightFormat f) {
       return "gptq-v2";
     case WeightFormat::kAwqGemm:
       return "awq-gemm";
+    case WeightFormat::kTinygemmInt4Pack:
+      return "tinygemm-int4pack";
   }
   return "unknown-format";
+}
+
+const char* ToString(ZeroPointDomain z) {
+  switch (z) {
+    case ZeroPointDomain::kInteger:
+      return "integer";
+    case ZeroPointDomain::kFloat:
+      return "float";
+  }
+  return "unknown-zero-point-domain";
 }
 
 const char* ToString(Activation a) {

@@ -86,7 +86,37 @@ absl::Status ValidateDesc(const LayerDesc& d) {
         absl::StrFormat("bias_dtype = %s is not supported (f32 or bf16)",
                         DtypeName(d.bias_dtype)));
   }
+  if (absl::Status s = ValidateZeroPointDomain(d); !s.ok()) return s;
   return ValidateEpilogue(d);
+}
+
+absl::Status ValidateZeroPointDomain(const LayerDesc& d) {
+  if (d.zero_point_domain == ZeroPointDomain::kInteger) {
+    return absl::OkStatus();
+  }
+  if (d.zero_point_domain != ZeroPointDomain::kFloat) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "zero_point_domain = %d is not integer (0) or float (1)",
+        static_cast<int>(d.zero_point_domain)));
+  }
+  if (d.weight_type != WeightType::kU4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "zero_point_domain = float needs weight_type u4 (values in [0, 15] "
+        "with a zero point per group), not %s",
+        ToString(d.weight_type)));
+  }
+  if (d.mode == Mode::kDA8W4) {
+    return absl::InvalidArgumentError(
+        "zero_point_domain = float is not supported in DA8W4 mode (DA8W4 "
+        "weights are symmetric s4 only); use W4A16");
+  }
+  if (d.zero_point_dtype != DType::kBF16 && d.zero_point_dtype != DType::kF32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "zero_point_dtype = %s is not supported for float zero points (bf16 "
+        "or f32)",
+        DtypeName(d.zero_point_dtype)));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateEpilogue(const LayerDesc& d) {

@@ -17,6 +17,8 @@ absl::Status ValidateWeightsPointers(const LayerDesc& desc,
                                      const WeightsView& view);
 // The layer's epilogue (activation, binary post-ops, silu_mul vs N).
 absl::Status ValidateEpilogue(const LayerDesc& desc);
+// zero_point_domain and zero_point_dtype (part of ValidateDesc).
+absl::Status ValidateZeroPointDomain(const LayerDesc& desc);
 // Arguments of Layer::Run (ldy against N_out = desc.out_n()).
 absl::Status ValidateRunArgs(const LayerDesc& desc, int64_t m, const void* x,
                              int64_t ldx, const void* y, int64_t ldy);

@@ -127,6 +127,15 @@ class W4a16Kernel final : public LinearKernel {
     return k_perm_.empty() ? nullptr : k_perm_.data();
   }
   KernelKey BaseKey(KernelFamily family) const;
+  // Float zero points: sums of x per group ride in the int4 kernel's packed
+  // rows (w4a16_pack.h); 0 without.
+  int64_t SumGroup() const {
+    return packed_.layout.float_zero ? plan_.group : 0;
+  }
+  // What the kernels decode: float zero points decode as s4 (u - 8).
+  WeightType KeyWeightType() const {
+    return packed_.layout.float_zero ? WeightType::kS4 : desc_.weight_type;
+  }
   // `mr`: the kernel's tallest row tile, the packed row groups of x.
   void RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn, int mr) const;
   void RunPanels(const RunArgs& args) const;
@@ -172,6 +181,7 @@ KernelKey W4a16Kernel::BaseKey(KernelFamily family) const {
   key.flavor = plan_.flavor;
   key.act_dtype = plan_.flavor == Flavor::kBf16Dot ? DType::kBF16 : DType::kF32;
   key.out_dtype = DType::kF32;
+  key.float_zero = packed_.layout.float_zero;
   return key;
 }
 
@@ -181,7 +191,7 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   // The int4 kernel(s).
   KernelKey gemv = BaseKey(KernelFamily::kW4a16Gemm);
   gemv.out_dtype = desc_.out_dtype;
-  gemv.weight_type = desc_.weight_type;
+  gemv.weight_type = KeyWeightType();
   gemv.group_size = plan_.group;
   gemv.per_channel = desc_.group_size == -1;
   gemv.n = desc_.n;
@@ -222,7 +232,7 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
 
   // The dequantize + panel path.
   KernelKey dq = BaseKey(KernelFamily::kW4a16Dequant);
-  dq.weight_type = desc_.weight_type;
+  dq.weight_type = KeyWeightType();
   dq.group_size = plan_.group;
   dq.per_channel = desc_.group_size == -1;
   dq.n = l.block_n();
@@ -277,18 +287,20 @@ void W4a16Kernel::RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn,
   const void* xs = args.x;
   AlignedVector<float> xf;
   AlignedVector<uint32_t> xb;
+  const int64_t sums = SumGroup();
   if (plan_.flavor == Flavor::kBf16Dot) {
-    if (m > 1 || desc_.act_dtype != DType::kBF16 || KPerm() != nullptr) {
-      xb.resize(static_cast<size_t>(m * k / 2));
+    if (m > 1 || desc_.act_dtype != DType::kBF16 || KPerm() != nullptr ||
+        sums != 0) {
+      xb.resize(static_cast<size_t>(m * PackedRowElements(k, true, sums)));
       PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, mr, xb.data(),
-                        KPerm());
+                        KPerm(), sums);
       xs = xb.data();
     }
   } else {
     // Always packed: odd k are pre-divided by 16 (w4a16_pack.h).
-    xf.resize(static_cast<size_t>(m * k));
-    PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf.data(),
-                KPerm());
+    xf.resize(static_cast<size_t>(m * PackedRowElements(k, false, sums)));
+    PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf.data(), KPerm(),
+                sums);
     xs = xf.data();
   }
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
@@ -476,7 +488,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
   layout.n = packed_w.n;
   layout.k = desc.k;
   layout.group_size = plan.group;
-  layout.asymmetric = w.asymmetric;
+  layout.float_zero = w.float_zero();
+  layout.asymmetric = w.asymmetric && !layout.float_zero;
   // The kernels step through a block with 32-bit displacements.
   if (layout.block_weight_bytes() > INT32_MAX ||
       layout.block_meta_elems() * 4 > INT32_MAX) {

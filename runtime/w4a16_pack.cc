@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "base/numeric.h"
 #include "runtime/parallel.h"
@@ -71,6 +72,14 @@ void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
     for (int64_t j = 0; j < nb; ++j) {
       const int64_t n = b * nb + j;
       meta[j] = FloatBits(n < w.n ? w.S(n, g) : 0.0f);
+      if (layout.float_zero) {
+        const float zf = n < w.n ? w.FZ(n, g) : 0.0f;
+        meta[nb + j] = FloatBits(zf);
+        if (layout.flavor != Flavor::kBf16Dot) {
+          meta[2 * nb + j] = FloatBits(16.0f * zf);  // exact
+        }
+        continue;
+      }
       if (!layout.asymmetric) continue;
       const uint32_t z = n < w.n ? w.Z(n, g) : 0;
       if (layout.flavor == Flavor::kBf16Dot) {
@@ -119,57 +128,95 @@ int64_t SourceColumn(const int32_t* k_perm, int64_t i) {
   }
 }
 
-template <bool kPermuted>
+// Group sums (float zero points): each K group of `sum_group` columns is
+// followed by one slot per row of its sum; 0: no sums, one span of all K.
+struct SumSpans {
+  int64_t span;  // columns per span
+  bool sums;
+};
+
+SumSpans SpansOf(int64_t k, int64_t sum_group) {
+  return sum_group > 0 ? SumSpans{sum_group, true} : SumSpans{k, false};
+}
+
+// kSums: the group sums are computed (a loop-carried add the plain packing
+// does without).
+template <bool kPermuted, bool kSums>
 void PackRowsF32Impl(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                     int64_t k, int mr, const int32_t* k_perm, float* out,
-                     int64_t row0, int64_t row1) {
+                     int64_t k, int mr, const int32_t* k_perm,
+                     int64_t sum_group, float* out, int64_t row0,
+                     int64_t row1) {
+  const SumSpans sp = SpansOf(k, sum_group);
+  const int64_t row_elems = k + (sp.sums ? k / sp.span : 0);
   for (int64_t g0 = row0; g0 < row1; g0 += mr) {
     const int64_t rows = m - g0 < mr ? m - g0 : mr;
-    float* group = out + g0 * k;
+    float* group = out + g0 * row_elems;
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t row = (g0 + r) * ldx;
-      if (act_dtype == DType::kF32) {
-        const float* src = static_cast<const float*>(x) + row;
-        for (int64_t i = 0; i < k; ++i) {
-          group[i * rows + r] = src[SourceColumn<kPermuted>(k_perm, i)] *
-                                (i % 2 == 0 ? 1.0f : 0.0625f);
+      for (int64_t c0 = 0, slot = 0; c0 < k; c0 += sp.span, ++slot) {
+        // Columns of this span start `slot` sum slots further on.
+        float* dst = group + (sp.sums ? slot : 0) * rows;
+        float sum = 0.0f;
+        if (act_dtype == DType::kF32) {
+          const float* src = static_cast<const float*>(x) + row;
+          for (int64_t i = c0; i < c0 + sp.span; ++i) {
+            const float v = src[SourceColumn<kPermuted>(k_perm, i)];
+            dst[i * rows + r] = v * (i % 2 == 0 ? 1.0f : 0.0625f);
+            if constexpr (kSums) sum += v;
+          }
+        } else {
+          const uint16_t* src = static_cast<const uint16_t*>(x) + row;
+          for (int64_t i = c0; i < c0 + sp.span; ++i) {
+            const float v = Bf16ToF32(src[SourceColumn<kPermuted>(k_perm, i)]);
+            dst[i * rows + r] = v * (i % 2 == 0 ? 1.0f : 0.0625f);
+            if constexpr (kSums) sum += v;
+          }
         }
-      } else {
-        const uint16_t* src = static_cast<const uint16_t*>(x) + row;
-        for (int64_t i = 0; i < k; ++i) {
-          group[i * rows + r] =
-              Bf16ToF32(src[SourceColumn<kPermuted>(k_perm, i)]) *
-              (i % 2 == 0 ? 1.0f : 0.0625f);
-        }
+        if (sp.sums) dst[(c0 + sp.span) * rows + r] = sum;
       }
     }
   }
 }
 
-template <bool kPermuted>
+template <bool kPermuted, bool kSums>
 void PackRowsBf16PairsImpl(const void* x, DType act_dtype, int64_t ldx,
                            int64_t m, int64_t k, int mr, const int32_t* k_perm,
-                           uint32_t* out, int64_t row0, int64_t row1) {
-  const int64_t pairs = k / 2;
+                           int64_t sum_group, uint32_t* out, int64_t row0,
+                           int64_t row1) {
+  const SumSpans sp = SpansOf(k, sum_group);
+  const int64_t row_elems = k / 2 + (sp.sums ? k / sp.span : 0);
   for (int64_t g0 = row0; g0 < row1; g0 += mr) {
     const int64_t rows = m - g0 < mr ? m - g0 : mr;
-    uint32_t* group = out + g0 * pairs;
+    uint32_t* group = out + g0 * row_elems;
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t row = (g0 + r) * ldx;
-      for (int64_t p = 0; p < pairs; ++p) {
-        const int64_t c0 = SourceColumn<kPermuted>(k_perm, 2 * p);
-        const int64_t c1 = SourceColumn<kPermuted>(k_perm, 2 * p + 1);
-        uint16_t lo, hi;
-        if (act_dtype == DType::kF32) {
-          const float* src = static_cast<const float*>(x) + row;
-          lo = F32ToBf16(src[c0]);
-          hi = F32ToBf16(src[c1]);
-        } else {
-          const uint16_t* src = static_cast<const uint16_t*>(x) + row;
-          lo = src[c0];
-          hi = src[c1];
+      for (int64_t c0 = 0, slot = 0; c0 < k; c0 += sp.span, ++slot) {
+        uint32_t* dst = group + (sp.sums ? slot : 0) * rows;
+        float sum = 0.0f;
+        for (int64_t p = c0 / 2; p < (c0 + sp.span) / 2; ++p) {
+          const int64_t c0p = SourceColumn<kPermuted>(k_perm, 2 * p);
+          const int64_t c1p = SourceColumn<kPermuted>(k_perm, 2 * p + 1);
+          uint16_t lo, hi;
+          if (act_dtype == DType::kF32) {
+            const float* src = static_cast<const float*>(x) + row;
+            lo = F32ToBf16(src[c0p]);
+            hi = F32ToBf16(src[c1p]);
+          } else {
+            const uint16_t* src = static_cast<const uint16_t*>(x) + row;
+            lo = src[c0p];
+            hi = src[c1p];
+          }
+          dst[p * rows + r] = lo | (static_cast<uint32_t>(hi) << 16);
+          if constexpr (kSums) {
+            sum += Bf16ToF32(lo);
+            sum += Bf16ToF32(hi);
+          }
         }
-        group[p * rows + r] = lo | (static_cast<uint32_t>(hi) << 16);
+        if (sp.sums) {
+          uint32_t bits;
+          std::memcpy(&bits, &sum, 4);
+          dst[(c0 + sp.span) / 2 * rows + r] = bits;
+        }
       }
     }
   }
@@ -196,32 +243,46 @@ void ForRowGroups(int64_t m, int64_t k, int mr, const PackRange& pack) {
   });
 }
 
+// Calls run(permuted, sums) with std::bool_constant arguments, so that
+// each combination is its own instantiation.
+template <class Run>
+void DispatchPackFlags(bool permuted, bool sums, const Run& run) {
+  using T = std::true_type;
+  using F = std::false_type;
+  if (permuted) {
+    sums ? run(T{}, T{}) : run(T{}, F{});
+  } else {
+    sums ? run(F{}, T{}) : run(F{}, F{});
+  }
+}
+
 }  // namespace
 
+int64_t PackedRowElements(int64_t k, bool bf16_pairs, int64_t sum_group) {
+  return (bf16_pairs ? k / 2 : k) + (sum_group > 0 ? k / sum_group : 0);
+}
+
 void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                 int64_t k, int mr, float* out, const int32_t* k_perm) {
+                 int64_t k, int mr, float* out, const int32_t* k_perm,
+                 int64_t sum_group) {
   ForRowGroups(m, k, mr, [&](int64_t row0, int64_t row1) {
-    if (k_perm != nullptr) {
-      PackRowsF32Impl<true>(x, act_dtype, ldx, m, k, mr, k_perm, out, row0,
-                            row1);
-    } else {
-      PackRowsF32Impl<false>(x, act_dtype, ldx, m, k, mr, k_perm, out, row0,
-                             row1);
-    }
+    auto run = [&](auto permuted, auto sums) {
+      PackRowsF32Impl<decltype(permuted)::value, decltype(sums)::value>(
+          x, act_dtype, ldx, m, k, mr, k_perm, sum_group, out, row0, row1);
+    };
+    DispatchPackFlags(k_perm != nullptr, sum_group > 0, run);
   });
 }
 
 void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                       int64_t k, int mr, uint32_t* out,
-                       const int32_t* k_perm) {
+                       int64_t k, int mr, uint32_t* out, const int32_t* k_perm,
+                       int64_t sum_group) {
   ForRowGroups(m, k, mr, [&](int64_t row0, int64_t row1) {
-    if (k_perm != nullptr) {
-      PackRowsBf16PairsImpl<true>(x, act_dtype, ldx, m, k, mr, k_perm, out,
-                                  row0, row1);
-    } else {
-      PackRowsBf16PairsImpl<false>(x, act_dtype, ldx, m, k, mr, k_perm, out,
-                                   row0, row1);
-    }
+    auto run = [&](auto permuted, auto sums) {
+      PackRowsBf16PairsImpl<decltype(permuted)::value, decltype(sums)::value>(
+          x, act_dtype, ldx, m, k, mr, k_perm, sum_group, out, row0, row1);
+    };
+    DispatchPackFlags(k_perm != nullptr, sum_group > 0, run);
   });
 }
 

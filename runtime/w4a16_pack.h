@@ -43,20 +43,29 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
 // rows is one pointer and broadcasts of x[r][k] are fixed offsets.
 // f32 flavour: f32 elements (bf16 x widened exactly), odd k divided by 16
 // (exact but for f32 x below 2^-122) to match the decode's 16 * (u - z).
-// `out` holds m * k. With act-order (CanonicalWeights::k_perm, non-null
-// k_perm) element k of a packed row is x column k_perm[k]: the gather rides
-// on this pass, which every call makes anyway. Large batches are packed on
-// the library's threads (whole row groups per thread, so the output does
-// not depend on the thread count).
+// `out` holds m * PackedRowElements(k, false, sum_group). With act-order
+// (CanonicalWeights::k_perm, non-null k_perm) element k of a packed row is x
+// column k_perm[k]: the gather rides on this pass, which every call makes
+// anyway. Large batches are packed on the library's threads (whole row groups
+// per thread, so the output does not depend on the thread count). sum_group > 0
+// (float zero points, jit/w4a16_layout.h): after the elements of each K group
+// of sum_group columns come `rows` f32 slots, slot r holding the group's sum of
+// row r's x (unscaled, in k order, in f32; for the bf16 flavour the sum of the
+// bf16 values the kernel multiplies). A row then spans PackedRowElements
+// elements. 0: no sums.
 void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                 int64_t k, int mr, float* out,
-                 const int32_t* k_perm = nullptr);
+                 int64_t k, int mr, float* out, const int32_t* k_perm = nullptr,
+                 int64_t sum_group = 0);
 // bf16 flavour: one 32-bit element per k pair (bf16 x[2p] low, x[2p+1]
-// high), f32 x rounded to bf16 nearest-even. `out` holds m * k / 2.
-// k_perm as for PackRowsF32.
+// high), f32 x rounded to bf16 nearest-even. `out` holds m *
+// PackedRowElements(k, true, sum_group). k_perm and sum_group as for
+// PackRowsF32 (a sum slot is one 32-bit element holding f32 bits).
 void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
                        int64_t k, int mr, uint32_t* out,
-                       const int32_t* k_perm = nullptr);
+                       const int32_t* k_perm = nullptr, int64_t sum_group = 0);
+// 32-bit elements of one packed row: K (f32) or K / 2 (bf16 pairs), plus
+// K / sum_group sums when sum_group > 0.
+int64_t PackedRowElements(int64_t k, bool bf16_pairs, int64_t sum_group);
 
 }  // namespace w4jit::internal
 

@@ -213,6 +213,51 @@ static int ActQuant(void) {
   return 0;
 }
 
+/* Float zero points: u = q + 8 with w = (u - 8) * s + z (exact here: small
+ * integers times powers of two), and DA8W4's refusal of them. */
+static const float kFloatZeros[G * N] = {0.5f, -1.5f, 0.25f, 2.0f, 0.0f, -4.0f};
+
+static int FloatZero(void) {
+  w4jit_layer_desc desc;
+  w4jit_weights weights;
+  w4jit_layer* layer = NULL;
+  int8_t u[N * K];
+  float y[M * N];
+  int i, m, n, g, k;
+  for (i = 0; i < N * K; ++i) u[i] = (int8_t)(kQ[i] + 8);
+  Describe(&desc, &weights);
+  desc.weight_type = W4JIT_U4;
+  desc.zero_point_domain = W4JIT_ZP_FLOAT;
+  desc.zero_point_dtype = W4JIT_F32;
+  weights.qweight = u;
+  weights.zero_points = kFloatZeros;
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_OK) {
+    return Fail("float zero points: create failed");
+  }
+  if (w4jit_layer_run(layer, M, kX, K, y, N) != W4JIT_OK) {
+    w4jit_layer_destroy(layer);
+    return Fail("float zero points: run failed");
+  }
+  w4jit_layer_destroy(layer);
+  for (m = 0; m < M; ++m) {
+    for (n = 0; n < N; ++n) {
+      float want = Expected(m, n);
+      for (g = 0; g < G; ++g) {
+        for (k = g * GROUP; k < (g + 1) * GROUP; ++k) {
+          want += kFloatZeros[g * N + n] * kX[m * K + k];
+        }
+      }
+      if (y[m * N + n] != want) return Fail("float zero points: wrong result");
+    }
+  }
+  desc.mode = W4JIT_DA8W4;
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_INVALID_ARGUMENT ||
+      strstr(w4jit_last_error(), "DA8W4") == NULL) {
+    return Fail("float zero points accepted in DA8W4");
+  }
+  return 0;
+}
+
 /* The threading settings, and both modes on every backend. */
 static int Threading(void) {
   if (w4jit_set_spin_microseconds(-5) != W4JIT_INVALID_ARGUMENT ||
@@ -253,5 +298,6 @@ int main(void) {
   if (Threading() != 0) return 1;
   if (Errors() != 0) return 1;
   if (ActQuant() != 0) return 1;
+  if (FloatZero() != 0) return 1;
   return 0;
 }

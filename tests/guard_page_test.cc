@@ -48,12 +48,19 @@ struct Shape {
 
 // Runs every row count on `shape` with x, y and all library buffers flush
 // against guard pages at `flush`; returns the kernels the layer ran.
+// With `float_zero`, the u4 shape has float zero points (bf16 for bf16 x,
+// f32 for f32 x).
 std::string CheckShape(Mode mode, const Shape& s, Flush flush,
                        bool act_order = false,
-                       ActQuant act_quant = ActQuant::kPerToken) {
+                       ActQuant act_quant = ActQuant::kPerToken,
+                       bool float_zero = false) {
   LayerDesc desc =
       KernelTestDesc(mode, s.n, s.k, s.group, s.type, s.act, s.out, s.bias);
   desc.act_quant = act_quant;
+  if (float_zero) {
+    desc.zero_point_domain = ZeroPointDomain::kFloat;
+    desc.zero_point_dtype = s.act;
+  }
   SCOPED_TRACE(absl::StrCat(Describe(desc), " ", ToString(flush)));
   GuardPageAllocator& guard = GuardPageAllocator::Instance();
   guard.set_flush(flush);
@@ -166,6 +173,29 @@ TEST_P(GuardPageTest, W4a16EveryTail) {
       EXPECT_NE(names.find("w4a16dq_"), std::string::npos) << names;
       EXPECT_NE(names.find("w4a16panel_"), std::string::npos) << names;
     }
+  }
+}
+
+// Float zero points (torchao's tinygemm form): the int4 kernel reads the
+// group sums that follow each group of packed x, the dequantizer zf.
+TEST_P(GuardPageTest, W4a16FloatZeroEveryTail) {
+  const std::vector<IsaTier> tiers = JitTiers();
+  if (tiers.empty()) GTEST_SKIP() << "no JIT tier (AVX2) on this CPU";
+  const Shape shapes[] = {
+      {8, 6, 2, WeightType::kU4, DType::kF32, DType::kBF16, true},
+      {31, 64, -1, WeightType::kU4, DType::kBF16, DType::kF32, false},
+      {64, 256, 128, WeightType::kU4, DType::kBF16, DType::kBF16, true},
+      {70, 2048, 128, WeightType::kU4, DType::kF32, DType::kF32, true},
+  };
+  for (IsaTier tier : tiers) {
+    internal::ScopedIsaCap cap(tier);
+    std::string names;
+    for (const Shape& s : shapes) {
+      names += CheckShape(Mode::kW4A16, s, GetParam(), /*act_order=*/false,
+                          ActQuant::kPerToken, /*float_zero=*/true) +
+               " ";
+    }
+    EXPECT_NE(names.find("w4a16_s4fz_"), std::string::npos) << names;
   }
 }
 

@@ -74,6 +74,11 @@ TEST(ReferenceW4a16, MatchesF64OracleOverRandomShapes) {
   for (int trial = 0; trial < 48; ++trial) {
     LayerDesc d = RandomDesc(&rng, trial);
     d.mode = Mode::kW4A16;
+    if (d.weight_type == WeightType::kU4 && trial % 2 == 1) {
+      // Float zero points: w = (u - 8) * s + zf.
+      d.zero_point_domain = ZeroPointDomain::kFloat;
+      d.zero_point_dtype = trial % 4 == 1 ? DType::kBF16 : DType::kF32;
+    }
     SCOPED_TRACE(Describe(d));
     const int64_t m = 1 + trial % 17, ldx = d.k + trial % 3;
     const CanonicalWeights w = RandomWeights(d, trial);

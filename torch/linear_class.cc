@@ -61,6 +61,12 @@ void WeightDims(WeightFormat f, const at::Tensor& q, int64_t* n, int64_t* k) {
       *n = q.size(1) * 8;
       *k = q.size(0);
       return;
+    case WeightFormat::kTinygemmInt4Pack:
+      // Not a w4jit.Linear format (ParseFormat never returns it): torchao
+      // checkpoints go through woq_repack_from_int4pack + woq_linear.
+      TORCH_CHECK(false, kOp,
+                  ": tinygemm int4pack weights are taken by "
+                  "woq_repack_from_int4pack + woq_linear");
   }
 }
 

@@ -13,6 +13,7 @@
 #include "torch/aten_parallel_backend.h"
 #include "torch/content_fingerprint.h"
 #include "torch/epilogue_ops.h"
+#include "torch/int4pack_ops.h"
 #include "torch/layer_cache.h"
 #include "torch/linear_class.h"
 #include "torch/moe_ops.h"
@@ -148,6 +149,7 @@ TORCH_LIBRARY(w4jit, m) {
       "Tensor? zero_points, Tensor? bias, int iters) -> Tensor",
       TORCH_FN(OverheadProbe));
   RegisterEpilogueOps(m);
+  RegisterInt4PackOps(m);
   RegisterLinearClass(m);
   RegisterMoeOps(m);
 }

@@ -162,7 +162,9 @@ Dims CheckWoq(const at::Tensor& x, const at::Tensor& packed,
     const at::Tensor& zp = *zero_points;
     CheckCpu(kWoq, "zero_points", zp);
     CheckDim(kWoq, "zero_points", zp, 2);
-    CheckDType(kWoq, "zero_points", zp, {at::kChar});
+    // int8: integer zero points (u - z) * s; bf16 / f32: float ones,
+    // (u - 8) * s + z (torchao's int4 weight-only form).
+    CheckDType(kWoq, "zero_points", zp, {at::kChar, at::kBFloat16, at::kFloat});
     CheckSize(kWoq, "zero_points", zp, 0, groups, "G, from scales");
     CheckSize(kWoq, "zero_points", zp, 1, n, "N, from the packed weight");
   }
@@ -180,6 +182,10 @@ std::shared_ptr<const Layer> CachedWoq(
         d.epilogue = e;
         d.weight_type =
             Present(zero_points) ? WeightType::kU4 : WeightType::kS4;
+        if (Present(zero_points) && zero_points->scalar_type() != at::kChar) {
+          d.zero_point_domain = ZeroPointDomain::kFloat;
+          d.zero_point_dtype = ToDType(zero_points->scalar_type());
+        }
         // packed[kb, n] is word (n, kb) of the repacked [N, K/8] tensor,
         // whatever its strides: the seed's t() view is already contiguous
         // this way round, so this copies nothing for it.

@@ -18,7 +18,8 @@ at::Tensor WoqRepackWeight(const at::Tensor& w);
 
 // W4A16. packed: int32 [K/8, N], normally the transposed view of
 // WoqRepackWeight's result; scales [G, N] f32/bf16/f16; zero_points int8
-// [G, N] (u4) or None (s4); bias [N] or None; x f32/bf16 [..., K]. Output
+// [G, N] (u4, (u - z) * s), bf16/f32 [G, N] (u4 with float zero points,
+// (u - 8) * s + z) or None (s4); bias [N] or None; x f32/bf16 [..., K]. Output
 // [..., N] in x's dtype.
 at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
                      const at::Tensor& scales,

@@ -52,7 +52,22 @@ enum class WeightFormat : int {
   // AutoAWQ GEMM: qweight int32 [K, N/8] with nibble order
   // [0,4,1,5,2,6,3,7], qzeros int32 [G, N/8] same interleave, scales [G, N].
   kAwqGemm = 5,
+  // torch's CPU int4pack, as torchao's int4 weight-only ("tinygemm")
+  // checkpoints hold it (torch._convert_weight_to_int4pack_for_cpu on an
+  // AVX-512 CPU): uint8 [N, K/2], N a multiple of 64; rows in blocks of 64,
+  // per block and k 32 bytes: byte d (0..15) holds row d in its low nibble
+  // and row d + 32 in its high one, byte 16 + d rows d + 16 and d + 48.
+  // Values u in [0, 15]. u4 layers with float zero points only: scales and
+  // zero points [G, N] (torchao's scales_and_zeros[..., 0] and [..., 1]).
+  kTinygemmInt4Pack = 6,
 };
+
+// What a u4 layer's zero points mean (shared/design/numerics.md):
+// kInteger: int8 z in [0, 15], w = (u - z) * s (GPTQ, AWQ, zentorch).
+// kFloat:   z is a float (LayerDesc::zero_point_dtype, bf16 or f32),
+//           w = (u - 8) * s + z, torchao's int4 weight-only ("tinygemm")
+//           form; W4A16 only.
+enum class ZeroPointDomain : int { kInteger = 0, kFloat = 1 };
 
 // Activation applied to t = x W^T (+ bias), in f32, before the binary
 // post-ops and the conversion to the output dtype. Exact definitions (and
@@ -117,8 +132,12 @@ struct LayerDesc {
   int64_t group_size = -1;  // -1: one group over all of K (per-channel)
   WeightType weight_type = WeightType::kS4;
   DType scale_dtype = DType::kF32;
-  DType act_dtype = DType::kBF16;  // x: bf16 or f32
-  DType out_dtype = DType::kBF16;  // y: bf16 or f32
+  // u4 only: integer zero points, or float ones of zero_point_dtype (bf16
+  // or f32) with w = (u - 8) * s + z.
+  ZeroPointDomain zero_point_domain = ZeroPointDomain::kInteger;
+  DType zero_point_dtype = DType::kBF16;  // kFloat domain only
+  DType act_dtype = DType::kBF16;         // x: bf16 or f32
+  DType out_dtype = DType::kBF16;         // y: bf16 or f32
   Mode mode = Mode::kW4A16;
   bool has_bias = false;
   DType bias_dtype = DType::kF32;  // f32 or bf16
@@ -152,9 +171,11 @@ struct LayerDesc {
 // through these pointers.
 struct WeightsView {
   WeightFormat format = WeightFormat::kUnpackedInt8;
-  const void* qweight = nullptr;      // layout depends on `format`
-  const void* scales = nullptr;       // dtype LayerDesc::scale_dtype
-  const void* zero_points = nullptr;  // u4 only; layout depends on `format`
+  const void* qweight = nullptr;  // layout depends on `format`
+  const void* scales = nullptr;   // dtype LayerDesc::scale_dtype
+  // u4 only; layout depends on `format`; int8 (or packed) in the integer
+  // domain, LayerDesc::zero_point_dtype in the float one.
+  const void* zero_points = nullptr;
   // [K] group of each input channel, optional; any order with group_size
   // channels per group (GPTQ act-order). Not for kAwqGemm.
   const int32_t* g_idx = nullptr;
@@ -170,6 +191,7 @@ const char* ToString(WeightType t);
 const char* ToString(Mode m);
 const char* ToString(ActQuant a);  // "per_token" / "per_group"
 const char* ToString(WeightFormat f);
+const char* ToString(ZeroPointDomain z);
 const char* ToString(Activation a);
 const char* ToString(BinaryOp op);
 

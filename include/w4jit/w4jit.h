@@ -45,8 +45,16 @@ typedef enum w4jit_weight_format {
   W4JIT_FORMAT_COMPRESSED_TENSORS = 2,
   W4JIT_FORMAT_GPTQ_V1 = 3,
   W4JIT_FORMAT_GPTQ_V2 = 4,
-  W4JIT_FORMAT_AWQ_GEMM = 5
+  W4JIT_FORMAT_AWQ_GEMM = 5,
+  W4JIT_FORMAT_TINYGEMM_INT4PACK = 6
 } w4jit_weight_format;
+
+/* Mirrors w4jit::ZeroPointDomain: integer w = (u - z) * s; float
+ * w = (u - 8) * s + z with z in desc.zero_point_dtype (bf16 or f32). */
+typedef enum w4jit_zero_point_domain {
+  W4JIT_ZP_INTEGER = 0,
+  W4JIT_ZP_FLOAT = 1
+} w4jit_zero_point_domain;
 
 /* Fused epilogue (mirrors w4jit::Epilogue, see w4jit/types.hpp and
  * docs/epilogues.md): v = silu_mul ? gate(t[:, j]) * t[:, N/2 + j]
@@ -89,6 +97,8 @@ typedef struct w4jit_layer_desc {
   int allow_bf16_compute;
   w4jit_epilogue epilogue;   /* none after w4jit_layer_desc_init() */
   w4jit_act_quant act_quant; /* DA8W4 only; per token after init */
+  w4jit_zero_point_domain zero_point_domain; /* integer after init */
+  w4jit_dtype zero_point_dtype;              /* float domain: bf16 or f32 */
 } w4jit_layer_desc;
 
 /* Mirrors w4jit::WeightsView. */

@@ -1,5 +1,7 @@
 #include "runtime/formats/common.h"
 
+#include <cmath>
+
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
 
@@ -160,6 +162,63 @@ std::vector<uint8_t> WriteInt8ZeroPoints(const CanonicalWeights& w,
     }
   }
   return out;
+}
+
+absl::Status ReadFloatZeroPoints(const LayerDesc& desc, const void* src,
+                                 GroupLayout layout, CanonicalWeights* w) {
+  w->float_zeros.resize(static_cast<size_t>(w->n * w->groups));
+  for (int64_t n = 0; n < w->n; ++n) {
+    for (int64_t g = 0; g < w->groups; ++g) {
+      const float z = LoadAsF32(src, desc.zero_point_dtype,
+                                GroupOffset(layout, g, n, w->n, w->groups));
+      if (!std::isfinite(z)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "zero_points[g = %d, n = %d] = %g is not a finite float zero "
+            "point",
+            g, n, z));
+      }
+      w->float_zeros[n * w->groups + g] = z;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFloatZeroPoints(const LayerDesc& desc,
+                                  const CanonicalWeights& w, GroupLayout layout,
+                                  std::vector<uint8_t>* out) {
+  out->assign(
+      static_cast<size_t>(w.n * w.groups) * DTypeSize(desc.zero_point_dtype),
+      0);
+  for (int64_t n = 0; n < w.n; ++n) {
+    for (int64_t g = 0; g < w.groups; ++g) {
+      const float z = w.FZ(n, g);
+      if (!StoreExact(z, desc.zero_point_dtype, out->data(),
+                      GroupOffset(layout, g, n, w.n, w.groups))) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "float zero point z[n = %d, g = %d] = %.9g is not exactly "
+            "representable in %s",
+            n, g, z, ToString(desc.zero_point_dtype)));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadZeroPoints(const LayerDesc& desc, const void* src,
+                            GroupLayout layout, CanonicalWeights* w) {
+  if (desc.zero_point_domain == ZeroPointDomain::kFloat) {
+    return ReadFloatZeroPoints(desc, src, layout, w);
+  }
+  return ReadInt8ZeroPoints(src, layout, w);
+}
+
+absl::Status WriteZeroPoints(const LayerDesc& desc, const CanonicalWeights& w,
+                             GroupLayout layout, std::vector<uint8_t>* out) {
+  if (desc.zero_point_domain == ZeroPointDomain::kFloat) {
+    return WriteFloatZeroPoints(desc, w, layout, out);
+  }
+  *out = WriteInt8ZeroPoints(w, layout);
+  return absl::OkStatus();
 }
 
 void ReadBias(const LayerDesc& desc, const void* src, CanonicalWeights* w) {

@@ -84,6 +84,20 @@ absl::Status ReadInt8ZeroPoints(const void* src, GroupLayout layout,
 std::vector<uint8_t> WriteInt8ZeroPoints(const CanonicalWeights& w,
                                          GroupLayout layout);
 
+// Float zero points (ZeroPointDomain::kFloat) in desc.zero_point_dtype,
+// widened exactly into w->float_zeros (refusing NaN and infinities), and
+// back, refusing values not exactly representable there.
+absl::Status ReadFloatZeroPoints(const LayerDesc& desc, const void* src,
+                                 GroupLayout layout, CanonicalWeights* w);
+absl::Status WriteFloatZeroPoints(const LayerDesc& desc,
+                                  const CanonicalWeights& w, GroupLayout layout,
+                                  std::vector<uint8_t>* out);
+// The zero points of a u4 layer in its domain: int8 or float.
+absl::Status ReadZeroPoints(const LayerDesc& desc, const void* src,
+                            GroupLayout layout, CanonicalWeights* w);
+absl::Status WriteZeroPoints(const LayerDesc& desc, const CanonicalWeights& w,
+                             GroupLayout layout, std::vector<uint8_t>* out);
+
 // Bias [N] in desc.bias_dtype (f32 or bf16) <-> w.bias.
 void ReadBias(const LayerDesc& desc, const void* src, CanonicalWeights* w);
 absl::Status WriteBias(const LayerDesc& desc, const CanonicalWeights& w,
@@ -121,6 +135,11 @@ absl::Status ImportAwqGemm(const LayerDesc& desc, const WeightsView& v,
                            CanonicalWeights* w);
 absl::Status ExportAwqGemm(const LayerDesc& desc, const CanonicalWeights& w,
                            OwnedCheckpoint* ckpt);
+absl::Status ImportTinygemmInt4Pack(const LayerDesc& desc, const WeightsView& v,
+                                    CanonicalWeights* w);
+absl::Status ExportTinygemmInt4Pack(const LayerDesc& desc,
+                                    const CanonicalWeights& w,
+                                    OwnedCheckpoint* ckpt);
 
 }  // namespace w4jit::internal
 

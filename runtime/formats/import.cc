@@ -23,7 +23,7 @@ struct Codec {
 };
 
 // The codec of each format, indexed by the enum value (types.hpp numbers
-// them 0..5), or nullptr for values outside the enum.
+// them 0..6), or nullptr for values outside the enum.
 const Codec* CodecOf(WeightFormat f) {
   static constexpr Codec kCodecs[] = {
       {ImportUnpackedInt8, ExportUnpackedInt8},            // kUnpackedInt8
@@ -32,6 +32,7 @@ const Codec* CodecOf(WeightFormat f) {
       {ImportGptq, ExportGptq},                            // kGptqV1
       {ImportGptq, ExportGptq},                            // kGptqV2
       {ImportAwqGemm, ExportAwqGemm},                      // kAwqGemm
+      {ImportTinygemmInt4Pack, ExportTinygemmInt4Pack},    // kTinygemmInt4Pack
   };
   const int i = static_cast<int>(f);
   if (i < 0 || i >= static_cast<int>(std::size(kCodecs))) return nullptr;
@@ -40,27 +41,52 @@ const Codec* CodecOf(WeightFormat f) {
 
 absl::Status UnknownFormat(WeightFormat f) {
   return absl::InvalidArgumentError(
-      absl::StrFormat("weights.format = %d is not a known WeightFormat (0..5)",
+      absl::StrFormat("weights.format = %d is not a known WeightFormat (0..6)",
                       static_cast<int>(f)));
 }
 
 // g_idx (act-order) is GPTQ's, and compressed-tensors' weight_g_idx; the
 // unpacked formats take one too, since they are what a host converts such
 // checkpoints into. AWQ has no act-order.
-bool TakesGroupIndex(WeightFormat f) { return f != WeightFormat::kAwqGemm; }
+bool TakesGroupIndex(WeightFormat f) {
+  return f != WeightFormat::kAwqGemm && f != WeightFormat::kTinygemmInt4Pack;
+}
+
+// Float zero points come as a float tensor of their own: the unpacked and
+// zentorch formats take one beside their weights, tinygemm has one. The
+// packed-zero formats (GPTQ, AWQ, compressed-tensors) have integer zeros.
+bool TakesFloatZeros(WeightFormat f) {
+  return f == WeightFormat::kUnpackedInt8 ||
+         f == WeightFormat::kZentorchInt32 ||
+         f == WeightFormat::kTinygemmInt4Pack;
+}
+
+absl::Status CheckZeroDomain(const LayerDesc& desc, WeightFormat f) {
+  if (desc.zero_point_domain == ZeroPointDomain::kFloat &&
+      !TakesFloatZeros(f)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "zero_point_domain = float: the %s format stores integer zero "
+        "points (float ones: unpacked-int8, zentorch-int32, "
+        "tinygemm-int4pack)",
+        ToString(f)));
+  }
+  return absl::OkStatus();
+}
 
 // What an exporter may rely on: `w` has the layer's shape and describes
 // weights the layer type can hold.
 absl::Status CheckConsistent(const LayerDesc& desc, const CanonicalWeights& w) {
   const CanonicalWeights want = CanonicalShape(desc);
   if (w.n != want.n || w.k != want.k || w.group_size != want.group_size ||
-      w.groups != want.groups || w.asymmetric != want.asymmetric) {
+      w.groups != want.groups || w.asymmetric != want.asymmetric ||
+      w.float_zeros.size() != want.float_zeros.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "weights (n = %d, k = %d, group_size = %d, groups = %d, asymmetric = "
         "%d) do not match the layer (n = %d, k = %d, group_size = %d, groups "
-        "= %d, weight_type = %s)",
+        "= %d, weight_type = %s, zero_point_domain = %s)",
         w.n, w.k, w.group_size, w.groups, w.asymmetric, want.n, want.k,
-        want.group_size, want.groups, ToString(desc.weight_type)));
+        want.group_size, want.groups, ToString(desc.weight_type),
+        ToString(desc.zero_point_domain)));
   }
   const size_t ng = static_cast<size_t>(w.n * w.groups);
   if (w.u.size() != static_cast<size_t>(w.n * w.k) || w.scales.size() != ng ||
@@ -77,10 +103,13 @@ absl::Status CheckConsistent(const LayerDesc& desc, const CanonicalWeights& w) {
   }
   if (absl::Status s = CheckActOrder(w); !s.ok()) return s;
   for (size_t i = 0; i < ng; ++i) {
-    if (w.zeros[i] > 15 || (!w.asymmetric && w.zeros[i] != 8)) {
+    if (w.zeros[i] > 15 ||
+        ((!w.asymmetric || w.float_zero()) && w.zeros[i] != 8)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "weights.zeros[%d] = %d is not %s", i, w.zeros[i],
-          w.asymmetric ? "in [0, 15]" : "8 (s4 layers have no zero points)"));
+          w.float_zero() ? "8 (float zero points are in float_zeros)"
+          : w.asymmetric ? "in [0, 15]"
+                         : "8 (s4 layers have no zero points)"));
     }
   }
   return absl::OkStatus();
@@ -95,6 +124,10 @@ CanonicalWeights CanonicalShape(const LayerDesc& desc) {
   w.group_size = desc.effective_group_size();
   w.groups = desc.groups();
   w.asymmetric = desc.weight_type == WeightType::kU4;
+  if (desc.zero_point_domain == ZeroPointDomain::kFloat) {
+    // Sized so that CheckConsistent can compare; importers fill it.
+    w.float_zeros.assign(static_cast<size_t>(w.n * w.groups), 0.0f);
+  }
   return w;
 }
 
@@ -118,6 +151,7 @@ absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
   if (absl::Status s = ValidateWeightsPointers(desc, view); !s.ok()) return s;
   const Codec* codec = CodecOf(view.format);
   if (codec == nullptr) return UnknownFormat(view.format);
+  if (absl::Status s = CheckZeroDomain(desc, view.format); !s.ok()) return s;
   if (view.g_idx != nullptr && !TakesGroupIndex(view.format)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "weights.g_idx is given but the %s format has no g_idx (AWQ has no "
@@ -135,9 +169,9 @@ absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
   CanonicalWeights w = CanonicalShape(desc);
   if (absl::Status s = codec->import(desc, view, &w); !s.ok()) return s;
   ApplyActOrder(std::move(perm), &w);
-  if (!w.asymmetric) {
+  if (!w.asymmetric || w.float_zero()) {
     // s4 is u4 with every zero point 8 (numerics.md); formats without zero
-    // points leave this to us.
+    // points leave this to us. Float zero points: w = (u - 8) * s + zf.
     w.zeros.assign(static_cast<size_t>(w.n * w.groups), 8);
   }
   if (desc.has_bias) ReadBias(desc, view.bias, &w);
@@ -151,6 +185,7 @@ absl::StatusOr<OwnedCheckpoint> ExportWeights(const LayerDesc& desc,
   if (absl::Status s = ValidateDesc(desc); !s.ok()) return s;
   const Codec* codec = CodecOf(format);
   if (codec == nullptr) return UnknownFormat(format);
+  if (absl::Status s = CheckZeroDomain(desc, format); !s.ok()) return s;
   if (absl::Status s = CheckConsistent(desc, w); !s.ok()) return s;
 
   OwnedCheckpoint ckpt;

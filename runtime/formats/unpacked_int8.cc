@@ -1,6 +1,7 @@
 // Unpacked int8: qweight int8 [N, K], one value per element: s4 in [-8, 7]
 // or, for u4 layers, u4 in [0, 15]. Scales and int8 zero points are [G, N]
-// (groups_major) or [N, G]. This is what zentorch_woq_repack_weight takes.
+// (groups_major) or [N, G]; float zero points likewise, in
+// LayerDesc::zero_point_dtype. This is what zentorch_woq_repack_weight takes.
 #include "absl/strings/str_format.h"
 #include "runtime/formats/common.h"
 
@@ -24,8 +25,10 @@ absl::Status ImportUnpackedInt8(const LayerDesc& desc, const WeightsView& v,
     w->u[i] = static_cast<uint8_t>(value + offset);
   }
   ReadScales(desc, v.scales, GroupLayoutOf(v.groups_major), w);
-  if (u4)
-    return ReadInt8ZeroPoints(v.zero_points, GroupLayoutOf(v.groups_major), w);
+  if (u4) {
+    return ReadZeroPoints(desc, v.zero_points, GroupLayoutOf(v.groups_major),
+                          w);
+  }
   return absl::OkStatus();
 }
 
@@ -39,9 +42,13 @@ absl::Status ExportUnpackedInt8(const LayerDesc& desc,
     ckpt->qweight[i] =
         static_cast<uint8_t>(static_cast<int8_t>(w.u[i] - offset));
   }
-  if (u4)
-    ckpt->zero_points =
-        WriteInt8ZeroPoints(w, GroupLayoutOf(ckpt->groups_major));
+  if (u4) {
+    if (absl::Status s = WriteZeroPoints(
+            desc, w, GroupLayoutOf(ckpt->groups_major), &ckpt->zero_points);
+        !s.ok()) {
+      return s;
+    }
+  }
   return WriteScales(desc, w, GroupLayoutOf(ckpt->groups_major), &ckpt->scales);
 }
 

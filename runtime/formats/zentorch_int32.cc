@@ -7,7 +7,8 @@
 // nibble ^ 8. zentorch itself packs only signed values; for u4 layers we
 // read the nibbles as unsigned 0..15 (u = nibble), which is the only
 // reading under which every u4 value fits, and the exporter writes the
-// same.
+// same. Float zero points (ZeroPointDomain::kFloat) are [G, N] or [N, G]
+// too, in LayerDesc::zero_point_dtype.
 #include "runtime/formats/common.h"
 
 namespace w4jit::internal {
@@ -31,7 +32,8 @@ absl::Status ImportZentorchInt32(const LayerDesc& desc, const WeightsView& v,
   ReadPackedAlongK(v.qweight, Flip(desc), w);
   ReadScales(desc, v.scales, GroupLayoutOf(v.groups_major), w);
   if (desc.weight_type == WeightType::kU4) {
-    return ReadInt8ZeroPoints(v.zero_points, GroupLayoutOf(v.groups_major), w);
+    return ReadZeroPoints(desc, v.zero_points, GroupLayoutOf(v.groups_major),
+                          w);
   }
   return absl::OkStatus();
 }
@@ -47,7 +49,10 @@ absl::Status ExportZentorchInt32(const LayerDesc& desc,
   ckpt->qweight = WritePackedAlongK(w, Flip(desc));
   const GroupLayout layout = GroupLayoutOf(ckpt->groups_major);
   if (desc.weight_type == WeightType::kU4) {
-    ckpt->zero_points = WriteInt8ZeroPoints(w, layout);
+    if (absl::Status s = WriteZeroPoints(desc, w, layout, &ckpt->zero_points);
+        !s.ok()) {
+      return s;
+    }
   }
   return WriteScales(desc, w, layout, &ckpt->scales);
 }

@@ -11,7 +11,7 @@ from w4jit import zentorch_contract as contract
 OPS = torch.ops.w4jit
 # Ops the contract lists that another change registers; while one is
 # missing its entry is skipped, saying so.
-PENDING = {"woq_repack_from_int4pack"}
+PENDING = set()
 
 
 def _arg_tuple(a):
