@@ -24,20 +24,6 @@ const char* FamilyName(KernelFamily f) {
   return "unknown";
 }
 
-const char* IsaSuffix(IsaTier t) {
-  switch (t) {
-    case IsaTier::kRef:
-      return "ref";
-    case IsaTier::kAvx2:
-      return "avx2";
-    case IsaTier::kAvx512Vnni:
-      return "avx512vnni";
-    case IsaTier::kAvx512Bf16:
-      return "avx512bf16";
-  }
-  return "unknown";
-}
-
 const char* DtypeShort(DType t) {
   switch (t) {
     case DType::kF32:
@@ -69,6 +55,20 @@ const char* ActivationShort(Activation a) {
 }
 
 }  // namespace
+
+const char* IsaSuffix(IsaTier t) {
+  switch (t) {
+    case IsaTier::kRef:
+      return "ref";
+    case IsaTier::kAvx2:
+      return "avx2";
+    case IsaTier::kAvx512Vnni:
+      return "avx512vnni";
+    case IsaTier::kAvx512Bf16:
+      return "avx512bf16";
+  }
+  return "unknown";
+}
 
 uint32_t EpilogueCode(const Epilogue& e) {
   uint32_t code = static_cast<uint32_t>(e.activation) & 7u;

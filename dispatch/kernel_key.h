@@ -25,6 +25,10 @@ enum class KernelFamily : int {
 // W4A16 compute flavours.
 enum class Flavor : int { kNone = 0, kF32Fma = 1, kBf16Dot = 2 };
 
+// The tier suffix of kernel names ("avx2", "avx512vnni", ...): the least
+// tier the kernel's code needs.
+const char* IsaSuffix(IsaTier t);
+
 struct KernelKey {
   KernelFamily family = KernelFamily::kDa8w4Gemm;
   IsaTier isa = IsaTier::kRef;

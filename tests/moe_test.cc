@@ -21,6 +21,7 @@
 #include "check/layer_check.h"
 #include "check/moe_check.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "runtime/moe/moe_experts.h"
 #include "runtime/omp_backend.h"
@@ -141,20 +142,6 @@ std::unique_ptr<Fixture> MakeFixture(const MoeDesc& desc, WeightFormat format,
   return ::testing::AssertionSuccess();
 }
 
-std::string TierName(IsaTier t) {
-  switch (t) {
-    case IsaTier::kRef:
-      return "ref";
-    case IsaTier::kAvx2:
-      return "avx2";
-    case IsaTier::kAvx512Vnni:
-      return "avx512vnni";
-    case IsaTier::kAvx512Bf16:
-      return "avx512bf16";
-  }
-  return "?";
-}
-
 struct Case {
   Mode mode;
   IsaTier tier;
@@ -188,7 +175,8 @@ class MoeTest : public ::testing::TestWithParam<Case> {
         ASSERT_NE(sep, std::string::npos) << n;
         bool ok = false;
         for (int t = 1; t <= static_cast<int>(GetParam().tier); ++t) {
-          ok = ok || n.substr(sep + 2) == TierName(static_cast<IsaTier>(t));
+          ok = ok || n.substr(sep + 2) ==
+                         internal::IsaSuffix(static_cast<IsaTier>(t));
         }
         EXPECT_TRUE(ok) << n;
       }
@@ -472,10 +460,10 @@ std::vector<Case> AllCases() {
 INSTANTIATE_TEST_SUITE_P(ModesAndTiers, MoeTest,
                          ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return absl::StrCat(info.param.mode == Mode::kW4A16
-                                                   ? "W4a16"
-                                                   : "Da8w4",
-                                               "_", TierName(info.param.tier));
+                           return absl::StrCat(
+                               info.param.mode == Mode::kW4A16 ? "W4a16"
+                                                               : "Da8w4",
+                               "_", internal::IsaSuffix(info.param.tier));
                          });
 
 }  // namespace
