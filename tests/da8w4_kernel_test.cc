@@ -3,9 +3,9 @@
 // tolerances of numerics.md), the integer part exactly, bit-identical
 // results for any thread count and tile shape (both activation-scale
 // choices; the rest of per-group in da8w4_act_quant_test.cc), and the
-// reference (with its reason) for shapes the JIT path refuses. Every case runs per ISA (capped
-// with ScopedIsaCap); AVX-512 execution skips on CPUs without it, but its
-// kernels are generated (and so checked) everywhere.
+// reference (with its reason) for shapes the JIT path refuses. Every case runs
+// per ISA (capped with ScopedIsaCap); AVX-512 execution skips on CPUs without
+// it, but its kernels are generated (and so checked) everywhere.
 #include <cmath>
 #include <cstring>
 #include <memory>

@@ -266,7 +266,8 @@ std::string BenchUsage() {
       "layers and oneDNN's dense bf16 and u8s8 matmuls on the same shapes,\n"
       "interleaved. Writes bench.csv, bench.json, bench.txt, roofline.svg,\n"
       "speedup.svg and, with those sections, scaling.csv,\n"
-      "act_order.csv, accuracy.csv and model.csv. Exit code 1 if a kernel is wrong.\n"
+      "act_order.csv, accuracy.csv and model.csv. Exit code 1 if a kernel is "
+      "wrong.\n"
       "\n"
       "options:\n"
       "  --preset=NAME        model layers: ",
