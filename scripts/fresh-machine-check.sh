@@ -41,6 +41,13 @@ repo="$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)"
 commit="$(git -C "$repo" rev-parse HEAD)"
 [ "$(id -u)" -eq 0 ] || { echo "fresh-machine-check: must run as root (debootstrap, mount, chroot)" >&2; exit 1; }
 
+# debootstrap is this check's own tool, not a build dependency: install it
+# here when missing (a new machine of this kind does not have it).
+if ! command -v debootstrap >/dev/null; then
+  echo "fresh-machine-check: installing debootstrap"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+fi
 for tool in debootstrap chroot; do
   command -v "$tool" >/dev/null || {
     echo "fresh-machine-check: $tool is missing (apt-get install debootstrap)" >&2; exit 1; }
