@@ -46,6 +46,20 @@ struct Shape {
   bool bias;
 };
 
+// Grouped shapes with row, column and group tails (groups of 4 to 128,
+// one of 12 and one of 20), s4/u4 and both dtypes: the act-order and the
+// per-group activation-scale runs walk the same edges.
+const std::vector<Shape>& GroupedTailShapes() {
+  static const std::vector<Shape>* shapes = new std::vector<Shape>{
+      {16, 36, 4, WeightType::kS4, DType::kBF16, DType::kBF16, false},
+      {33, 96, 32, WeightType::kU4, DType::kF32, DType::kF32, true},
+      {17, 60, 12, WeightType::kU4, DType::kBF16, DType::kF32, false},
+      {65, 256, 128, WeightType::kS4, DType::kBF16, DType::kBF16, true},
+      {8, 40, 20, WeightType::kS4, DType::kF32, DType::kBF16, false},
+  };
+  return *shapes;
+}
+
 // Runs every row count on `shape` with x, y and all library buffers flush
 // against guard pages at `flush`; returns the kernels the layer ran.
 // With `float_zero`, the u4 shape has float zero points (bf16 for bf16 x,
@@ -126,13 +140,7 @@ TEST_P(GuardPageTest, Da8w4EveryTail) {
 TEST_P(GuardPageTest, Da8w4PerGroupEveryTail) {
   const std::vector<IsaTier> tiers = JitTiers();
   if (tiers.empty()) GTEST_SKIP() << "no JIT tier (AVX2) on this CPU";
-  const Shape shapes[] = {
-      {16, 36, 4, WeightType::kS4, DType::kBF16, DType::kBF16, false},
-      {33, 96, 32, WeightType::kU4, DType::kF32, DType::kF32, true},
-      {17, 60, 12, WeightType::kU4, DType::kBF16, DType::kF32, false},
-      {65, 256, 128, WeightType::kS4, DType::kBF16, DType::kBF16, true},
-      {8, 40, 20, WeightType::kS4, DType::kF32, DType::kBF16, false},
-  };
+  const std::vector<Shape>& shapes = GroupedTailShapes();
   for (IsaTier tier : tiers) {
     internal::ScopedIsaCap cap(tier);
     std::string names;
@@ -206,13 +214,7 @@ TEST_P(GuardPageTest, W4a16FloatZeroEveryTail) {
 TEST_P(GuardPageTest, ActOrderEveryTail) {
   const std::vector<IsaTier> tiers = JitTiers();
   if (tiers.empty()) GTEST_SKIP() << "no JIT tier (AVX2) on this CPU";
-  const Shape shapes[] = {
-      {16, 36, 4, WeightType::kS4, DType::kBF16, DType::kBF16, false},
-      {33, 96, 32, WeightType::kU4, DType::kF32, DType::kF32, true},
-      {17, 60, 12, WeightType::kU4, DType::kBF16, DType::kF32, false},
-      {65, 256, 128, WeightType::kS4, DType::kBF16, DType::kBF16, true},
-      {8, 40, 20, WeightType::kS4, DType::kF32, DType::kBF16, false},
-  };
+  const std::vector<Shape>& shapes = GroupedTailShapes();
   for (IsaTier tier : tiers) {
     internal::ScopedIsaCap cap(tier);
     for (Mode mode : {Mode::kDA8W4, Mode::kW4A16}) {
