@@ -49,6 +49,10 @@ TEST(BenchModelConfig, ModelTakesThePresetsLayersAndDecodeMs) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->model_prefetch, (std::vector<int64_t>{0, 512}));
   EXPECT_EQ(c->model_huge_pages, (std::vector<bool>{false, true}));
+  c = Parse({"--model=llama3-8b", "--tunings=default,/tmp/a.json"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model_tunings,
+            (std::vector<std::string>{"default", "/tmp/a.json"}));
 
   EXPECT_EQ(FindPreset("llama3-70b-tp4")->num_layers, 80);
   EXPECT_EQ(FindPreset("qwen2.5-7b")->num_layers, 28);
@@ -76,6 +80,10 @@ TEST(BenchModelConfig, BadValuesAreNamed) {
       {{"--model=llama3-8b", "--prefetch=100"}, "--prefetch: '100'"},
       {{"--model=llama3-8b", "--hugepages=yes"}, "--hugepages: 'yes'"},
       {{"--prefetch=64"}, "--prefetch needs --model"},
+      {{"--tunings=a.json"}, "--tunings needs --model"},
+      {{"--model=llama3-8b", "--tunings=a.json,"}, "--tunings: an empty"},
+      {{"--model=llama3-8b", "--prefetch=0", "--tunings=a.json"},
+       "--prefetch and --tunings"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<BenchConfig> r = Parse(c.args);
@@ -142,6 +150,12 @@ TEST(BenchModelMemory, CheckNamesBytesNeededAndAvailable) {
   EXPECT_EQ(
       EstimateModelMemory(copies, *FindPreset("llama3-8b"), 0).per_layer_bytes,
       6 * need.per_layer_bytes);
+  // And per --tunings file.
+  BenchConfig tunings = *c;
+  tunings.model_tunings = {"default", "a.json"};
+  EXPECT_EQ(
+      EstimateModelMemory(tunings, *FindPreset("llama3-8b"), 0).per_layer_bytes,
+      2 * need.per_layer_bytes);
   EXPECT_EQ(need.read_buffer_bytes, int64_t{1} << 30);
   EXPECT_GT(need.scratch_bytes, 2 * 28672 * 4096);
   EXPECT_TRUE(CheckModelMemory(*c, need, need.total()).ok());
@@ -227,17 +241,18 @@ TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
   }
   // W4A16 M = 1: 100 ms, 10 tok/s, 40 GB/s = 100% of the read's 40.
-  EXPECT_NE(text.find("W4A16  fused   decode       - off     1     100.0      "
-                      "80.0     120.0      10.0     40.0    40.0    50.0   100%"
-                      "   100%"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("W4A16  fused   decode   -          off     1     100.0      "
+                "80.0     120.0      10.0     40.0    40.0    50.0   100%"
+                "   100%"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("roofline:"), std::string::npos);
 
   const std::string csv = ModelCsv(report);
   const std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_EQ(header,
-            "impl,model,layers,variant,step,prefetch,huge_pages,m,calls,"
+            "impl,model,layers,variant,step,prefetch,tuning,huge_pages,m,calls,"
             "status,samples,time_ms,"
             "min_ms,p90_ms,tokens_per_s,weight_bytes,weight_gbps,"
             "weight_gbps_max,read_gbps,read_gbps_best,read_pct,read_pct_min,"

@@ -142,6 +142,15 @@ absl::Status Apply(const std::string& name, const std::string& value,
       }
       c->model_prefetch.push_back(d);
     }
+  } else if (name == "--tunings") {
+    c->model_tunings.clear();
+    for (absl::string_view part : absl::StrSplit(value, ',')) {
+      if (part.empty()) {
+        return absl::InvalidArgumentError(
+            "--tunings: an empty name (want FILE or default)");
+      }
+      c->model_tunings.emplace_back(part);
+    }
   } else if (name == "--hugepages") {
     if (value == "off" || value == "on") {
       c->model_huge_pages = {value == "on"};
@@ -234,8 +243,9 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
     ms_given = ms_given || name == "--m";
   }
   if (c.model.empty()) {
-    for (const char* flag : {"--layers", "--prefill-m", "--steps",
-                             "--epilogues", "--prefetch", "--hugepages"}) {
+    for (const char* flag :
+         {"--layers", "--prefill-m", "--steps", "--epilogues", "--prefetch",
+          "--tunings", "--hugepages"}) {
       for (const auto& o : options) {
         if (o.first == flag) {
           return absl::InvalidArgumentError(
@@ -252,6 +262,12 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
                                                    model->num_layers));
   }
   if (c.model_layers == 0) c.model_layers = model->num_layers;
+  if (!c.model_prefetch.empty() && !c.model_tunings.empty()) {
+    // Each --prefetch copy is built under a tuning of its own.
+    return absl::InvalidArgumentError(
+        "--prefetch and --tunings: give one of them (a tuning file can set "
+        "prefetch_distance)");
+  }
   if (!ms_given) c.ms = {1, 4, 8, 16};
   return c;
 }
@@ -334,6 +350,9 @@ std::string BenchUsage() {
       "                       distance in bytes (0: none; the kernels'\n"
       "                       prefetch_distance), timed interleaved; the\n"
       "                       copies replace any tuning file for the run\n"
+      "  --tunings=F,...      one copy of the model per tuning file (as\n"
+      "                       `w4jit sweep` writes; default: none), timed\n"
+      "                       interleaved: a tuning against the defaults\n"
       "  --hugepages=off|on|both  packed weights on 2 MB pages\n"
       "                       (LayerOptions::huge_pages) or not, or one copy\n"
       "                       of each, interleaved (default off)\n"

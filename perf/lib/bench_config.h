@@ -70,6 +70,10 @@ struct BenchConfig {
   // (bytes; the kernels' prefetch_distance tuning parameter), timed
   // interleaved. Empty: the defaults (and any tuning file) only.
   std::vector<int64_t> model_prefetch;
+  // --tunings: one copy of the model per tuning file (W4JIT_TUNING_FILE's
+  // format; "default" for none), timed interleaved: a sweep's tuning
+  // judged on whole-model decode, in one run beside the defaults.
+  std::vector<std::string> model_tunings;
   // --hugepages: a copy with LayerOptions::huge_pages off and/or on
   // (default: off only, unless W4JIT_HUGEPAGES=1 is set).
   std::vector<bool> model_huge_pages = {false};

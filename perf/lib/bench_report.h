@@ -159,6 +159,7 @@ struct ModelRow {
   std::string variant;      // "plain" (linears only) / "fused" (host epilogues)
   std::string step;         // "decode" / "prefill"
   int prefetch = -1;        // the --prefetch distance; -1: the defaults
+  std::string tuning;       // the --tunings file's stem; empty: none
   bool huge_pages = false;  // LayerOptions::huge_pages
   int64_t m = 0;
   int64_t calls = 0;  // linear calls per step

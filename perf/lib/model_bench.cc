@@ -57,9 +57,22 @@ LayerDesc ModelDesc(const LayerShape& shape, Mode mode, WeightType wt,
 // (bf16, max_m rows). A residual layer of the fused variant adds into
 // its output in place, as a host adds o_proj and down into the hidden
 // state.
+// What a copy was built under besides its mode: a --prefetch distance
+// or a --tunings file (neither: the defaults).
+struct CopySetting {
+  int prefetch = -1;   // -1: none given
+  std::string tuning;  // a file's path; empty: none given
+};
+
+// The label of a --tunings file in rows and layer names: its stem.
+std::string TuningLabel(const std::string& path) {
+  return path.empty() ? std::string()
+                      : std::filesystem::path(path).stem().string();
+}
+
 struct ModelCopy {
   Mode mode = Mode::kW4A16;
-  int prefetch = -1;  // the --prefetch distance it was built with
+  CopySetting setting;
   bool huge_pages = false;
   std::vector<LayerDesc> descs;  // per shape
   std::vector<std::unique_ptr<Layer>> layers;
@@ -96,12 +109,12 @@ const char* ImplOf(Mode mode) {
 // 0 of each plain shape against the reference at M = 1.
 absl::StatusOr<ModelCopy> BuildCopy(
     const BenchConfig& config, const ModelPreset& model, Mode mode,
-    int prefetch, bool huge_pages, bool fused, int64_t max_m,
+    const CopySetting& setting, bool huge_pages, bool fused, int64_t max_m,
     const std::function<void(const std::string&)>& status_line,
     BenchReport* report) {
   ModelCopy copy;
   copy.mode = mode;
-  copy.prefetch = prefetch;
+  copy.setting = setting;
   copy.huge_pages = huge_pages;
   LayerOptions options;
   options.huge_pages = huge_pages;
@@ -129,7 +142,10 @@ absl::StatusOr<ModelCopy> BuildCopy(
     info.impl = ImplOf(mode);
     info.layer = absl::StrCat(
         shape.name, fused ? " fused" : "",
-        prefetch >= 0 ? absl::StrCat(" pf", prefetch) : std::string(),
+        setting.prefetch >= 0 ? absl::StrCat(" pf", setting.prefetch)
+                              : std::string(),
+        setting.tuning.empty() ? std::string()
+                               : absl::StrCat(" ", TuningLabel(setting.tuning)),
         huge_pages ? " 2M" : "");
     info.n = shape.n;
     info.k = shape.k;
@@ -230,7 +246,8 @@ ModelMemory EstimateModelMemory(const BenchConfig& config,
         largest, 2 * s.n * s.k + EstimatePackedBytes(s, config.weight_type));
   }
   m.per_layer_bytes *=
-      std::max<int64_t>(1, static_cast<int64_t>(config.model_prefetch.size())) *
+      std::max<int64_t>(1, static_cast<int64_t>(config.model_prefetch.size() +
+                                                config.model_tunings.size())) *
       static_cast<int64_t>(config.model_huge_pages.size());
   m.packed_bytes = m.per_layer_bytes * config.model_layers;
   m.read_buffer_bytes = read_buffer_bytes;
@@ -360,28 +377,44 @@ absl::Status RunModelBench(
   for (const std::string& variant : config.model_variants) {
     const bool fused = variant == "fused";
     std::vector<ModelCopy> copies;
-    std::vector<int> distances = {-1};  // the defaults
+    std::vector<CopySetting> settings = {CopySetting{}};  // the defaults
     if (!config.model_prefetch.empty()) {
-      distances.assign(config.model_prefetch.begin(),
-                       config.model_prefetch.end());
+      settings.clear();
+      for (int64_t d : config.model_prefetch) {
+        settings.push_back({static_cast<int>(d), ""});
+      }
+    } else if (!config.model_tunings.empty()) {
+      settings.clear();
+      for (const std::string& t : config.model_tunings) {
+        settings.push_back({-1, t == "default" ? "" : t});
+      }
     }
-    for (int d : distances) {
-      if (d >= 0) {
-        if (absl::Status s = InstallPrefetchTuning(*model, config, d);
-            !s.ok()) {
-          return s;
+    for (const CopySetting& setting : settings) {
+      absl::Status s;
+      if (setting.prefetch >= 0) {
+        s = InstallPrefetchTuning(*model, config, setting.prefetch);
+      } else if (!config.model_tunings.empty()) {
+        s = LoadTuningFile(setting.tuning);  // "" clears: the defaults
+        if (!s.ok()) {
+          s = absl::InvalidArgumentError(
+              absl::StrCat("--tunings: ", setting.tuning, ": ", s.message()));
         }
       }
+      if (!s.ok()) return s;
       for (bool huge : config.model_huge_pages) {
         for (Mode mode : config.modes) {
-          absl::StatusOr<ModelCopy> copy = BuildCopy(
-              config, *model, mode, d, huge, fused, max_m, status_line, report);
+          absl::StatusOr<ModelCopy> copy =
+              BuildCopy(config, *model, mode, setting, huge, fused, max_m,
+                        status_line, report);
           if (!copy.ok()) return copy.status();
           copies.push_back(*std::move(copy));
         }
       }
     }
-    if (!config.model_prefetch.empty()) (void)LoadTuningFile("");
+    if (settings.size() > 1 || settings[0].prefetch >= 0 ||
+        !settings[0].tuning.empty()) {
+      (void)LoadTuningFile("");
+    }
     if (status_line) status_line("");
     // One round: the read, then every mode at every M, one step each.
     std::vector<Contender> contenders = {[&] {
@@ -397,7 +430,8 @@ absl::Status RunModelBench(
         row.layers = config.model_layers;
         row.variant = variant;
         row.step = p.step;
-        row.prefetch = copy.prefetch;
+        row.prefetch = copy.setting.prefetch;
+        row.tuning = TuningLabel(copy.setting.tuning);
         row.huge_pages = copy.huge_pages;
         row.m = p.m;
         row.calls = static_cast<int64_t>(copy.layers.size());
@@ -429,6 +463,7 @@ absl::Status RunModelBench(
           row.impl, variant, row.step,
           absl::StrCat(
               row.prefetch >= 0 ? absl::StrCat(" pf", row.prefetch) : "",
+              row.tuning.empty() ? "" : absl::StrCat(" ", row.tuning),
               row.huge_pages ? " 2M pages" : ""),
           row.m, row.time_ms, row.min_ms, row.p90_ms, row.weight_gbps,
           row.read_pct, row.read_gbps));

@@ -201,6 +201,7 @@ const std::vector<Column<ModelRow>>& ModelColumns() {
           {"variant", [](R r) -> json { return r.variant; }},
           {"step", [](R r) -> json { return r.step; }},
           {"prefetch", [](R r) -> json { return r.prefetch; }},
+          {"tuning", [](R r) -> json { return r.tuning; }},
           {"huge_pages", [](R r) -> json { return r.huge_pages; }},
           {"m", [](R r) -> json { return r.m; }},
           {"calls", [](R r) -> json { return r.calls; }},

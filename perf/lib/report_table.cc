@@ -309,6 +309,17 @@ std::string FormatAccuracy(const BenchReport& report) {
   return out;
 }
 
+namespace {
+
+// A row's copy setting: its --prefetch distance ("pf512"), its --tunings
+// file's stem, or "-" for the defaults.
+std::string ModelSetting(const ModelRow& r) {
+  if (r.prefetch >= 0) return absl::StrCat("pf", r.prefetch);
+  return r.tuning.empty() ? std::string("-") : r.tuning;
+}
+
+}  // namespace
+
 std::string FormatModel(const BenchReport& report) {
   if (report.model_rows.empty()) return "";
   const ModelRow& first = report.model_rows.front();
@@ -320,16 +331,15 @@ std::string FormatModel(const BenchReport& report) {
       "weight GB/s (p50) over the read's p50,\n  min%% = the step's from "
       "its min over the read's best. plain: the linears alone;\n  fused: "
       "with gate_up silu_mul and the residual add in o_proj and down.\n"
-      "%-6s %-7s %-8s %5s %-3s %5s %9s %9s %9s %9s %8s %7s %7s %6s %6s\n",
+      "%-6s %-7s %-8s %-10s %-3s %5s %9s %9s %9s %9s %8s %7s %7s %6s %6s\n",
       report.model, first.layers, first.calls,
       FormatBytes(static_cast<double>(report.model_read_bytes)), "mode",
-      "variant", "step", "pf", "2M", "M", "p50(ms)", "min(ms)", "p90(ms)",
+      "variant", "step", "setting", "2M", "M", "p50(ms)", "min(ms)", "p90(ms)",
       "tok/s", "W GB/s", "read", "best", "read%", "min%");
   for (const ModelRow& r : report.model_rows) {
-    absl::StrAppendFormat(
-        &out, "%-6s %-7s %-8s %5s %-3s %5d ", ImplTitle(r.impl), r.variant,
-        r.step, r.prefetch < 0 ? std::string("-") : absl::StrCat(r.prefetch),
-        r.huge_pages ? "on" : "off", r.m);
+    absl::StrAppendFormat(&out, "%-6s %-7s %-8s %-10s %-3s %5d ",
+                          ImplTitle(r.impl), r.variant, r.step, ModelSetting(r),
+                          r.huge_pages ? "on" : "off", r.m);
     if (!r.ok()) {
       absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
       continue;
