@@ -39,6 +39,17 @@
 namespace w4jit::internal {
 namespace {
 
+// The calling thread's packed rows of x, reused across calls (each thread
+// packs for the calls it makes, and the workers only read it while that
+// call runs): no allocation or zero fill per call. One buffer per element
+// type; under an allocator hook it is exact-sized (base/memory.h).
+template <class T>
+T* PackedXScratch(size_t n) {
+  thread_local AlignedVector<T> buffer;
+  thread_local uint64_t generation = 0;
+  return ScratchFor(&buffer, &generation, n);
+}
+
 // What the layer runs with, resolved from the parameters and the layer.
 struct Plan {
   W4a16Params p;
@@ -285,23 +296,22 @@ void W4a16Kernel::RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn,
   // A single bf16 row already is in the packed-row format of the dot
   // flavour (unless act-order permutes it).
   const void* xs = args.x;
-  AlignedVector<float> xf;
-  AlignedVector<uint32_t> xb;
   const int64_t sums = SumGroup();
   if (plan_.flavor == Flavor::kBf16Dot) {
     if (m > 1 || desc_.act_dtype != DType::kBF16 || KPerm() != nullptr ||
         sums != 0) {
-      xb.resize(static_cast<size_t>(m * PackedRowElements(k, true, sums)));
-      PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, mr, xb.data(),
+      uint32_t* xb = PackedXScratch<uint32_t>(
+          static_cast<size_t>(m * PackedRowElements(k, true, sums)));
+      PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, mr, xb,
                         KPerm(), sums);
-      xs = xb.data();
+      xs = xb;
     }
   } else {
     // Always packed: odd k are pre-divided by 16 (w4a16_pack.h).
-    xf.resize(static_cast<size_t>(m * PackedRowElements(k, false, sums)));
-    PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf.data(), KPerm(),
-                sums);
-    xs = xf.data();
+    float* xf = PackedXScratch<float>(
+        static_cast<size_t>(m * PackedRowElements(k, false, sums)));
+    PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf, KPerm(), sums);
+    xs = xf;
   }
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
   const int64_t blocks = l.blocks();
@@ -329,8 +339,8 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
   const int64_t m = args.m;
   const int64_t k = desc_.k;
   const int mr = plan_.p.gemm_mr;
-  AlignedVector<float> xs(static_cast<size_t>(m * k));
-  PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs.data(), KPerm());
+  float* xs = PackedXScratch<float>(static_cast<size_t>(m * k));
+  PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs, KPerm());
   // Row blocks are whole row tiles, so they start on packed row groups
   // (runtime/work_split.h).
   const W4a16PanelGrid grid =
@@ -348,8 +358,8 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
     const Range r = W4a16PanelChunk(grid, c);
     for (int64_t t = r.begin; t < r.end; ++t) {
       const W4a16PanelTask task = W4a16PanelTaskAt(grid, t);
-      RunPanelTask(args, xs.data(), task.m0, task.rows, task.col_block,
-                   panel_data, acc_data);
+      RunPanelTask(args, xs, task.m0, task.rows, task.col_block, panel_data,
+                   acc_data);
     }
   });
 }
