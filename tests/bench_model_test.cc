@@ -198,6 +198,7 @@ ModelRow SampleModelRow(const char* impl, int64_t m, double ms) {
   read.samples = 10;
   read.median_us = 50e3;  // 2 GB in 50 ms: 40 GB/s
   read.min_us = 40e3;     // 50 GB/s
+  read.p90_us = 44e3;
   FillModelRowFigures(step, read, 2e9, &r);
   return r;
 }
@@ -215,6 +216,8 @@ TEST(BenchModelReport, FiguresFromStepAndReadTimings) {
   EXPECT_DOUBLE_EQ(r.read_gbps_best, 50.0);
   EXPECT_DOUBLE_EQ(r.read_pct, 80.0);
   EXPECT_DOUBLE_EQ(r.read_pct_min, 80.0);
+  EXPECT_DOUBLE_EQ(r.tail, 1.5);
+  EXPECT_DOUBLE_EQ(r.read_tail, 1.1);
 }
 
 TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
@@ -244,19 +247,21 @@ TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
   EXPECT_NE(
       text.find("W4A16  fused   decode   -          off     1     100.0      "
                 "80.0     120.0      10.0     40.0    40.0    50.0   100%"
-                "   100%"),
+                "   100%  1.50    1.10"),
       std::string::npos)
       << text;
   EXPECT_EQ(text.find("roofline:"), std::string::npos);
 
   const std::string csv = ModelCsv(report);
   const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_EQ(header,
-            "impl,model,layers,variant,step,prefetch,tuning,huge_pages,m,calls,"
-            "status,samples,time_ms,"
-            "min_ms,p90_ms,tokens_per_s,weight_bytes,weight_gbps,"
-            "weight_gbps_max,read_gbps,read_gbps_best,read_pct,read_pct_min,"
-            "note");
+  EXPECT_EQ(
+      header,
+      "impl,model,layers,variant,step,prefetch,tuning,huge_pages,m,calls,"
+      "status,samples,time_ms,"
+      "min_ms,p90_ms,tokens_per_s,weight_bytes,weight_gbps,"
+      "weight_gbps_max,read_gbps,read_gbps_best,read_pct,read_pct_min,tail,"
+      "read_tail,"
+      "note");
   EXPECT_NE(csv.find("\"no memory, at all\""), std::string::npos);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
 

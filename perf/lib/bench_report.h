@@ -179,6 +179,10 @@ struct ModelRow {
   double read_gbps_best = 0.0;
   double read_pct = 0.0;      // weight_gbps / read_gbps
   double read_pct_min = 0.0;  // weight_gbps_max / read_gbps_best
+  // Tails: p90 over min of the step, and of the read in the same rounds
+  // (the machine's own noise: a step's tail above it is the library's).
+  double tail = 0.0;
+  double read_tail = 0.0;
 
   bool ok() const { return status == RowStatus::kOk; }
 };

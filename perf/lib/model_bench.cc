@@ -326,6 +326,8 @@ void FillModelRowFigures(const TimingResult& step, const TimingResult& read,
   row->read_pct_min = row->read_gbps_best > 0
                           ? 100.0 * row->weight_gbps_max / row->read_gbps_best
                           : 0.0;
+  row->tail = step.min_us > 0 ? step.p90_us / step.min_us : 0.0;
+  row->read_tail = read.min_us > 0 ? read.p90_us / read.min_us : 0.0;
 }
 
 absl::Status RunModelBench(

@@ -218,6 +218,8 @@ const std::vector<Column<ModelRow>>& ModelColumns() {
           {"read_gbps_best", [](R r) -> json { return r.read_gbps_best; }},
           {"read_pct", [](R r) -> json { return r.read_pct; }},
           {"read_pct_min", [](R r) -> json { return r.read_pct_min; }},
+          {"tail", [](R r) -> json { return r.tail; }},
+          {"read_tail", [](R r) -> json { return r.read_tail; }},
           {"note", [](R r) -> json { return r.note; }}};
   return *columns;
 }

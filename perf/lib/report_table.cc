@@ -331,11 +331,14 @@ std::string FormatModel(const BenchReport& report) {
       "weight GB/s (p50) over the read's p50,\n  min%% = the step's from "
       "its min over the read's best. plain: the linears alone;\n  fused: "
       "with gate_up silu_mul and the residual add in o_proj and down.\n"
-      "%-6s %-7s %-8s %-10s %-3s %5s %9s %9s %9s %9s %8s %7s %7s %6s %6s\n",
+      "  tail = p90 / min of the step; rd tail = that of the read (the "
+      "machine's own noise).\n"
+      "%-6s %-7s %-8s %-10s %-3s %5s %9s %9s %9s %9s %8s %7s %7s %6s %6s "
+      "%5s %7s\n",
       report.model, first.layers, first.calls,
       FormatBytes(static_cast<double>(report.model_read_bytes)), "mode",
       "variant", "step", "setting", "2M", "M", "p50(ms)", "min(ms)", "p90(ms)",
-      "tok/s", "W GB/s", "read", "best", "read%", "min%");
+      "tok/s", "W GB/s", "read", "best", "read%", "min%", "tail", "rd tail");
   for (const ModelRow& r : report.model_rows) {
     absl::StrAppendFormat(&out, "%-6s %-7s %-8s %-10s %-3s %5d ",
                           ImplTitle(r.impl), r.variant, r.step, ModelSetting(r),
@@ -345,9 +348,12 @@ std::string FormatModel(const BenchReport& report) {
       continue;
     }
     absl::StrAppendFormat(
-        &out, "%9.1f %9.1f %9.1f %9.1f %8.1f %7.1f %7.1f %5.0f%% %5.0f%%\n",
+        &out,
+        "%9.1f %9.1f %9.1f %9.1f %8.1f %7.1f %7.1f %5.0f%% %5.0f%% %5.2f "
+        "%7.2f\n",
         r.time_ms, r.min_ms, r.p90_ms, r.tokens_per_s, r.weight_gbps,
-        r.read_gbps, r.read_gbps_best, r.read_pct, r.read_pct_min);
+        r.read_gbps, r.read_gbps_best, r.read_pct, r.read_pct_min, r.tail,
+        r.read_tail);
   }
   return out;
 }
