@@ -15,9 +15,15 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
     // issue slots vpdpbusd.
     p.mr = 6;
     p.nblk = 2;
-    // Guess: 8 independent accumulator pairs hide the vpdpbusd latency at
-    // M = 1 (16 accumulators of 28).
-    p.small_m_nblk = 8;
+    // 4 blocks: 4 weight streams per thread (a block's quads are
+    // contiguous) and 8 accumulators, plenty at M = 1, where the weight
+    // stream bounds the kernel. Measured on Zen 5 (EPYC VM, 2 threads,
+    // 2026-12-03, `w4jit bench --model=llama3-8b --layers=4 --tunings`,
+    // interleaved with the DRAM read): M = 1 and 4 streamed at 84-89% of
+    // the read with 4 blocks against 71% with 8 (8 streams per thread
+    // read DRAM slower than 4: the read probe itself gives 71-73 vs 79
+    // GB/s); hot 4096 x 4096 M = 1 was no slower.
+    p.small_m_nblk = 4;
   } else {
     // Measured on Zen 3 (EPYC, family 19h model 01h, KVM, 2026-12; A/B of
     // whole layers interleaved in one process, min thread-CPU time, 1

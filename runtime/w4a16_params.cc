@@ -74,6 +74,16 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // (numbers at tall_mr). On zmm the tall tile's 12 rows cover M = 8..15
   // in one or two tiles, panels (6-row tiles) from 16 on (a guess).
   p.gemm_min_m = 16;
+  // The int4 kernel reads one sequential stream per thread (a block's
+  // weights are contiguous), which the hardware prefetchers alone keep too
+  // few lines ahead of at DRAM rates. Measured on Zen 5 (EPYC VM, 2
+  // threads, 2026-12-03, `w4jit bench --model=llama3-8b --layers=4
+  // --prefetch=0,...,16384`, interleaved with the DRAM read): M = 1
+  // streamed at 62-71% of the read without prefetch and 76-94% at 8192
+  // bytes ahead (4096: 72%, 12288 and 16384 level with 8192); hot
+  // single layers were no slower. Zen 4 shares the cache design; other
+  // CPUs keep the hardware's prefetch alone until measured.
+  if (avx512 && cpu.zen_generation >= 4) p.prefetch_distance = 8192;
   return p;
 }
 
