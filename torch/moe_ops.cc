@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "torch/arg_names.h"
 #include "torch/layer_cache.h"
 #include "torch/tensor_checks.h"
 #include "w4jit/moe.hpp"
@@ -93,23 +94,6 @@ class MoeCache {
   std::vector<MoeEntry> entries_;
 };
 
-Activation ParseAct(const char* op, c10::string_view act) {
-  if (act == "silu") return Activation::kSilu;
-  if (act == "gelu" || act == "gelu_erf") return Activation::kGeluErf;
-  if (act == "gelu_tanh") return Activation::kGeluTanh;
-  TORCH_CHECK(false, op, ": act = '", std::string(act),
-              "' is not silu, gelu or gelu_tanh");
-  return Activation::kNone;  // not reached
-}
-
-Mode ParseMode(const char* op, c10::string_view mode) {
-  if (mode == "w4a16") return Mode::kW4A16;
-  if (mode == "da8w4") return Mode::kDA8W4;
-  TORCH_CHECK(false, op, ": mode = '", std::string(mode),
-              "' is not w4a16 or da8w4");
-  return Mode::kW4A16;  // not reached
-}
-
 void CheckStacked(const char* op, const char* name, const at::Tensor& t,
                   int64_t e, int64_t rows, int64_t cols,
                   std::initializer_list<at::ScalarType> dtypes,
@@ -154,7 +138,7 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
               c10::string_view mode_name, c10::string_view op_name) {
   const std::string op_str(op_name);
   const char* op = op_str.c_str();
-  const Activation activation = ParseAct(op, act);
+  const Activation activation = ParseGateActivation(op, "act", act);
   const Mode mode = ParseMode(op, mode_name);
   CheckCpu(op, "input", input);
   CheckDim(op, "input", input, 2);
