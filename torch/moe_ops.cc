@@ -33,6 +33,7 @@
 
 #include "torch/arg_names.h"
 #include "torch/layer_cache.h"
+#include "torch/moe_routing_args.h"
 #include "torch/tensor_checks.h"
 #include "w4jit/moe.hpp"
 
@@ -210,19 +211,9 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
               input.scalar_type());
   TORCH_CHECK(input.stride(1) == 1 && output.stride(1) == 1, op,
               ": input and output rows must be contiguous");
-  CheckDim(op, "topk_id", topk_id, 2);
-  CheckSize(op, "topk_id", topk_id, 0, t, "T, from input");
-  CheckDType(op, "topk_id", topk_id, {at::kInt, at::kLong});
-  const at::Tensor ids = topk_id.to(at::kInt).contiguous();
-  const int64_t k = ids.size(1);
-  at::Tensor weights;
-  if (!skip_weighted) {
-    CheckDim(op, "topk_weights", topk_weights, 2);
-    CheckSize(op, "topk_weights", topk_weights, 0, t, "T, from input");
-    CheckSize(op, "topk_weights", topk_weights, 1, k, "k, from topk_id");
-    weights = topk_weights.to(at::kFloat).contiguous();
-  }
-
+  const RoutingTensors routing =
+      CheckRouting(op, "topk_id", topk_id,
+                   skip_weighted ? nullptr : &topk_weights, t, experts);
   MoeDesc d;
   d.experts = experts;
   d.hidden = hidden;
@@ -256,10 +247,10 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
       });
   MoeRunOptions options;
   options.unweighted = skip_weighted;
-  const absl::Status s =
-      layer->Run(t, input.data_ptr(), input.stride(0), ids.data_ptr<int32_t>(),
-                 skip_weighted ? nullptr : weights.data_ptr<float>(), k,
-                 output.data_ptr(), output.stride(0), options);
+  const absl::Status s = layer->Run(
+      t, input.data_ptr(), input.stride(0), routing.ids.data_ptr<int32_t>(),
+      skip_weighted ? nullptr : routing.weights.data_ptr<float>(), routing.k,
+      output.data_ptr(), output.stride(0), options);
   TORCH_CHECK(s.ok(), op, ": ", std::string(s.message()));
 }
 
