@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/numeric.h"
+#include "check/case_fields.h"
 #include "check/draw_util.h"
 #include "check/layer_check.h"
 #include "check/moe_check.h"
@@ -98,46 +99,24 @@ absl::StatusOr<MoeCase> ParseMoeCase(const std::string& text) {
   }
   MoeCase c;
   MoeDesc& d = c.desc;
-  const std::initializer_list<DType> dtypes = {DType::kF32, DType::kBF16,
-                                               DType::kF16};
-  const std::vector<std::string> items = absl::StrSplit(
-      text.substr(std::strlen(kMoePrefix)), ',', absl::SkipEmpty());
-  for (const std::string& item : items) {
-    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    if (kv.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("case field '", item, "' is not name=value"));
-    }
-    const std::string& name = kv[0];
-    const std::string& value = kv[1];
+  absl::StatusOr<std::map<std::string, std::string>> fields =
+      CaseFields(text.substr(std::strlen(kMoePrefix)));
+  if (!fields.ok()) return fields.status();
+  const CommonFields common{
+      &c.isa,         &d.mode,        &d.act_quant,
+      &d.weight_type, &c.format,      &d.scale_dtype,
+      &d.act_dtype,   &d.out_dtype,   &d.allow_bf16_compute,
+      &c.ldx,         &c.ldy,         &c.threads,
+      &c.backend,     &c.weight_seed, &c.x_seed};
+  for (const auto& [name, value] : *fields) {
+    const FieldParse shared = ParseCommonField(name, value, common);
+    if (shared == FieldParse::kBad) return BadCaseField(name, value);
+    if (shared == FieldParse::kOk) continue;
     int64_t num = 0;
     const bool is_num = absl::SimpleAtoi(value, &num);
     bool ok = true;
-    if (name == "isa") {
-      ok = internal::ParseIsaTier(value, &c.isa);
-    } else if (name == "mode") {
-      ok = ParseEnum(value, {Mode::kW4A16, Mode::kDA8W4}, &d.mode);
-    } else if (name == "act_quant") {
-      ok = ParseEnum(value, {ActQuant::kPerToken, ActQuant::kPerGroup},
-                     &d.act_quant);
-    } else if (name == "weights") {
-      ok = ParseEnum(value, {WeightType::kS4, WeightType::kU4}, &d.weight_type);
-    } else if (name == "format") {
-      ok = false;
-      for (WeightFormat f : kAllFormats) {
-        if (value == ToString(f)) {
-          c.format = f;
-          ok = true;
-        }
-      }
-    } else if (name == "scales") {
-      ok = ParseEnum(value, dtypes, &d.scale_dtype);
-    } else if (name == "act") {
-      ok = ParseEnum(value, dtypes, &d.act_dtype);
-    } else if (name == "out") {
-      ok = ParseEnum(value, dtypes, &d.out_dtype);
-    } else if (name == "bias") {
-      ok = ParseEnum(value, dtypes, &d.bias_dtype);
+    if (name == "bias") {
+      ok = ParseEnum(value, {DType::kF32, DType::kBF16}, &d.bias_dtype);
     } else if (name == "gate") {
       ok = false;
       for (Activation a :
@@ -147,9 +126,6 @@ absl::StatusOr<MoeCase> ParseMoeCase(const std::string& text) {
           ok = true;
         }
       }
-    } else if (name == "backend") {
-      c.backend = value;
-      ok = KnownSelftestBackend(value);
     } else if (!is_num) {
       ok = false;
     } else if (name == "experts") {
@@ -166,8 +142,6 @@ absl::StatusOr<MoeCase> ParseMoeCase(const std::string& text) {
       d.has_w13_bias = num != 0;
     } else if (name == "w2_bias") {
       d.has_w2_bias = num != 0;
-    } else if (name == "bf16_compute") {
-      d.allow_bf16_compute = num != 0;
     } else if (name == "t") {
       c.t = num;
       ok = num >= 1;
@@ -182,25 +156,11 @@ absl::StatusOr<MoeCase> ParseMoeCase(const std::string& text) {
       c.accumulate = num != 0;
     } else if (name == "unweighted") {
       c.unweighted = num != 0;
-    } else if (name == "ldx") {
-      c.ldx = num;
-    } else if (name == "ldy") {
-      c.ldy = num;
-    } else if (name == "threads") {
-      c.threads = static_cast<int>(num);
-      ok = num >= 1 && num <= 4096;
-    } else if (name == "wseed") {
-      c.weight_seed = static_cast<uint32_t>(num);
-    } else if (name == "xseed") {
-      c.x_seed = static_cast<uint32_t>(num);
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown MoE case field '", name, "'"));
     }
-    if (!ok) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("case field ", name, "=", value, " is not valid"));
-    }
+    if (!ok) return BadCaseField(name, value);
   }
   if (c.ldx == 0) c.ldx = d.hidden;
   if (c.ldy == 0) c.ldy = d.hidden;

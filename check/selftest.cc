@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "check/case_fields.h"
 #include "check/draw_util.h"
 #include "check/layer_check.h"
 #include "check/moe_selftest.h"
@@ -156,66 +157,37 @@ std::string CaseToString(const Case& c) {
 absl::StatusOr<Case> ParseCase(const std::string& text) {
   Case c;
   LayerDesc& d = c.desc;
-  std::map<std::string, std::string> fields;
-  const std::vector<std::string> items =
-      absl::StrSplit(text, ',', absl::SkipEmpty());
-  for (const std::string& item : items) {
-    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    if (kv.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("case field '", item, "' is not name=value"));
-    }
-    fields[kv[0]] = kv[1];
-  }
-  auto bad = [](const std::string& name, const std::string& value) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("case field ", name, "=", value, " is not valid"));
-  };
+  absl::StatusOr<std::map<std::string, std::string>> fields = CaseFields(text);
+  if (!fields.ok()) return fields.status();
+  const CommonFields common{
+      &c.isa,         &d.mode,        &d.act_quant,
+      &d.weight_type, &c.format,      &d.scale_dtype,
+      &d.act_dtype,   &d.out_dtype,   &d.allow_bf16_compute,
+      &c.ldx,         &c.ldy,         &c.threads,
+      &c.backend,     &c.weight_seed, &c.x_seed};
   const std::initializer_list<DType> dtypes = {DType::kF32, DType::kBF16,
                                                DType::kF16};
-  for (const auto& [name, value] : fields) {
+  for (const auto& [name, value] : *fields) {
+    if (name == "format" &&
+        value == ToString(WeightFormat::kTinygemmInt4Pack)) {
+      c.format = WeightFormat::kTinygemmInt4Pack;
+      continue;
+    }
+    const FieldParse shared = ParseCommonField(name, value, common);
+    if (shared == FieldParse::kBad) return BadCaseField(name, value);
+    if (shared == FieldParse::kOk) continue;
     int64_t num = 0;
     const bool is_num = absl::SimpleAtoi(value, &num);
     bool ok = true;
-    if (name == "isa") {
-      ok = internal::ParseIsaTier(value, &c.isa);
-    } else if (name == "mode") {
-      ok = ParseEnum(value, {Mode::kW4A16, Mode::kDA8W4}, &d.mode);
-    } else if (name == "act_quant") {
-      ok = ParseEnum(value, {ActQuant::kPerToken, ActQuant::kPerGroup},
-                     &d.act_quant);
-    } else if (name == "weights") {
-      ok = ParseEnum(value, {WeightType::kS4, WeightType::kU4}, &d.weight_type);
-    } else if (name == "format") {
-      ok = false;
-      for (WeightFormat f : kAllFormats) {
-        if (value == ToString(f)) {
-          c.format = f;
-          ok = true;
-        }
-      }
-      if (value == ToString(WeightFormat::kTinygemmInt4Pack)) {
-        c.format = WeightFormat::kTinygemmInt4Pack;
-        ok = true;
-      }
-    } else if (name == "zp") {
+    if (name == "zp") {
       // "integer", or the dtype of float zero points.
       d.zero_point_domain = value == "integer" ? ZeroPointDomain::kInteger
                                                : ZeroPointDomain::kFloat;
       ok = value == "integer" ||
            ParseEnum(value, {DType::kBF16, DType::kF32}, &d.zero_point_dtype);
-    } else if (name == "scales") {
-      ok = ParseEnum(value, dtypes, &d.scale_dtype);
-    } else if (name == "act") {
-      ok = ParseEnum(value, dtypes, &d.act_dtype);
-    } else if (name == "out") {
-      ok = ParseEnum(value, dtypes, &d.out_dtype);
     } else if (name == "bias") {
       d.has_bias = value != "none";
       ok = !d.has_bias || ParseEnum(value, dtypes, &d.bias_dtype);
-    } else if (name == "backend") {
-      c.backend = value;
-      ok = FindBackend(value) != nullptr;
     } else if (!is_num) {
       ok = false;
     } else if (name == "n") {
@@ -226,21 +198,8 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
       d.group_size = num;
     } else if (name == "groups_major") {
       c.groups_major = num != 0;
-    } else if (name == "bf16_compute") {
-      d.allow_bf16_compute = num != 0;
     } else if (name == "m") {
       c.m = num;
-    } else if (name == "ldx") {
-      c.ldx = num;
-    } else if (name == "ldy") {
-      c.ldy = num;
-    } else if (name == "threads") {
-      c.threads = static_cast<int>(num);
-      ok = num >= 1 && num <= 4096;
-    } else if (name == "wseed") {
-      c.weight_seed = static_cast<uint32_t>(num);
-    } else if (name == "xseed") {
-      c.x_seed = static_cast<uint32_t>(num);
     } else if (name == "act_order") {
       c.act_order = num != 0;
     } else if (name == "ep") {
@@ -250,7 +209,7 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown case field '", name, "'"));
     }
-    if (!ok) return bad(name, value);
+    if (!ok) return BadCaseField(name, value);
   }
   if (c.ldx == 0) c.ldx = d.k;
   if (c.ldy == 0) c.ldy = d.n;
