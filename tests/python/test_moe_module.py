@@ -286,3 +286,32 @@ def test_bad_forward_raises_naming_the_value():
             moe(*args)
         assert "w4jit.MoE" in str(e.value) and needle in str(e.value), (
             needle, str(e.value))
+
+
+def test_named_constructors_match_from_checkpoint():
+    w13, w2 = _experts(True)
+    x = torch.randn(6, H).bfloat16()
+    ids, weights = _routing(6, 2)
+    want = _build("awq", w13, w2, True)(x, ids, weights)
+    for fmt, make in [
+        ("compressed_tensors", lambda q13, s13, z13, q2, s2, z2:
+         w4jit.MoE.from_compressed_tensors(q13, s13, q2, s2, z13, z2)),
+        ("gptq_v2", lambda q13, s13, z13, q2, s2, z2:
+         w4jit.MoE.from_gptq(q13, z13, s13, q2, z2, s2, version=2)),
+        ("awq", lambda q13, s13, z13, q2, s2, z2:
+         w4jit.MoE.from_awq(q13, z13, s13, q2, z2, s2)),
+        ("unpacked_int8", lambda q13, s13, z13, q2, s2, z2:
+         w4jit.MoE.from_unpacked(q13, s13, q2, s2, z13, z2)),
+    ]:
+        q13, s13, z13 = _tensors(fmt, w13, False)
+        q2, s2, z2 = _tensors(fmt, w2, False)
+        got = make(q13, s13, z13, q2, s2, z2)(x, ids, weights)
+        assert torch.equal(got, want), fmt
+    # [E, N, G] scales and zero points (groups_major=False).
+    q13, s13, z13 = _tensors("unpacked_int8", w13, True)
+    q2, s2, z2 = _tensors("unpacked_int8", w2, True)
+    t = lambda a: a.transpose(1, 2).contiguous()  # noqa: E731
+    moe = w4jit.MoE.from_unpacked(q13, t(s13), q2, t(s2), t(z13), t(z2),
+                                  groups_major=False)
+    assert moe.group_size == GS
+    assert torch.equal(moe(x, ids, weights), want)
