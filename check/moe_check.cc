@@ -97,7 +97,9 @@ Product MatVec(const std::vector<double>& w, const CanonicalWeights& cw,
     amax = std::max(amax, std::fabs(a[i]));
     emax = std::max(emax, ea[i]);
   }
-  const double half_step = quantized ? (amax + emax) / 127.0 / 2.0 : 0.0;
+  // The quantizer's step is max(amax, 1e-10) / 127 (numerics.md).
+  const double half_step =
+      quantized ? std::max(amax + emax, 1e-10) / 127.0 / 2.0 : 0.0;
   Product p;
   p.value.resize(static_cast<size_t>(cw.n));
   p.err.resize(static_cast<size_t>(cw.n));

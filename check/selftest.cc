@@ -14,7 +14,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "check/case_fields.h"
+#include "check/draw_util.h"
 #include "check/layer_check.h"
+#include "check/moe_selftest.h"
 #include "dispatch/kernel_cache.h"
 #include "dispatch/kernel_key.h"
 #include "runtime/formats/import.h"
@@ -106,48 +109,20 @@ int AvailableThreads() {
   return hw > 0 ? static_cast<int>(hw) : 1;
 }
 
-template <class T, size_t N>
-const T& Pick(std::mt19937_64* rng, const T (&options)[N]) {
-  return options[std::uniform_int_distribution<size_t>(0, N - 1)(*rng)];
-}
-
-int64_t Uniform(std::mt19937_64* rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, std::max(lo, hi))(*rng);
-}
-
-bool Coin(std::mt19937_64* rng, double p = 0.5) {
-  return std::bernoulli_distribution(p)(*rng);
-}
-
-int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
-
-// Which dimensions the format packs 8 to an int32 (formats.md).
-bool NeedsK8(WeightFormat f) {
-  return f != WeightFormat::kUnpackedInt8 && f != WeightFormat::kAwqGemm;
-}
-bool NeedsN8(WeightFormat f, WeightType t) {
-  if (f == WeightFormat::kAwqGemm) return true;
-  return t == WeightType::kU4 &&
-         (f == WeightFormat::kCompressedTensors || f == WeightFormat::kGptqV1 ||
-          f == WeightFormat::kGptqV2);
-}
-
 constexpr int64_t kMacBudget = int64_t{1} << 21;  // M * N * K per case
 
-// Text form of the enums, parsed back by name.
-template <class E>
-bool ParseEnum(const std::string& text, std::initializer_list<E> values,
-               E* out) {
-  for (E v : values) {
-    if (text == ToString(v)) {
-      *out = v;
-      return true;
-    }
-  }
-  return false;
+}  // namespace
+
+bool KnownSelftestBackend(const std::string& name) {
+  return FindBackend(name) != nullptr;
 }
 
-}  // namespace
+bool InstallSelftestBackend(const std::string& name, int threads) {
+  const BackendEntry* backend = FindBackend(name);
+  if (backend == nullptr) return false;
+  backend->install(threads);
+  return true;
+}
 
 std::vector<std::string> SelftestBackends() {
   std::vector<std::string> names;
@@ -182,66 +157,37 @@ std::string CaseToString(const Case& c) {
 absl::StatusOr<Case> ParseCase(const std::string& text) {
   Case c;
   LayerDesc& d = c.desc;
-  std::map<std::string, std::string> fields;
-  const std::vector<std::string> items =
-      absl::StrSplit(text, ',', absl::SkipEmpty());
-  for (const std::string& item : items) {
-    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    if (kv.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("case field '", item, "' is not name=value"));
-    }
-    fields[kv[0]] = kv[1];
-  }
-  auto bad = [](const std::string& name, const std::string& value) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("case field ", name, "=", value, " is not valid"));
-  };
+  absl::StatusOr<std::map<std::string, std::string>> fields = CaseFields(text);
+  if (!fields.ok()) return fields.status();
+  const CommonFields common{
+      &c.isa,         &d.mode,        &d.act_quant,
+      &d.weight_type, &c.format,      &d.scale_dtype,
+      &d.act_dtype,   &d.out_dtype,   &d.allow_bf16_compute,
+      &c.ldx,         &c.ldy,         &c.threads,
+      &c.backend,     &c.weight_seed, &c.x_seed};
   const std::initializer_list<DType> dtypes = {DType::kF32, DType::kBF16,
                                                DType::kF16};
-  for (const auto& [name, value] : fields) {
+  for (const auto& [name, value] : *fields) {
+    if (name == "format" &&
+        value == ToString(WeightFormat::kTinygemmInt4Pack)) {
+      c.format = WeightFormat::kTinygemmInt4Pack;
+      continue;
+    }
+    const FieldParse shared = ParseCommonField(name, value, common);
+    if (shared == FieldParse::kBad) return BadCaseField(name, value);
+    if (shared == FieldParse::kOk) continue;
     int64_t num = 0;
     const bool is_num = absl::SimpleAtoi(value, &num);
     bool ok = true;
-    if (name == "isa") {
-      ok = internal::ParseIsaTier(value, &c.isa);
-    } else if (name == "mode") {
-      ok = ParseEnum(value, {Mode::kW4A16, Mode::kDA8W4}, &d.mode);
-    } else if (name == "act_quant") {
-      ok = ParseEnum(value, {ActQuant::kPerToken, ActQuant::kPerGroup},
-                     &d.act_quant);
-    } else if (name == "weights") {
-      ok = ParseEnum(value, {WeightType::kS4, WeightType::kU4}, &d.weight_type);
-    } else if (name == "format") {
-      ok = false;
-      for (WeightFormat f : kAllFormats) {
-        if (value == ToString(f)) {
-          c.format = f;
-          ok = true;
-        }
-      }
-      if (value == ToString(WeightFormat::kTinygemmInt4Pack)) {
-        c.format = WeightFormat::kTinygemmInt4Pack;
-        ok = true;
-      }
-    } else if (name == "zp") {
+    if (name == "zp") {
       // "integer", or the dtype of float zero points.
       d.zero_point_domain = value == "integer" ? ZeroPointDomain::kInteger
                                                : ZeroPointDomain::kFloat;
       ok = value == "integer" ||
            ParseEnum(value, {DType::kBF16, DType::kF32}, &d.zero_point_dtype);
-    } else if (name == "scales") {
-      ok = ParseEnum(value, dtypes, &d.scale_dtype);
-    } else if (name == "act") {
-      ok = ParseEnum(value, dtypes, &d.act_dtype);
-    } else if (name == "out") {
-      ok = ParseEnum(value, dtypes, &d.out_dtype);
     } else if (name == "bias") {
       d.has_bias = value != "none";
       ok = !d.has_bias || ParseEnum(value, dtypes, &d.bias_dtype);
-    } else if (name == "backend") {
-      c.backend = value;
-      ok = FindBackend(value) != nullptr;
     } else if (!is_num) {
       ok = false;
     } else if (name == "n") {
@@ -252,21 +198,8 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
       d.group_size = num;
     } else if (name == "groups_major") {
       c.groups_major = num != 0;
-    } else if (name == "bf16_compute") {
-      d.allow_bf16_compute = num != 0;
     } else if (name == "m") {
       c.m = num;
-    } else if (name == "ldx") {
-      c.ldx = num;
-    } else if (name == "ldy") {
-      c.ldy = num;
-    } else if (name == "threads") {
-      c.threads = static_cast<int>(num);
-      ok = num >= 1 && num <= 4096;
-    } else if (name == "wseed") {
-      c.weight_seed = static_cast<uint32_t>(num);
-    } else if (name == "xseed") {
-      c.x_seed = static_cast<uint32_t>(num);
     } else if (name == "act_order") {
       c.act_order = num != 0;
     } else if (name == "ep") {
@@ -276,7 +209,7 @@ absl::StatusOr<Case> ParseCase(const std::string& text) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown case field '", name, "'"));
     }
-    if (!ok) return bad(name, value);
+    if (!ok) return BadCaseField(name, value);
   }
   if (c.ldx == 0) c.ldx = d.k;
   if (c.ldy == 0) c.ldy = d.n;
@@ -386,12 +319,10 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
 
 CaseResult RunCase(const Case& c) {
   CaseResult result;
-  const BackendEntry* backend = FindBackend(c.backend);
-  if (backend == nullptr) {
+  if (!InstallSelftestBackend(c.backend, c.threads)) {
     result.error = absl::StrCat("unknown backend ", c.backend);
     return result;
   }
-  backend->install(c.threads);
   internal::ScopedIsaCap cap(c.isa);
   const LayerDesc& d = c.desc;
   internal::CanonicalWeights w = RandomWeights(d, c.weight_seed);
@@ -461,16 +392,33 @@ SelftestReport RunSelftest(
         elapsed() + (options.seconds - elapsed()) / (tiers.size() - ti);
     std::seed_seq seq{options.seed, static_cast<uint64_t>(tier)};
     std::mt19937_64 rng(seq);
-    TierModeStats per_mode[2];
-    for (int mo = 0; mo < 2; ++mo) {
-      per_mode[mo].tier = tier;
-      per_mode[mo].mode = static_cast<Mode>(mo);
+    std::seed_seq moe_seq{options.seed, static_cast<uint64_t>(tier),
+                          uint64_t{0x6d6f65}};
+    std::mt19937_64 moe_rng(moe_seq);
+    TierModeStats per_kind[4];
+    for (int i = 0; i < 4; ++i) {
+      per_kind[i].tier = tier;
+      per_kind[i].moe = i >= 2;
+      per_kind[i].mode = static_cast<Mode>(i % 2);
     }
     for (int64_t i = 0; i < options.configs_per_tier && elapsed() < deadline;
          ++i) {
-      const Case c = RandomCase(&rng, tier, max_threads, backends);
-      const CaseResult r = RunCase(c);
-      TierModeStats& s = per_mode[static_cast<int>(c.desc.mode)];
+      std::string text;
+      CaseResult r;
+      Mode mode;
+      const bool moe = i % kMoeEvery == kMoeEvery - 1;
+      if (moe) {
+        const MoeCase c = RandomMoeCase(&moe_rng, tier, max_threads, backends);
+        r = RunMoeCase(c);
+        text = MoeCaseToString(c);
+        mode = c.desc.mode;
+      } else {
+        const Case c = RandomCase(&rng, tier, max_threads, backends);
+        r = RunCase(c);
+        text = CaseToString(c);
+        mode = c.desc.mode;
+      }
+      TierModeStats& s = per_kind[static_cast<int>(mode) + (moe ? 2 : 0)];
       ++s.configs;
       s.on_jit += r.on_jit ? 1 : 0;
       s.worst_ratio = std::max(s.worst_ratio, r.worst_ratio);
@@ -478,8 +426,7 @@ SelftestReport RunSelftest(
         ++s.failed;
         ++report.total_failed;
         if (report.failures.size() < kMaxReported) {
-          report.failures.push_back(
-              absl::StrCat(CaseToString(c), "\n  ", r.error));
+          report.failures.push_back(absl::StrCat(text, "\n  ", r.error));
         }
       }
       if ((i + 1) % kClearEvery == 0) internal::ClearKernelCache();
@@ -488,7 +435,7 @@ SelftestReport RunSelftest(
                           report.total_failed, elapsed()});
       }
     }
-    for (const TierModeStats& s : per_mode) report.stats.push_back(s);
+    for (const TierModeStats& s : per_kind) report.stats.push_back(s);
   }
   RestoreThreading(threading_before);
   report.seconds = elapsed();
@@ -497,12 +444,13 @@ SelftestReport RunSelftest(
 
 std::string FormatSummary(const SelftestReport& report) {
   std::string out =
-      absl::StrFormat("%-12s %-6s %8s %7s %8s %14s\n", "tier", "mode",
-                      "configs", "failed", "on JIT", "worst err/tol");
+      absl::StrFormat("%-12s %-6s %-6s %8s %7s %8s %14s\n", "tier", "layer",
+                      "mode", "configs", "failed", "on JIT", "worst err/tol");
   for (const TierModeStats& s : report.stats) {
-    absl::StrAppendFormat(&out, "%-12s %-6s %8d %7d %8d %14.3f\n",
-                          internal::ToString(s.tier), ToString(s.mode),
-                          s.configs, s.failed, s.on_jit, s.worst_ratio);
+    absl::StrAppendFormat(&out, "%-12s %-6s %-6s %8d %7d %8d %14.3f\n",
+                          internal::ToString(s.tier), s.moe ? "moe" : "linear",
+                          ToString(s.mode), s.configs, s.failed, s.on_jit,
+                          s.worst_ratio);
   }
   return out;
 }

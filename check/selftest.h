@@ -24,6 +24,12 @@ namespace w4jit::check {
 // it) and "host" (a std::thread-per-chunk ParallelBackend installed with
 // SetParallelBackend, as a host framework would).
 std::vector<std::string> SelftestBackends();
+// Whether `name` is one of the backends above (omp even where this build
+// lacks it: installing it then fails to switch).
+bool KnownSelftestBackend(const std::string& name);
+// Makes the next runs use backend `name` with `threads` threads; false if
+// the name is unknown.
+bool InstallSelftestBackend(const std::string& name, int threads);
 
 struct Case {
   internal::IsaTier isa = internal::IsaTier::kRef;
@@ -78,6 +84,7 @@ std::vector<internal::IsaTier> SupportedTiers();
 
 struct TierModeStats {
   internal::IsaTier tier = internal::IsaTier::kRef;
+  bool moe = false;  // MoE layers (check/moe_selftest.h), else linear ones
   Mode mode = Mode::kW4A16;
   int64_t configs = 0;
   int64_t failed = 0;
@@ -93,16 +100,21 @@ struct Progress {
   double elapsed_s = 0;  // all tiers so far
 };
 
+inline constexpr int64_t kMoeEvery = 6;
+
 struct SelftestReport {
-  std::vector<TierModeStats> stats;   // per tier, per mode
+  // Per tier: linear w4a16, linear da8w4, moe w4a16, moe da8w4.
+  std::vector<TierModeStats> stats;
   std::vector<std::string> failures;  // "CASE\n  error" for the first few
   int64_t total_failed = 0;
   double seconds = 0;
 };
 
 // Runs options.configs_per_tier cases on each tier, one tier after the
-// other, each within its share of options.seconds. `progress` (may be
-// empty) is called after every case.
+// other, each within its share of options.seconds: every kMoeEvery-th is a
+// MoE layer (check/moe_selftest.h, drawn from a generator of its own, so
+// the linear cases are the ones a seed drew before MoE draws existed).
+// `progress` (may be empty) is called after every case.
 SelftestReport RunSelftest(
     const SelftestOptions& options,
     const std::function<void(const Progress&)>& progress);

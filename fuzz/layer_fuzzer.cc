@@ -4,6 +4,7 @@
 // this CPU's best ISA tier and checked element by element against the
 // reference wherever the inputs are finite (DA8W4 also with NaN/Inf rows,
 // which it defines). Creation must either succeed or return a clean error.
+// One input in eight builds a MoE layer instead (fuzz/moe_fuzz.h).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "check/layer_check.h"
 #include "dispatch/kernel_cache.h"
 #include "fuzz/fuzz_util.h"
+#include "fuzz/moe_fuzz.h"
 #include "runtime/formats/import.h"
 #include "w4jit/w4jit.hpp"
 
@@ -92,6 +94,11 @@ LayerDesc ConsumeDesc(FuzzedDataProvider* fdp, WeightFormat format) {
 }
 
 void RunOne(FuzzedDataProvider* fdp) {
+  // One input in eight is a MoE layer (fuzz/moe_fuzz.h).
+  if (fdp->ConsumeIntegralInRange(0, 7) == 0) {
+    RunMoeOne(fdp);
+    return;
+  }
   const WeightFormat format = fdp->PickValueInArray(kFormats);
   const bool groups_major = fdp->ConsumeBool();
   LayerDesc desc = ConsumeDesc(fdp, format);

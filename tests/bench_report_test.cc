@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "perf/lib/report_files.h"
@@ -401,6 +402,74 @@ TEST(BenchReport, WritesAllFilesIntoTheDirectory) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/scaling.csv"));
   std::ifstream json(dir + "/bench.json");
   EXPECT_NO_THROW(nlohmann::json::parse(json));
+  std::filesystem::remove_all(dir);
+}
+
+// A --moe run: bench.json carries the rows under "moe" with moe.csv's
+// columns as keys, and the files are bench.json, bench.txt and moe.csv
+// (no per-layer CSV or charts).
+TEST(BenchReport, MoeRunWritesJsonTextAndCsv) {
+  BenchReport report;
+  report.date_utc = "2026-12-03T00:00:00Z";
+  report.threads = 2;
+  MoeBenchRow row;
+  row.preset = "qwen3-30b-a3b";
+  row.mode = Mode::kDA8W4;
+  row.skewed = true;
+  row.tokens = 4;
+  row.threads = 2;
+  row.min_us = 100.0;
+  row.median_us = 120.0;
+  row.touched_experts = 11;
+  row.touched_bytes = 2e7;
+  row.read_bytes_per_s = 4e11;
+  row.macs = 1e8;
+  row.peak_macs_per_s = 1e12;
+  row.loop_min_us = 250.0;
+  row.loop_median_us = 300.0;
+  report.moe = {row, row};
+  report.moe[1].skewed = false;
+
+  const nlohmann::json none = nlohmann::json::parse(ToJson(SampleReport()));
+  EXPECT_EQ(none["moe"], nlohmann::json::array());
+  const nlohmann::json j = nlohmann::json::parse(ToJson(report));
+  ASSERT_EQ(j["moe"].size(), 2u);
+  const nlohmann::json& m = j["moe"][0];
+  EXPECT_EQ(m["model"], "qwen3-30b-a3b");
+  EXPECT_EQ(m["mode"], "da8w4");
+  EXPECT_EQ(m["routing"], "skewed");
+  EXPECT_EQ(j["moe"][1]["routing"], "uniform");
+  EXPECT_EQ(m["tokens"], 4);
+  EXPECT_EQ(m["touched_experts"], 11);
+  EXPECT_DOUBLE_EQ(m["loop_median_us"].get<double>(), 300.0);
+  EXPECT_DOUBLE_EQ(m["roof_pct"].get<double>(), row.roof_pct());
+  EXPECT_DOUBLE_EQ(m["peak_pct"].get<double>(), row.peak_pct());
+
+  // moe.csv's header holds the JSON objects' keys (which nlohmann keeps
+  // sorted), and one line per row.
+  const std::string csv = MoeCsv(report);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  std::vector<std::string> fields = absl::StrSplit(header, ',');
+  std::sort(fields.begin(), fields.end());
+  std::vector<std::string> keys;
+  for (auto it = m.begin(); it != m.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(fields, keys);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  EXPECT_EQ(header.rfind("model,mode,routing,tokens,threads,min_us", 0), 0u)
+      << header;
+
+  const std::string dir =
+      (std::filesystem::path(::testing::TempDir()) / "w4jit_bench_moe")
+          .string();
+  std::filesystem::remove_all(dir);
+  absl::StatusOr<std::vector<std::string>> files =
+      WriteBenchFiles(report, "moe table\n", dir);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ(*files,
+            (std::vector<std::string>{dir + "/bench.json", dir + "/bench.txt",
+                                      dir + "/moe.csv"}));
+  std::ifstream json(dir + "/bench.json");
+  EXPECT_EQ(nlohmann::json::parse(json)["moe"].size(), 2u);
   std::filesystem::remove_all(dir);
 }
 

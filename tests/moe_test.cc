@@ -262,6 +262,30 @@ TEST_P(MoeTest, AccumulateAndUnweighted) {
   }
 }
 
+// DA8W4 with activation scales per group for x and the intermediate: the
+// oracle's half step (from each row's amax) bounds the per-group steps too.
+TEST_P(MoeTest, PerGroupActivationScales) {
+  MoeDesc d = SmallDesc();
+  d.act_quant = ActQuant::kPerGroup;
+  if (d.mode != Mode::kDA8W4) {
+    // W4A16 has no activation scales: refused, naming the field.
+    auto c = check::RandomMoeCheckpoint(SmallDesc(),
+                                        WeightFormat::kCompressedTensors, 5);
+    ASSERT_TRUE(c.ok()) << c.status();
+    auto layer = MoeLayer::Create(d, c->Stacked());
+    ASSERT_FALSE(layer.ok());
+    EXPECT_NE(layer.status().message().find("act_quant"), std::string::npos)
+        << layer.status();
+    return;
+  }
+  auto f = MakeFixture(d, WeightFormat::kCompressedTensors, true,
+                       GetParam().tier, 51);
+  ASSERT_NE(f, nullptr);
+  for (int64_t t : {1, 5, 40}) {
+    EXPECT_TRUE(RunAndCheck(*f, t, 2, Routes::kUniform, false, false, 52));
+  }
+}
+
 // Several column panels per projection, a short last panel (H = 960: 512 +
 // 448 columns), per-channel groups.
 TEST_P(MoeTest, WidePanels) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "check/moe_selftest.h"
 #include "gtest/gtest.h"
 #include "w4jit/parallel.hpp"
 
@@ -22,6 +23,58 @@ TEST(SelftestTest, CaseTextRoundTrips) {
     ASSERT_TRUE(back.ok()) << text << ": " << back.status();
     EXPECT_EQ(CaseToString(*back), text);
   }
+}
+
+TEST(SelftestTest, MoeCaseTextRoundTrips) {
+  std::mt19937_64 rng(6);
+  for (int i = 0; i < 200; ++i) {
+    const MoeCase c =
+        RandomMoeCase(&rng, internal::IsaTier::kRef, 4, SelftestBackends());
+    const std::string text = MoeCaseToString(c);
+    EXPECT_TRUE(IsMoeCaseText(text)) << text;
+    EXPECT_FALSE(IsMoeCaseText(CaseToString(Case{})));
+    absl::StatusOr<MoeCase> back = ParseMoeCase(text);
+    ASSERT_TRUE(back.ok()) << text << ": " << back.status();
+    EXPECT_EQ(MoeCaseToString(*back), text);
+  }
+}
+
+TEST(SelftestTest, BadMoeCaseTextIsNamed) {
+  absl::StatusOr<MoeCase> c = ParseMoeCase("moe=1,experts=4,colour=blue");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("colour"), absl::string_view::npos);
+  c = ParseMoeCase("moe=1,gate=relu");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("gate=relu"), absl::string_view::npos);
+  c = ParseMoeCase("moe=1,experts=2,hidden=8,inter=8,k=3");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("k = 3 is more than experts = 2"),
+            absl::string_view::npos);
+  c = ParseMoeCase("isa=ref,experts=2");
+  ASSERT_FALSE(c.ok());
+}
+
+// A MoE case with every switch on runs and agrees with the oracle; one
+// that cannot be built fails with the reason.
+TEST(SelftestTest, MoeCasesRunOrNameWhyNot) {
+  absl::StatusOr<MoeCase> c = ParseMoeCase(
+      "moe=1,isa=ref,mode=da8w4,act_quant=per_group,experts=5,hidden=64,"
+      "inter=48,group=16,weights=u4,format=gptq-v1,stacked=1,scales=bf16,"
+      "act=bf16,out=f32,gate=gelu_tanh,w13_bias=1,w2_bias=1,bias=bf16,t=9,"
+      "k=3,skewed=1,accumulate=1,ldx=70,ldy=66,threads=2,backend=host");
+  ASSERT_TRUE(c.ok()) << c.status();
+  CaseResult r = RunMoeCase(*c);
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_GT(r.worst_ratio, 0.0);
+  // AWQ packs N = 2I by eights: I = 6 cannot be exported.
+  c = ParseMoeCase(
+      "moe=1,isa=ref,experts=2,hidden=16,inter=6,group=-1,format=awq-gemm");
+  ASSERT_TRUE(c.ok()) << c.status();
+  r = RunMoeCase(*c);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("checkpoint"), std::string::npos) << r.error;
+  SetParallelBackend(nullptr);
+  SetNumThreads(0);
 }
 
 TEST(SelftestTest, BadCaseTextIsNamed) {
@@ -78,16 +131,22 @@ TEST(SelftestTest, ShortRunCoversEveryTierAndModeWithoutFailures) {
   const SelftestReport report =
       RunSelftest(options, [&](const Progress&) { ++calls; });
   const auto tiers = SupportedTiers();
-  ASSERT_EQ(report.stats.size(), 2 * tiers.size());
-  int64_t total = 0;
+  // Per tier: linear and MoE layers, each in both modes.
+  ASSERT_EQ(report.stats.size(), 4 * tiers.size());
+  int64_t total = 0, moe = 0;
   for (const TierModeStats& s : report.stats) {
-    EXPECT_GT(s.configs, 0) << internal::ToString(s.tier);
     EXPECT_EQ(s.failed, 0);
-    if (s.tier != internal::IsaTier::kRef) {
-      EXPECT_GT(s.on_jit, 0);
+    if (s.moe) {
+      moe += s.configs;
+    } else {
+      EXPECT_GT(s.configs, 0) << internal::ToString(s.tier);
+      if (s.tier != internal::IsaTier::kRef) {
+        EXPECT_GT(s.on_jit, 0);
+      }
     }
     total += s.configs;
   }
+  EXPECT_EQ(moe, 60 / kMoeEvery * static_cast<int64_t>(tiers.size()));
   EXPECT_EQ(total, 60 * static_cast<int64_t>(tiers.size()));
   EXPECT_EQ(calls, total);
   for (const std::string& f : report.failures) ADD_FAILURE() << f;

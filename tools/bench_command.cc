@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "tools/commands.h"
 
 #ifdef W4JIT_HAVE_PERF
+#include "absl/strings/str_join.h"
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_runner.h"
 #include "perf/lib/moe_bench.h"
@@ -31,7 +31,24 @@ int RunBench(int, char**) {
 
 #else
 
-// `--moe`: the fused-MoE section alone; its table on stdout, moe.csv.
+// Writes the report's files into `dir` and lists them; 1 if it cannot.
+int WriteFiles(const perf::BenchReport& report, const std::string& text,
+               const std::string& dir) {
+  absl::StatusOr<std::vector<std::string> > files =
+      perf::WriteBenchFiles(report, text, dir);
+  if (!files.ok()) {
+    std::fprintf(stderr, "w4jit bench: %s\n",
+                 files.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("\nwrote");
+  for (const std::string& f : *files) std::printf(" %s", f.c_str());
+  std::printf("\n");
+  return 0;
+}
+
+// `--moe`: the fused-MoE section alone; its table on stdout, bench.json
+// (the rows under "moe"), bench.txt and moe.csv.
 int RunMoe(const perf::BenchConfig& config) {
   SetNumThreads(config.threads);
   perf::MoeBenchOptions options;
@@ -48,19 +65,16 @@ int RunMoe(const perf::BenchConfig& config) {
     std::fprintf(stderr, "w4jit bench: %s\n", rows.status().ToString().c_str());
     return 1;
   }
-  std::printf("\n%s", perf::MoeTable(*rows).c_str());
-  const std::string path = config.out_dir + "/moe.csv";
-  std::filesystem::create_directories(config.out_dir);
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    std::fprintf(stderr, "w4jit bench: cannot write %s\n", path.c_str());
-    return 1;
+  perf::BenchReport report = perf::NewReport(config);
+  report.preset = absl::StrJoin(config.moe, ",");
+  for (Mode m : config.modes) {
+    report.impls.push_back(m == Mode::kW4A16 ? perf::kImplW4a16
+                                             : perf::kImplDa8w4);
   }
-  const std::string csv = perf::MoeCsv(*rows);
-  std::fwrite(csv.data(), 1, csv.size(), f);
-  std::fclose(f);
-  std::printf("\nwrote %s\n", path.c_str());
-  return 0;
+  report.moe = *std::move(rows);
+  const std::string text = perf::MoeTable(report.moe);
+  std::printf("\n%s", text.c_str());
+  return WriteFiles(report, text, config.out_dir);
 }
 
 int RunBench(int argc, char** argv) {
@@ -94,16 +108,7 @@ int RunBench(int argc, char** argv) {
   }
   const std::string text = perf::FormatReport(*report);
   std::printf("\n%s", text.c_str());
-  absl::StatusOr<std::vector<std::string> > files =
-      perf::WriteBenchFiles(*report, text, config->out_dir);
-  if (!files.ok()) {
-    std::fprintf(stderr, "w4jit bench: %s\n",
-                 files.status().ToString().c_str());
-    return 1;
-  }
-  std::printf("\nwrote");
-  for (const std::string& f : *files) std::printf(" %s", f.c_str());
-  std::printf("\n");
+  if (WriteFiles(*report, text, config->out_dir) != 0) return 1;
   if (report->any_failed()) {
     std::fprintf(stderr,
                  "w4jit bench: some kernels are wrong or failed to run (rows "

@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "check/moe_selftest.h"
 #include "check/selftest.h"
 #include "dispatch/cpu_profile.h"
 #include "tools/commands.h"
@@ -25,7 +26,10 @@ void Help() {
       "all checkpoint formats, s4/u4, W4A16/DA8W4, bf16/f32 in and out,\n"
       "bias, M with every tile tail, padded ldx/ldy, 1..T threads, every\n"
       "parallel backend) and checks every output against the reference, on\n"
-      "each ISA tier this CPU supports (as W4JIT_ISA would cap them).\n\n"
+      "each ISA tier this CPU supports (as W4JIT_ISA would cap them). One\n"
+      "configuration in %d is a MoE layer (experts, top-k, H, I, format,\n"
+      "stacked or per-expert, gate activation, routing) checked against\n"
+      "its float64 oracle.\n\n"
       "options:\n"
       "  --configs=N     configurations per ISA tier (default 10000)\n"
       "  --seconds=S     time limit over all tiers (default 600)\n"
@@ -36,6 +40,7 @@ void Help() {
       "  --case=CASE     rerun one configuration (as printed on failure)\n\n"
       "Exit status 0 if every configuration agreed, 1 if any did not (each\n"
       "failure is printed as a command line that reruns just it).\n",
+      static_cast<int>(check::kMoeEvery),
       [] {
         std::string s;
         for (const std::string& b : check::SelftestBackends()) {
@@ -64,20 +69,36 @@ bool Value(const std::string& arg, const char* name, std::string* out) {
   return true;
 }
 
-int RunOneCase(const std::string& text) {
-  absl::StatusOr<check::Case> c = check::ParseCase(text);
-  if (!c.ok()) {
-    std::fprintf(stderr, "w4jit selftest: %s\n",
-                 std::string(c.status().message()).c_str());
-    return 2;
-  }
-  const check::CaseResult r = check::RunCase(*c);
-  std::printf("%s: %s\n", r.ok ? "OK" : "FAILED",
-              check::CaseToString(*c).c_str());
+void PrintResult(const std::string& case_text, const check::CaseResult& r) {
+  std::printf("%s: %s\n", r.ok ? "OK" : "FAILED", case_text.c_str());
   std::printf("  %s, worst |error| / tolerance %.3f\n",
               r.on_jit ? "JIT kernels" : "reference path", r.worst_ratio);
   if (!r.ok) std::printf("  %s\n", r.error.c_str());
-  return r.ok ? 0 : 1;
+}
+
+int RunOneCase(const std::string& text) {
+  const bool moe = check::IsMoeCaseText(text);
+  absl::Status parsed;
+  if (moe) {
+    absl::StatusOr<check::MoeCase> c = check::ParseMoeCase(text);
+    parsed = c.status();
+    if (c.ok()) {
+      const check::CaseResult r = check::RunMoeCase(*c);
+      PrintResult(check::MoeCaseToString(*c), r);
+      return r.ok ? 0 : 1;
+    }
+  } else {
+    absl::StatusOr<check::Case> c = check::ParseCase(text);
+    parsed = c.status();
+    if (c.ok()) {
+      const check::CaseResult r = check::RunCase(*c);
+      PrintResult(check::CaseToString(*c), r);
+      return r.ok ? 0 : 1;
+    }
+  }
+  std::fprintf(stderr, "w4jit selftest: %s\n",
+               std::string(parsed.message()).c_str());
+  return 2;
 }
 
 }  // namespace

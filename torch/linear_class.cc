@@ -2,6 +2,8 @@
 
 #include <torch/library.h>
 
+#include "torch/arg_names.h"
+#include "torch/checkpoint_tensors.h"
 #include "torch/run_layer.h"
 #include "torch/tensor_checks.h"
 #include "torch/zentorch_ops.h"
@@ -10,97 +12,6 @@ namespace w4jit::torch_ext {
 namespace {
 
 constexpr const char* kOp = "w4jit.Linear";
-
-WeightFormat ParseFormat(const std::string& f) {
-  if (f == "compressed_tensors") return WeightFormat::kCompressedTensors;
-  if (f == "gptq_v1" || f == "gptq") return WeightFormat::kGptqV1;
-  if (f == "gptq_v2") return WeightFormat::kGptqV2;
-  if (f == "awq") return WeightFormat::kAwqGemm;
-  if (f == "unpacked_int8") return WeightFormat::kUnpackedInt8;
-  if (f == "zentorch_int32") return WeightFormat::kZentorchInt32;
-  TORCH_CHECK(false, kOp, ": format '", f,
-              "' is not one of compressed_tensors, gptq_v1, gptq_v2, awq, "
-              "unpacked_int8, zentorch_int32");
-}
-
-Mode ParseMode(const std::string& m) {
-  if (m == "w4a16") return Mode::kW4A16;
-  if (m == "da8w4") return Mode::kDA8W4;
-  TORCH_CHECK(false, kOp, ": mode '", m, "' is not w4a16 or da8w4");
-}
-
-DType ParseActDType(const std::string& d) {
-  if (d == "bfloat16") return DType::kBF16;
-  if (d == "float32") return DType::kF32;
-  TORCH_CHECK(false, kOp, ": act_dtype '", d, "' is not bfloat16 or float32");
-}
-
-// N and K from the weight's shape in `format`.
-void WeightDims(WeightFormat f, const at::Tensor& q, int64_t* n, int64_t* k) {
-  CheckDim(kOp, "qweight", q, 2);
-  switch (f) {
-    case WeightFormat::kUnpackedInt8:
-      CheckDType(kOp, "qweight", q, {at::kChar});
-      *n = q.size(0);
-      *k = q.size(1);
-      return;
-    case WeightFormat::kZentorchInt32:
-    case WeightFormat::kCompressedTensors:
-      CheckDType(kOp, "qweight", q, {at::kInt});
-      *n = q.size(0);
-      *k = q.size(1) * 8;
-      return;
-    case WeightFormat::kGptqV1:
-    case WeightFormat::kGptqV2:
-      CheckDType(kOp, "qweight", q, {at::kInt});
-      *n = q.size(1);
-      *k = q.size(0) * 8;
-      return;
-    case WeightFormat::kAwqGemm:
-      CheckDType(kOp, "qweight", q, {at::kInt});
-      *n = q.size(1) * 8;
-      *k = q.size(0);
-      return;
-    case WeightFormat::kTinygemmInt4Pack:
-      // Not a w4jit.Linear format (ParseFormat never returns it): torchao
-      // checkpoints go through woq_repack_from_int4pack + woq_linear.
-      TORCH_CHECK(false, kOp,
-                  ": tinygemm int4pack weights are taken by "
-                  "woq_repack_from_int4pack + woq_linear");
-  }
-}
-
-// Expected [rows, cols] of scales and of zero points for `format`.
-struct GroupShapes {
-  int64_t scale_rows, scale_cols;
-  int64_t zp_rows, zp_cols;
-  at::ScalarType zp_dtype;
-};
-
-GroupShapes ShapesFor(WeightFormat f, int64_t n, int64_t g, bool groups_major) {
-  switch (f) {
-    case WeightFormat::kUnpackedInt8:
-    case WeightFormat::kZentorchInt32:
-      return groups_major ? GroupShapes{g, n, g, n, at::kChar}
-                          : GroupShapes{n, g, n, g, at::kChar};
-    case WeightFormat::kCompressedTensors:
-      return {n, g, n / 8, g, at::kInt};
-    default:  // GPTQ and AWQ: scales [G, N], zeros packed along N
-      return {g, n, g, n / 8, at::kInt};
-  }
-}
-
-void CheckShape2(const char* name, const at::Tensor& t, int64_t rows,
-                 int64_t cols, const char* why) {
-  CheckCpu(kOp, name, t);
-  CheckDim(kOp, name, t, 2);
-  CheckSize(kOp, name, t, 0, rows, why);
-  CheckSize(kOp, name, t, 1, cols, why);
-}
-
-bool Present(const c10::optional<at::Tensor>& t) {
-  return t.has_value() && t->defined();
-}
 
 // "gelu_tanh+mul_add" -> the epilogue, operands in `dtype`.
 Epilogue ParseEpilogue(const std::string& spec, DType dtype) {
@@ -150,73 +61,16 @@ LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
                          const std::string& act_dtype, bool groups_major,
                          const std::string& epilogue,
                          const std::string& act_quant) {
-  const WeightFormat f = ParseFormat(format);
   LayerDesc d;
-  d.mode = ParseMode(mode);
+  d.mode = ParseMode(kOp, mode);
   d.act_quant = ParseActQuant(kOp, act_quant);
-  d.act_dtype = ParseActDType(act_dtype);
+  d.act_dtype = ParseActDType(kOp, act_dtype);
   d.out_dtype = d.act_dtype;
   d.epilogue = ParseEpilogue(epilogue, d.act_dtype);
-  CheckCpu(kOp, "qweight", qweight);
-  WeightDims(f, qweight, &d.n, &d.k);
-  TORCH_CHECK(d.n > 0 && d.k > 0, kOp, ": qweight has shape ",
-              ShapeString(qweight), ", which gives N = ", d.n, ", K = ", d.k,
-              "; both must be > 0");
-  TORCH_CHECK(group_size == -1 || (group_size > 0 && d.k % group_size == 0),
-              kOp, ": group_size = ", group_size,
-              " must be -1 (per-channel) or a positive divisor of K = ", d.k);
-  d.group_size = group_size;
-  const int64_t g = d.groups();
-  const GroupShapes shapes = ShapesFor(f, d.n, g, groups_major);
-
-  CheckShape2("scales", scales, shapes.scale_rows, shapes.scale_cols,
-              "from N, K and group_size in this format");
-  CheckDType(kOp, "scales", scales, {at::kFloat, at::kBFloat16, at::kHalf});
-  d.scale_dtype = ToDType(scales.scalar_type());
-  d.weight_type = Present(zero_points) ? WeightType::kU4 : WeightType::kS4;
-  if (Present(zero_points)) {
-    TORCH_CHECK(shapes.zp_dtype == at::kChar || d.n % 8 == 0, kOp,
-                ": N = ", d.n, " must be a multiple of 8 for ", format,
-                " zero points (8 per int32 along N)");
-    CheckShape2("zero_points", *zero_points, shapes.zp_rows, shapes.zp_cols,
-                "from N and group_size in this format");
-    CheckDType(kOp, "zero_points", *zero_points, {shapes.zp_dtype});
-  }
-  if (Present(g_idx)) {
-    // Act-order (runtime/formats/act_order.h): every format but AWQ.
-    TORCH_CHECK(f != WeightFormat::kAwqGemm, kOp,
-                ": g_idx (act-order) is not meaningful for ", format,
-                ", which has no act-order");
-    CheckCpu(kOp, "g_idx", *g_idx);
-    CheckDim(kOp, "g_idx", *g_idx, 1);
-    CheckDType(kOp, "g_idx", *g_idx, {at::kInt});
-    CheckSize(kOp, "g_idx", *g_idx, 0, d.k, "K");
-  }
-  d.has_bias = Present(bias);
-  at::Tensor b;
-  if (d.has_bias) {
-    CheckCpu(kOp, "bias", *bias);
-    CheckDim(kOp, "bias", *bias, 1);
-    CheckDType(kOp, "bias", *bias, {at::kFloat, at::kBFloat16, at::kHalf});
-    CheckSize(kOp, "bias", *bias, 0, d.n, "N");
-    b = LayerBias(*bias);
-    d.bias_dtype = ToDType(b.scalar_type());
-  }
-
-  const at::Tensor q = qweight.contiguous();
-  const at::Tensor s = scales.contiguous();
-  const at::Tensor z =
-      Present(zero_points) ? zero_points->contiguous() : at::Tensor();
-  const at::Tensor gi = Present(g_idx) ? g_idx->contiguous() : at::Tensor();
-  WeightsView v;
-  v.format = f;
-  v.qweight = q.data_ptr();
-  v.scales = s.data_ptr();
-  v.zero_points = z.defined() ? z.data_ptr() : nullptr;
-  v.g_idx = gi.defined() ? gi.data_ptr<int32_t>() : nullptr;
-  v.bias = b.defined() ? b.data_ptr() : nullptr;
-  v.groups_major = groups_major;
-  auto layer = Layer::Create(d, v);
+  const CheckpointTensors t =
+      CheckCheckpoint(kOp, ParseWeightFormat(kOp, format), qweight, scales,
+                      zero_points, g_idx, bias, group_size, groups_major, &d);
+  auto layer = Layer::Create(d, t.view());
   TORCH_CHECK(layer.ok(), kOp, ": ", std::string(layer.status().message()));
   layer_ = std::shared_ptr<const Layer>(std::move(*layer));
 }

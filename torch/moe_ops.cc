@@ -31,7 +31,9 @@
 #include <utility>
 #include <vector>
 
+#include "torch/arg_names.h"
 #include "torch/layer_cache.h"
+#include "torch/moe_routing_args.h"
 #include "torch/tensor_checks.h"
 #include "w4jit/moe.hpp"
 
@@ -93,23 +95,6 @@ class MoeCache {
   std::vector<MoeEntry> entries_;
 };
 
-Activation ParseAct(const char* op, c10::string_view act) {
-  if (act == "silu") return Activation::kSilu;
-  if (act == "gelu" || act == "gelu_erf") return Activation::kGeluErf;
-  if (act == "gelu_tanh") return Activation::kGeluTanh;
-  TORCH_CHECK(false, op, ": act = '", std::string(act),
-              "' is not silu, gelu or gelu_tanh");
-  return Activation::kNone;  // not reached
-}
-
-Mode ParseMode(const char* op, c10::string_view mode) {
-  if (mode == "w4a16") return Mode::kW4A16;
-  if (mode == "da8w4") return Mode::kDA8W4;
-  TORCH_CHECK(false, op, ": mode = '", std::string(mode),
-              "' is not w4a16 or da8w4");
-  return Mode::kW4A16;  // not reached
-}
-
 void CheckStacked(const char* op, const char* name, const at::Tensor& t,
                   int64_t e, int64_t rows, int64_t cols,
                   std::initializer_list<at::ScalarType> dtypes,
@@ -154,7 +139,7 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
               c10::string_view mode_name, c10::string_view op_name) {
   const std::string op_str(op_name);
   const char* op = op_str.c_str();
-  const Activation activation = ParseAct(op, act);
+  const Activation activation = ParseGateActivation(op, "act", act);
   const Mode mode = ParseMode(op, mode_name);
   CheckCpu(op, "input", input);
   CheckDim(op, "input", input, 2);
@@ -226,19 +211,9 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
               input.scalar_type());
   TORCH_CHECK(input.stride(1) == 1 && output.stride(1) == 1, op,
               ": input and output rows must be contiguous");
-  CheckDim(op, "topk_id", topk_id, 2);
-  CheckSize(op, "topk_id", topk_id, 0, t, "T, from input");
-  CheckDType(op, "topk_id", topk_id, {at::kInt, at::kLong});
-  const at::Tensor ids = topk_id.to(at::kInt).contiguous();
-  const int64_t k = ids.size(1);
-  at::Tensor weights;
-  if (!skip_weighted) {
-    CheckDim(op, "topk_weights", topk_weights, 2);
-    CheckSize(op, "topk_weights", topk_weights, 0, t, "T, from input");
-    CheckSize(op, "topk_weights", topk_weights, 1, k, "k, from topk_id");
-    weights = topk_weights.to(at::kFloat).contiguous();
-  }
-
+  const RoutingTensors routing =
+      CheckRouting(op, "topk_id", topk_id,
+                   skip_weighted ? nullptr : &topk_weights, t, experts);
   MoeDesc d;
   d.experts = experts;
   d.hidden = hidden;
@@ -272,10 +247,10 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
       });
   MoeRunOptions options;
   options.unweighted = skip_weighted;
-  const absl::Status s =
-      layer->Run(t, input.data_ptr(), input.stride(0), ids.data_ptr<int32_t>(),
-                 skip_weighted ? nullptr : weights.data_ptr<float>(), k,
-                 output.data_ptr(), output.stride(0), options);
+  const absl::Status s = layer->Run(
+      t, input.data_ptr(), input.stride(0), routing.ids.data_ptr<int32_t>(),
+      skip_weighted ? nullptr : routing.weights.data_ptr<float>(), routing.k,
+      output.data_ptr(), output.stride(0), options);
   TORCH_CHECK(s.ok(), op, ": ", std::string(s.message()));
 }
 

@@ -16,6 +16,7 @@
 #include "torch/int4pack_ops.h"
 #include "torch/layer_cache.h"
 #include "torch/linear_class.h"
+#include "torch/moe_class.h"
 #include "torch/moe_ops.h"
 #include "torch/tensor_checks.h"
 #include "torch/zentorch_ops.h"
@@ -152,6 +153,7 @@ TORCH_LIBRARY(w4jit, m) {
   RegisterInt4PackOps(m);
   RegisterLinearClass(m);
   RegisterMoeOps(m);
+  RegisterMoeClass(m);
 }
 
 }  // namespace w4jit::torch_ext

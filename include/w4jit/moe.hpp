@@ -38,6 +38,9 @@ struct MoeDesc {
   DType act_dtype = DType::kBF16;  // x: bf16 or f32
   DType out_dtype = DType::kBF16;  // y: bf16 or f32
   Mode mode = Mode::kW4A16;
+  // DA8W4 activation scales of both projections' inputs (x and the
+  // intermediate), as LayerDesc::act_quant: per token or per group.
+  ActQuant act_quant = ActQuant::kPerToken;
   // The gate's function: kSilu (SwiGLU), kGeluTanh or kGeluErf (GeGLU).
   Activation activation = Activation::kSilu;
   bool has_w13_bias = false;  // [2I] per expert

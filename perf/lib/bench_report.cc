@@ -38,6 +38,16 @@ double ActOrderRow::copy_over_plain_min() const {
   return OverPlain(*this, copy_min_us, plain_min_us);
 }
 
+double MoeBenchRow::roof_pct() const {
+  if (min_us <= 0 || read_bytes_per_s <= 0) return 0.0;
+  return 100.0 * touched_bytes / (min_us * 1e-6) / read_bytes_per_s;
+}
+
+double MoeBenchRow::peak_pct() const {
+  if (min_us <= 0 || peak_macs_per_s <= 0) return 0.0;
+  return 100.0 * macs / (min_us * 1e-6) / peak_macs_per_s;
+}
+
 bool BenchReport::any_failed() const {
   for (const BenchRow& r : rows) {
     if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {

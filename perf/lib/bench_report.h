@@ -10,6 +10,7 @@
 
 #include "dispatch/cpu_profile.h"
 #include "perf/lib/roofline.h"
+#include "w4jit/types.hpp"
 
 namespace w4jit::perf {
 
@@ -187,6 +188,30 @@ struct ModelRow {
   bool ok() const { return status == RowStatus::kOk; }
 };
 
+// One fused MoE layer (MoeLayer) of a model preset per mode, routing and
+// token count (the --moe section, perf/lib/moe_bench.h).
+struct MoeBenchRow {
+  std::string preset;
+  Mode mode = Mode::kW4A16;
+  bool skewed = false;  // expert 0 in every token, the rest uniform
+  int64_t tokens = 0;
+  int threads = 0;
+  double min_us = 0.0, median_us = 0.0;
+  // The same layer as a host writes it without MoeLayer: for each active
+  // expert in turn, its rows gathered, its w13 and w2 Layer::Run (each
+  // parallel on its own), the weighted rows added into y; timed
+  // interleaved with the fused layer.
+  double loop_min_us = 0.0, loop_median_us = 0.0;
+  int64_t touched_experts = 0;
+  double touched_bytes = 0.0;
+  double read_bytes_per_s = 0.0;  // measured at the touched footprint
+  double macs = 0.0;              // multiply-accumulates per call
+  double peak_macs_per_s = 0.0;   // the mode's instruction, 0 if unknown
+  // touched_bytes / min time against read_bytes_per_s, in percent.
+  double roof_pct() const;
+  double peak_pct() const;
+};
+
 struct BenchReport {
   std::string w4jit_version;
   std::string onednn_version;
@@ -212,6 +237,7 @@ struct BenchReport {
   int64_t model_read_bytes = 0;
   std::vector<LayerInfo> model_layers;  // one per mode, variant and shape
   std::vector<ModelRow> model_rows;
+  std::vector<MoeBenchRow> moe;  // the --moe section (it runs alone)
 
   bool any_failed() const;
 };

@@ -24,14 +24,9 @@ std::string UtcNow() {
   return buf;
 }
 
-absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
-                                     const ProgressFn& progress,
-                                     const ProgressFn& status_line) {
-  const ProgressFn say = progress ? progress : [](const std::string&) {};
-  SetNumThreads(config.threads);
+BenchReport NewReport(const BenchConfig& config) {
   BenchReport report;
   report.threads = GetNumThreads();
-  SetOneDnnThreads(report.threads);
   report.w4jit_version = Version();
   report.onednn_version = OneDnnVersion();
   report.date_utc = UtcNow();
@@ -41,6 +36,16 @@ absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
   report.ms = config.ms;
   report.min_time_s = config.timing.min_time_s;
   report.reps = config.timing.min_reps;
+  return report;
+}
+
+absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
+                                     const ProgressFn& progress,
+                                     const ProgressFn& status_line) {
+  const ProgressFn say = progress ? progress : [](const std::string&) {};
+  SetNumThreads(config.threads);
+  BenchReport report = NewReport(config);
+  SetOneDnnThreads(report.threads);
   for (Mode m : config.modes) {
     report.impls.push_back(m == Mode::kW4A16 ? kImplW4a16 : kImplDa8w4);
   }

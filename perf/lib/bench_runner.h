@@ -21,6 +21,10 @@ using ProgressFn = std::function<void(const std::string& line)>;
 // Sets the thread count of w4jit and oneDNN to config.threads.
 // `status_line`, if set, gets a line that the next one replaces (the
 // --model section's packing progress, for a terminal; "" clears it).
+// A report's header (versions, date, CPU, threads, timing options) for
+// `config`, after SetNumThreads(config.threads); no rows.
+BenchReport NewReport(const BenchConfig& config);
+
 absl::StatusOr<BenchReport> RunBench(const BenchConfig& config,
                                      const ProgressFn& progress = nullptr,
                                      const ProgressFn& status_line = nullptr);

@@ -228,16 +228,6 @@ std::string MoePresetNames() {
   return absl::StrJoin(names, ", ");
 }
 
-double MoeBenchRow::roof_pct() const {
-  if (min_us <= 0 || read_bytes_per_s <= 0) return 0.0;
-  return 100.0 * touched_bytes / (min_us * 1e-6) / read_bytes_per_s;
-}
-
-double MoeBenchRow::peak_pct() const {
-  if (min_us <= 0 || peak_macs_per_s <= 0) return 0.0;
-  return 100.0 * macs / (min_us * 1e-6) / peak_macs_per_s;
-}
-
 absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
     const MoeBenchOptions& options,
     const std::function<void(const std::string&)>& say) {
@@ -271,23 +261,6 @@ std::string MoeTable(const std::vector<MoeBenchRow>& rows) {
         r.preset, ToString(r.mode), r.skewed ? "skewed" : "uniform", r.tokens,
         r.threads, r.min_us, r.median_us, r.touched_experts,
         r.touched_bytes / 1e6, r.read_bytes_per_s / 1e9, r.roof_pct(),
-        r.peak_pct(), r.loop_min_us, r.loop_median_us);
-  }
-  return s;
-}
-
-std::string MoeCsv(const std::vector<MoeBenchRow>& rows) {
-  std::string s =
-      "model,mode,routing,tokens,threads,min_us,median_us,touched_experts,"
-      "touched_bytes,read_bytes_per_s,roof_pct,macs,peak_macs_per_s,peak_pct,"
-      "loop_min_us,loop_median_us\n";
-  for (const MoeBenchRow& r : rows) {
-    absl::StrAppendFormat(
-        &s,
-        "%s,%s,%s,%d,%d,%.3f,%.3f,%d,%.0f,%.0f,%.2f,%.0f,%.0f,%.2f,%.3f,%.3f\n",
-        r.preset, ToString(r.mode), r.skewed ? "skewed" : "uniform", r.tokens,
-        r.threads, r.min_us, r.median_us, r.touched_experts, r.touched_bytes,
-        r.read_bytes_per_s, r.roof_pct(), r.macs, r.peak_macs_per_s,
         r.peak_pct(), r.loop_min_us, r.loop_median_us);
   }
   return s;

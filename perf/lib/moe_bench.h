@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "perf/lib/bench_report.h"
 #include "perf/lib/roofline.h"
 #include "perf/lib/timing.h"
 #include "w4jit/types.hpp"
@@ -39,35 +40,12 @@ struct MoeBenchOptions {
   RooflineOptions roofline;
 };
 
-struct MoeBenchRow {
-  std::string preset;
-  Mode mode = Mode::kW4A16;
-  bool skewed = false;  // expert 0 in every token, the rest uniform
-  int64_t tokens = 0;
-  int threads = 0;
-  double min_us = 0.0, median_us = 0.0;
-  // The same layer as a host writes it without MoeLayer: for each active
-  // expert in turn, its rows gathered, its w13 and w2 Layer::Run (each
-  // parallel on its own), the weighted rows added into y; timed
-  // interleaved with the fused layer.
-  double loop_min_us = 0.0, loop_median_us = 0.0;
-  int64_t touched_experts = 0;
-  double touched_bytes = 0.0;
-  double read_bytes_per_s = 0.0;  // measured at the touched footprint
-  double macs = 0.0;              // multiply-accumulates per call
-  double peak_macs_per_s = 0.0;   // the mode's instruction, 0 if unknown
-  // touched_bytes / min time against read_bytes_per_s, in percent.
-  double roof_pct() const;
-  double peak_pct() const;
-};
-
 absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
     const MoeBenchOptions& options,
     const std::function<void(const std::string&)>& say);
 
-// A text table and a CSV of the rows.
+// The rows as a text table (their CSV and JSON: report_files.h).
 std::string MoeTable(const std::vector<MoeBenchRow>& rows);
-std::string MoeCsv(const std::vector<MoeBenchRow>& rows);
 
 }  // namespace w4jit::perf
 

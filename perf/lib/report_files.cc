@@ -224,6 +224,31 @@ const std::vector<Column<ModelRow>>& ModelColumns() {
   return *columns;
 }
 
+// moe.csv's columns and the keys of bench.json's "moe" objects.
+const std::vector<Column<MoeBenchRow>>& MoeColumns() {
+  using R = const MoeBenchRow&;
+  static const std::vector<Column<MoeBenchRow>>* columns =
+      new std::vector<Column<MoeBenchRow>>{
+          {"model", [](R r) -> json { return r.preset; }},
+          {"mode", [](R r) -> json { return ToString(r.mode); }},
+          {"routing",
+           [](R r) -> json { return r.skewed ? "skewed" : "uniform"; }},
+          {"tokens", [](R r) -> json { return r.tokens; }},
+          {"threads", [](R r) -> json { return r.threads; }},
+          {"min_us", [](R r) -> json { return r.min_us; }},
+          {"median_us", [](R r) -> json { return r.median_us; }},
+          {"touched_experts", [](R r) -> json { return r.touched_experts; }},
+          {"touched_bytes", [](R r) -> json { return r.touched_bytes; }},
+          {"read_bytes_per_s", [](R r) -> json { return r.read_bytes_per_s; }},
+          {"roof_pct", [](R r) -> json { return r.roof_pct(); }},
+          {"macs", [](R r) -> json { return r.macs; }},
+          {"peak_macs_per_s", [](R r) -> json { return r.peak_macs_per_s; }},
+          {"peak_pct", [](R r) -> json { return r.peak_pct(); }},
+          {"loop_min_us", [](R r) -> json { return r.loop_min_us; }},
+          {"loop_median_us", [](R r) -> json { return r.loop_median_us; }}};
+  return *columns;
+}
+
 // A JSON scalar as a CSV field: strings as they are, figures as bench.csv
 // writes them.
 std::string CsvValue(const json& v) {
@@ -297,6 +322,10 @@ std::string ModelCsv(const BenchReport& report) {
   return SectionCsv(ModelColumns(), report.model_rows);
 }
 
+std::string MoeCsv(const BenchReport& report) {
+  return SectionCsv(MoeColumns(), report.moe);
+}
+
 std::string ToCsv(const BenchReport& report) {
   return SectionCsv(RowColumns(), report.rows);
 }
@@ -307,8 +336,9 @@ std::string ToCsv(const BenchReport& report) {
 // (--scaling), act_order[...] (--act-order, act_order.csv's columns as
 // keys), accuracy[...] (--accuracy, accuracy.csv's columns),
 // model{name, read_bytes, layers[...], rows[...]} (--model, model.csv's
-// columns as the rows' keys), any_failed. The sections that were not run
-// are empty arrays (model: null).
+// columns as the rows' keys), moe[...] (--moe, moe.csv's columns),
+// any_failed. The sections that were not run are empty arrays (model:
+// null).
 std::string ToJson(const BenchReport& report) {
   json peaks = json::array();
   for (const ComputePeak& p : report.roofline.peaks) {
@@ -356,6 +386,7 @@ std::string ToJson(const BenchReport& report) {
   const json scaling = SectionJson(ScalingColumns(), report.scaling);
   const json act_order = SectionJson(ActOrderColumns(), report.act_order);
   const json accuracy = SectionJson(AccuracyColumns(), report.accuracy);
+  const json moe = SectionJson(MoeColumns(), report.moe);
   const json doc = {{"schema", "w4jit-bench/1"},
                     {"w4jit_version", report.w4jit_version},
                     {"onednn_version", report.onednn_version},
@@ -377,6 +408,7 @@ std::string ToJson(const BenchReport& report) {
                     {"act_order", act_order},
                     {"accuracy", accuracy},
                     {"model", model},
+                    {"moe", moe},
                     {"any_failed", report.any_failed()}};
   return doc.dump(2) + "\n";
 }
@@ -392,13 +424,15 @@ absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
   }
   std::vector<std::pair<std::string, std::string>> files = {
       {"bench.json", ToJson(report)}, {"bench.txt", text}};
-  // A --model run has no per-layer rows to chart.
-  if (report.model.empty()) {
+  // --model and --moe runs have no per-layer rows to chart.
+  if (!report.model.empty()) {
+    files.emplace_back("model.csv", ModelCsv(report));
+  } else if (!report.moe.empty()) {
+    files.emplace_back("moe.csv", MoeCsv(report));
+  } else {
     files.insert(files.begin(), {"bench.csv", ToCsv(report)});
     files.emplace_back("roofline.svg", RooflineSvg(report));
     files.emplace_back("speedup.svg", SpeedupSvg(report));
-  } else {
-    files.emplace_back("model.csv", ModelCsv(report));
   }
   if (!report.scaling.empty()) {
     files.emplace_back("scaling.csv", ScalingCsv(report));

@@ -24,15 +24,17 @@ std::string ActOrderCsv(const BenchReport& report);
 std::string AccuracyCsv(const BenchReport& report);
 // The --model rows as CSV (model.csv): every ModelRow field.
 std::string ModelCsv(const BenchReport& report);
+// The --moe rows as CSV (moe.csv): every MoeBenchRow field and its
+// roofline and peak percentages.
+std::string MoeCsv(const BenchReport& report);
 // JSON text (the schema is documented in report_files.cc).
 std::string ToJson(const BenchReport& report);
 
-// Creates `dir` if needed and writes bench.csv, bench.json, bench.txt
-// (`text`), roofline.svg, speedup.svg, with --scaling scaling.csv and with
-// --act-order act_order.csv, with --accuracy accuracy.csv; returns the
-// paths written.
-// --act-order act_order.csv; a --model run bench.json, bench.txt and
-// model.csv. Returns the paths written.
+// Creates `dir` if needed and writes bench.json and bench.txt (`text`);
+// for a run of layers also bench.csv, roofline.svg and speedup.svg, with
+// --scaling scaling.csv, with --act-order act_order.csv, with --accuracy
+// accuracy.csv; for a --model run model.csv; for a --moe run moe.csv.
+// Returns the paths written.
 absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
     const BenchReport& report, const std::string& text, const std::string& dir);
 

@@ -81,3 +81,10 @@ def repack_int32(q):
     """What woq_repack_weight computes, in torch: int8 [N, K] -> int32
     [N, K/8], value k at nibble k % 8 (two's complement for negatives)."""
     return _pack_last(q.to(torch.int64))
+
+
+def unpack_int32(words):
+    """The inverse of repack_int32: int32 [N, K/8] -> int8 [N, K] s4 values
+    in [-8, 7]."""
+    nibbles = _unpack_last(words)
+    return (nibbles - ((nibbles >> 3) << 4)).to(torch.int8)

@@ -11,7 +11,7 @@ _SCALES_GROUPS_FIRST = {
 _ACT_DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
 
 
-def _in_features(fmt, qweight):
+def _in_features(op, fmt, qweight):
     if fmt == "unpacked_int8":
         return qweight.shape[1]
     if fmt in ("zentorch_int32", "compressed_tensors"):
@@ -20,7 +20,21 @@ def _in_features(fmt, qweight):
         return qweight.shape[0] * 8
     if fmt == "awq":
         return qweight.shape[0]
-    raise ValueError(f"w4jit.Linear: unknown format {fmt!r}")
+    raise ValueError(f"{op}: unknown format {fmt!r}")
+
+
+def group_size_from_scales(op, fmt, qweight, scales, groups_major):
+    """K / G from the scales' shape in `fmt` (-1 when G == 1)."""
+    groups_first = _SCALES_GROUPS_FIRST.get(fmt, groups_major)
+    if scales.dim() != 2:
+        raise ValueError(f"{op}: scales have shape {tuple(scales.shape)} but "
+                         "must have 2 dims")
+    groups = scales.shape[0 if groups_first else 1]
+    k = _in_features(op, fmt, qweight)
+    if groups <= 0 or k % groups:
+        raise ValueError(f"{op}: scales {tuple(scales.shape)} give {groups} "
+                         f"groups, which do not divide K = {k}")
+    return -1 if groups == 1 else k // groups
 
 
 class Linear(torch.nn.Module):
@@ -81,14 +95,8 @@ class Linear(torch.nn.Module):
             raise ValueError(f"w4jit.Linear: dtype {dtype} is not "
                              "torch.bfloat16 or torch.float32")
         if group_size is None:
-            groups_first = _SCALES_GROUPS_FIRST.get(fmt, groups_major)
-            groups = scales.shape[0 if groups_first else 1]
-            k = _in_features(fmt, qweight)
-            if groups <= 0 or k % groups:
-                raise ValueError(f"w4jit.Linear: scales {tuple(scales.shape)}"
-                                 f" give {groups} groups, which do not "
-                                 f"divide K = {k}")
-            group_size = -1 if groups == 1 else k // groups
+            group_size = group_size_from_scales("w4jit.Linear", fmt, qweight,
+                                                scales, groups_major)
         impl = torch.classes.w4jit.Linear(
             fmt, qweight, scales, zero_points, g_idx, bias, mode,
             int(group_size), _ACT_DTYPES[dtype], bool(groups_major),

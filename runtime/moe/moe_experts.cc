@@ -70,6 +70,7 @@ LayerDesc CommonDesc(const MoeDesc& d) {
   l.weight_type = d.weight_type;
   l.scale_dtype = d.scale_dtype;
   l.mode = d.mode;
+  l.act_quant = d.act_quant;
   l.bias_dtype = d.bias_dtype;
   l.allow_bf16_compute = d.allow_bf16_compute;
   l.out_dtype = DType::kF32;

@@ -1,5 +1,6 @@
 """Float64 references and the tolerances of shared/design/numerics.md."""
 import torch
+import torch.nn.functional as F
 
 
 def random_layer(n, k, group_size, u4, scale_dtype=torch.float32):
@@ -104,3 +105,34 @@ def make_x(shape, dtype, layout):
     wide[-1] *= 2
     x = torch.randn(wide).to(dtype)
     return x[..., : shape[-1]] if layout == "row_slice" else x[..., ::2]
+
+
+MOE_ACTS = {"silu": F.silu, "gelu": F.gelu,
+            "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}
+
+
+def moe_reference(x, w13, w2, b13, b2, ids, weights, act):
+    """A MoE layer in f64: w13[e] and w2[e] are (q, scales, zeros) of expert
+    e's [gate | up] (2I x H) and down (H x I) projections, b13 / b2 [E, 2I] /
+    [E, H] or None, weights None for unweighted. -> (y f64 [T, H], a
+    magnitude for the tolerance: the sum of |terms| of the down
+    projections)."""
+    inter = w13[0][0].shape[0] // 2
+    y = torch.zeros(x.shape, dtype=torch.float64)
+    mag = torch.zeros(x.shape, dtype=torch.float64)
+    xd = x.double()
+    for t in range(x.shape[0]):
+        for j in range(ids.shape[1]):
+            e = int(ids[t, j])
+            gu = dequant(*w13[e]) @ xd[t]
+            if b13 is not None:
+                gu = gu + b13[e].double()
+            h = MOE_ACTS[act](gu[:inter]) * gu[inter:]
+            w2e = dequant(*w2[e])
+            o = w2e @ h
+            if b2 is not None:
+                o = o + b2[e].double()
+            w = 1.0 if weights is None else float(weights[t, j])
+            y[t] += w * o
+            mag[t] += abs(w) * (w2e.abs() @ h.abs() + o.abs())
+    return y, mag

@@ -2,10 +2,9 @@
 stacked repacked int4 experts, against a float64 torch composition."""
 import pytest
 import torch
-import torch.nn.functional as F
 
 import w4jit  # noqa: F401
-from reference import bf16_ulp, dequant, random_layer
+from reference import MOE_ACTS as ACTS, bf16_ulp, moe_reference, random_layer
 
 OPS = torch.ops.w4jit
 E, H, I, GS = 6, 128, 64, 32
@@ -26,32 +25,6 @@ def _stack(layers):
     return packed, scales, zeros
 
 
-ACTS = {"silu": F.silu, "gelu": F.gelu,
-        "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}
-
-
-def _reference(x, w13, w2, b13, b2, ids, weights, act):
-    """(y f64, a magnitude for the tolerance)."""
-    y = torch.zeros(x.shape, dtype=torch.float64)
-    mag = torch.zeros(x.shape, dtype=torch.float64)
-    xd = x.double()
-    for t in range(x.shape[0]):
-        for j in range(ids.shape[1]):
-            e = int(ids[t, j])
-            gu = dequant(*w13[e]) @ xd[t]
-            if b13 is not None:
-                gu = gu + b13[e].double()
-            h = ACTS[act](gu[:I]) * gu[I:]
-            w2e = dequant(*w2[e])
-            o = w2e @ h
-            if b2 is not None:
-                o = o + b2[e].double()
-            w = 1.0 if weights is None else float(weights[t, j])
-            y[t] += w * o
-            mag[t] += abs(w) * (w2e.abs() @ h.abs() + o.abs())
-    return y, mag
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("t,k", [(1, 2), (5, 1), (33, 4)])
 @pytest.mark.parametrize("act", list(ACTS))
@@ -68,7 +41,7 @@ def test_w4a16_matches_reference(dtype, t, k, act, u4):
     out = torch.full((t, H), float("nan"), dtype=dtype)
     OPS.fused_moe(out, x, p13, p2, b13, b2, weights, ids, False, act, s13, s2,
                   w13_zero_points=z13, w2_zero_points=z2)
-    want, mag = _reference(x, w13, w2, b13, b2, ids, weights, act)
+    want, mag = moe_reference(x, w13, w2, b13, b2, ids, weights, act)
     tol = 1e-4 * mag + 1e-5
     if dtype == torch.bfloat16:
         tol = tol + bf16_ulp(want)
@@ -85,7 +58,7 @@ def test_da8w4_skip_weighted_and_int64_ids():
     out = torch.zeros(9, H, dtype=torch.bfloat16)
     OPS.fused_moe(out, x, p13, p2, None, None, torch.empty(0), ids, True,
                   "silu", s13, s2, mode="da8w4")
-    want, mag = _reference(x, w13, w2, None, None, ids, None, "silu")
+    want, mag = moe_reference(x, w13, w2, None, None, ids, None, "silu")
     # DA8W4 quantizes x and the intermediate to int8 (numerics.md): a few
     # percent of the terms' magnitude.
     diff = (out.double() - want).abs()
