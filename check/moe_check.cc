@@ -164,13 +164,20 @@ MoeExpected MoeOracle(const MoeDesc& desc, const MoeCheckpoint& ckpt, int64_t t,
   MoeExpected out;
   out.value.assign(static_cast<size_t>(t * hidden), 0.0);
   out.tol.assign(static_cast<size_t>(t * hidden), 0.0);
-  std::vector<double> xr(static_cast<size_t>(hidden)),
-      zero(static_cast<size_t>(hidden), 0.0);
+  std::vector<double> xr(static_cast<size_t>(hidden));
   std::vector<double> h(static_cast<size_t>(inter)),
       eh(static_cast<size_t>(inter));
+  // W4A16's bf16-dot flavour may round f32 x (allow_bf16_compute) and the
+  // intermediate (that, or bf16 x) to bf16 (MoeDesc): half an ulp each.
+  const bool w4a16 = desc.mode == Mode::kW4A16;
+  const bool round_x = w4a16 && desc.allow_bf16_compute;
+  const bool round_h =
+      w4a16 && (desc.allow_bf16_compute || desc.act_dtype == DType::kBF16);
+  std::vector<double> ex(static_cast<size_t>(hidden), 0.0);
   for (int64_t i = 0; i < t; ++i) {
     for (int64_t c = 0; c < hidden; ++c) {
       xr[c] = LoadAsF32(x, desc.act_dtype, i * ldx + c);
+      if (round_x) ex[c] = BfUlp(std::fabs(xr[c])) / 2;
     }
     std::vector<double> sum(static_cast<size_t>(hidden), 0.0),
         mag(static_cast<size_t>(hidden), 0.0),
@@ -181,13 +188,14 @@ MoeExpected MoeOracle(const MoeDesc& desc, const MoeCheckpoint& ckpt, int64_t t,
         deq13[e] = Dequantize(ckpt.w13[e]);
         deq2[e] = Dequantize(ckpt.w2[e]);
       }
-      const Product g = MatVec(deq13[e], ckpt.w13[e], xr, zero, quantized);
+      const Product g = MatVec(deq13[e], ckpt.w13[e], xr, ex, quantized);
       for (int64_t r = 0; r < inter; ++r) {
         const double a = ActF64(desc.activation, g.value[r]);
         const double u = g.value[inter + r], eu = g.err[inter + r];
         h[r] = a * u;
         eh[r] = slope * g.err[r] * (std::fabs(u) + eu) + std::fabs(a) * eu +
                 1e-5 * std::fabs(h[r]) + 1e-30;
+        if (round_h) eh[r] += BfUlp(std::fabs(h[r]) + eh[r]) / 2;
       }
       const Product o = MatVec(deq2[e], ckpt.w2[e], h, eh, quantized);
       const double w = weights == nullptr ? 1.0 : weights[i * k + j];

@@ -46,7 +46,10 @@ struct MoeDesc {
   bool has_w13_bias = false;  // [2I] per expert
   bool has_w2_bias = false;   // [H] per expert
   DType bias_dtype = DType::kF32;
-  // As LayerDesc::allow_bf16_compute (W4A16 with f32 x).
+  // As LayerDesc::allow_bf16_compute (W4A16 with f32 x): x and the
+  // intermediate may be rounded to bf16. With bf16 x the intermediate
+  // (kept in f32 between the projections) may always be rounded to bf16
+  // for w2, as a bf16 host stores it.
   bool allow_bf16_compute = false;
 };
 

@@ -116,10 +116,12 @@ def moe_reference(x, w13, w2, b13, b2, ids, weights, act):
     e's [gate | up] (2I x H) and down (H x I) projections, b13 / b2 [E, 2I] /
     [E, H] or None, weights None for unweighted. -> (y f64 [T, H], a
     magnitude for the tolerance: the sum of |terms| of the down
-    projections)."""
+    projections, and with bf16 x the most that rounding the intermediate
+    to bf16 (which W4A16's w2 may do, w4jit/moe.hpp) moves y)."""
     inter = w13[0][0].shape[0] // 2
     y = torch.zeros(x.shape, dtype=torch.float64)
     mag = torch.zeros(x.shape, dtype=torch.float64)
+    hround = torch.zeros(x.shape, dtype=torch.float64)
     xd = x.double()
     for t in range(x.shape[0]):
         for j in range(ids.shape[1]):
@@ -135,4 +137,6 @@ def moe_reference(x, w13, w2, b13, b2, ids, weights, act):
             w = 1.0 if weights is None else float(weights[t, j])
             y[t] += w * o
             mag[t] += abs(w) * (w2e.abs() @ h.abs() + o.abs())
-    return y, mag
+            if x.dtype == torch.bfloat16:
+                hround[t] += abs(w) * (w2e.abs() @ (bf16_ulp(h) / 2))
+    return y, mag, hround
