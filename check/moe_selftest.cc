@@ -195,8 +195,10 @@ MoeCase RandomMoeCase(std::mt19937_64* rng, internal::IsaTier isa,
   d.has_w13_bias = Coin(rng, 0.3);
   d.has_w2_bias = Coin(rng, 0.3);
   d.bias_dtype = Pick(rng, kIoTypes);
-  // allow_bf16_compute stays off: the oracle does not model x rounded to
-  // bf16 (check/moe_check.h).
+  // W4A16 with f32 x may round x and the intermediate to bf16; the oracle
+  // bounds both (check/moe_check.cc).
+  d.allow_bf16_compute =
+      d.mode == Mode::kW4A16 && d.act_dtype == DType::kF32 && Coin(rng, 0.3);
   if (d.mode == Mode::kDA8W4 && Coin(rng)) d.act_quant = ActQuant::kPerGroup;
 
   d.experts = Uniform(rng, 1, 12);
