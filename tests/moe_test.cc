@@ -346,6 +346,44 @@ TEST_P(MoeTest, BitIdenticalAcrossThreadsAndBackends) {
   ASSERT_TRUE(SetThreadingBackend(ThreadingBackend::kPool).ok());
 }
 
+// Panels are cut for the thread count at creation (wider for few
+// threads): layers created for 1 and 8 threads, so with other panels,
+// give the same bits.
+TEST_P(MoeTest, BitIdenticalAcrossThreadCountsAtCreation) {
+  MoeDesc d = SmallDesc();
+  d.experts = 3;
+  d.hidden = 4096;
+  d.intermediate = 1536;
+  d.group_size = 128;
+  d.out_dtype = DType::kF32;
+  SetNumThreads(1);
+  auto wide = MakeFixture(d, WeightFormat::kCompressedTensors, true,
+                          GetParam().tier, 61);
+  SetNumThreads(8);
+  auto narrow = MakeFixture(d, WeightFormat::kCompressedTensors, true,
+                            GetParam().tier, 61);
+  SetNumThreads(0);
+  ASSERT_NE(wide, nullptr);
+  ASSERT_NE(narrow, nullptr);
+  for (int64_t t : {1, 37}) {
+    const int64_t k = 2;
+    const auto x =
+        check::RandomActivations(internal::MoeW13Desc(d), t, d.hidden, 62);
+    const auto ids = RandomRouting(t, k, d.experts, Routes::kUniform, 63);
+    const auto w = RandomRouteWeights(t * k, 64);
+    std::vector<float> a(static_cast<size_t>(t * d.hidden)), b(a.size());
+    ASSERT_TRUE(wide->layer
+                    ->Run(t, x.data(), d.hidden, ids.data(), w.data(), k,
+                          a.data(), d.hidden)
+                    .ok());
+    ASSERT_TRUE(narrow->layer
+                    ->Run(t, x.data(), d.hidden, ids.data(), w.data(), k,
+                          b.data(), d.hidden)
+                    .ok());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << "t=" << t;
+  }
+}
+
 TEST_P(MoeTest, BadInputNamesTheValueAndWritesNothing) {
   MoeDesc d = SmallDesc();
   d.out_dtype = DType::kF32;

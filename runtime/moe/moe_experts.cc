@@ -22,15 +22,26 @@ namespace {
 // overhead is small next to its weights (512 x H/2 bytes), narrow enough
 // that the experts of a decode step give every thread work.
 constexpr int64_t kPanelCols = 512;
+// Up to this wide where one expert alone still has two panels per thread:
+// each item quantizes (DA8W4) or packs (W4A16) its rows of x again, which
+// on Mixtral's experts (N = 14336, K = 4096) at 512 columns made the fused
+// layer 4-16% slower than a Layer::Run per expert (2 threads, T >= 16);
+// at 2048 it was level or faster.
+constexpr int64_t kMaxPanelCols = 2048;
 // Panel boundaries on whole 64-column runs (any vector width).
 constexpr int64_t kPanelAlign = 64;
 // Columns of y per chunk of the weighted sum.
 constexpr int64_t kSumCols = 512;
 
-std::vector<Range> PanelColumns(int64_t n) {
+// The panels of a projection of n output columns for `threads` threads
+// (the layer's at creation: the panels are fixed then, so the results
+// do not depend on the thread count of a run).
+std::vector<Range> PanelColumns(int64_t n, int threads) {
+  const int64_t width = std::clamp<int64_t>(n / (2 * std::max(threads, 1)),
+                                            kPanelCols, kMaxPanelCols);
   const int64_t units = (n + kPanelAlign - 1) / kPanelAlign;
-  const int panels = static_cast<int>(
-      std::clamp<int64_t>((n + kPanelCols / 2) / kPanelCols, 1, units));
+  const int panels =
+      static_cast<int>(std::clamp<int64_t>((n + width / 2) / width, 1, units));
   std::vector<Range> out;
   for (int p = 0; p < panels; ++p) {
     const Range r = SplitRange(units, panels, p);
@@ -110,8 +121,8 @@ LayerDesc MoeW2Desc(const MoeDesc& d) {
 absl::StatusOr<std::unique_ptr<MoeExperts>> MoeExperts::Create(
     const MoeDesc& desc, const MoeWeights& weights, bool force_reference) {
   std::unique_ptr<MoeExperts> m(new MoeExperts(desc));
-  m->w13_.cols = PanelColumns(desc.intermediate);
-  m->w2_.cols = PanelColumns(desc.hidden);
+  m->w13_.cols = PanelColumns(desc.intermediate, Concurrency());
+  m->w2_.cols = PanelColumns(desc.hidden, Concurrency());
   for (Projection* p : {&m->w13_, &m->w2_}) {
     for (const Range& r : p->cols) p->widths.push_back(r.end - r.begin);
   }
