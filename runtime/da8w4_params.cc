@@ -18,11 +18,13 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
     // 4 blocks: 4 weight streams per thread (a block's quads are
     // contiguous) and 8 accumulators, plenty at M = 1, where the weight
     // stream bounds the kernel. Measured on Zen 5 (EPYC VM, 2 threads,
-    // 2026-12-03, `w4jit bench --model=llama3-8b --layers=4 --tunings`,
-    // interleaved with the DRAM read): M = 1 and 4 streamed at 84-89% of
-    // the read with 4 blocks against 71% with 8 (8 streams per thread
-    // read DRAM slower than 4: the read probe itself gives 71-73 vs 79
-    // GB/s); hot 4096 x 4096 M = 1 was no slower.
+    // 2026-12-03, `w4jit bench --model=llama3-8b --tunings`, interleaved
+    // with the DRAM read): M = 1 streamed at 78% / 80% of the read (p50 /
+    // min) with 4 blocks against 69% / 71% with 8 on a quiet VM (84-89%
+    // against 71% in loaded runs); M = 4 was level within the noise (71% /
+    // 75% against 75% / 77%). 8 streams per thread read DRAM slower than
+    // 4: the read probe itself gives 71-73 against 79 GB/s. Hot 4096 x
+    // 4096 M = 1 was no slower.
     p.small_m_nblk = 4;
   } else {
     // Measured on Zen 3 (EPYC, family 19h model 01h, KVM, 2026-12; A/B of

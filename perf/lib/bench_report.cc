@@ -1,5 +1,7 @@
 #include "perf/lib/bench_report.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace w4jit::perf {
 
 const char* ToString(RowStatus s) {
@@ -14,6 +16,10 @@ const char* ToString(RowStatus s) {
       return "error";
   }
   return "?";
+}
+
+std::string ModelSettingLabel(int prefetch, const std::string& tuning) {
+  return prefetch >= 0 ? absl::StrCat("pf", prefetch) : tuning;
 }
 
 namespace {

@@ -188,6 +188,10 @@ struct ModelRow {
   bool ok() const { return status == RowStatus::kOk; }
 };
 
+// What a model copy was built under besides its mode: "pf<prefetch>", the
+// --tunings label, or "" for the defaults (prefetch < 0, tuning empty).
+std::string ModelSettingLabel(int prefetch, const std::string& tuning);
+
 // One fused MoE layer (MoeLayer) of a model preset per mode, routing and
 // token count (the --moe section, perf/lib/moe_bench.h).
 struct MoeBenchRow {

@@ -52,11 +52,6 @@ LayerDesc ModelDesc(const LayerShape& shape, Mode mode, WeightType wt,
   return d;
 }
 
-// One mode's copy of the model: layers[l * shapes + j] is decoder
-// layer l's j-th linear, with its input and output buffers per shape
-// (bf16, max_m rows). A residual layer of the fused variant adds into
-// its output in place, as a host adds o_proj and down into the hidden
-// state.
 // What a copy was built under besides its mode: a --prefetch distance
 // or a --tunings file (neither: the defaults).
 struct CopySetting {
@@ -70,6 +65,16 @@ std::string TuningLabel(const std::string& path) {
                       : std::filesystem::path(path).stem().string();
 }
 
+// " label", or "" for an empty one.
+std::string SpaceThen(const std::string& label) {
+  return label.empty() ? label : absl::StrCat(" ", label);
+}
+
+// One mode's copy of the model: layers[l * shapes + j] is decoder
+// layer l's j-th linear, with its input and output buffers per shape
+// (bf16, max_m rows). A residual layer of the fused variant adds into
+// its output in place, as a host adds o_proj and down into the hidden
+// state.
 struct ModelCopy {
   Mode mode = Mode::kW4A16;
   CopySetting setting;
@@ -140,13 +145,11 @@ absl::StatusOr<ModelCopy> BuildCopy(
     if (!ckpt.ok()) return ckpt.status();
     LayerInfo info;
     info.impl = ImplOf(mode);
-    info.layer = absl::StrCat(
-        shape.name, fused ? " fused" : "",
-        setting.prefetch >= 0 ? absl::StrCat(" pf", setting.prefetch)
-                              : std::string(),
-        setting.tuning.empty() ? std::string()
-                               : absl::StrCat(" ", TuningLabel(setting.tuning)),
-        huge_pages ? " 2M" : "");
+    info.layer =
+        absl::StrCat(shape.name, fused ? " fused" : "",
+                     SpaceThen(ModelSettingLabel(setting.prefetch,
+                                                 TuningLabel(setting.tuning))),
+                     huge_pages ? " 2M" : "");
     info.n = shape.n;
     info.k = shape.k;
     info.group_size = shape.group_size;
@@ -413,9 +416,8 @@ absl::Status RunModelBench(
         }
       }
     }
-    if (settings.size() > 1 || settings[0].prefetch >= 0 ||
-        !settings[0].tuning.empty()) {
-      (void)LoadTuningFile("");
+    if (!config.model_prefetch.empty() || !config.model_tunings.empty()) {
+      (void)LoadTuningFile("");  // back to the defaults for what follows
     }
     if (status_line) status_line("");
     // One round: the read, then every mode at every M, one step each.
@@ -463,10 +465,8 @@ absl::Status RunModelBench(
           "  %s %s %s%s M=%d: p50 %.1f ms (min %.1f, p90 %.1f), %.1f GB/s = "
           "%.0f%% of the read's %.1f GB/s",
           row.impl, variant, row.step,
-          absl::StrCat(
-              row.prefetch >= 0 ? absl::StrCat(" pf", row.prefetch) : "",
-              row.tuning.empty() ? "" : absl::StrCat(" ", row.tuning),
-              row.huge_pages ? " 2M pages" : ""),
+          absl::StrCat(SpaceThen(ModelSettingLabel(row.prefetch, row.tuning)),
+                       row.huge_pages ? " 2M pages" : ""),
           row.m, row.time_ms, row.min_ms, row.p90_ms, row.weight_gbps,
           row.read_pct, row.read_gbps));
       report->model_rows.push_back(std::move(row));

@@ -309,17 +309,6 @@ std::string FormatAccuracy(const BenchReport& report) {
   return out;
 }
 
-namespace {
-
-// A row's copy setting: its --prefetch distance ("pf512"), its --tunings
-// file's stem, or "-" for the defaults.
-std::string ModelSetting(const ModelRow& r) {
-  if (r.prefetch >= 0) return absl::StrCat("pf", r.prefetch);
-  return r.tuning.empty() ? std::string("-") : r.tuning;
-}
-
-}  // namespace
-
 std::string FormatModel(const BenchReport& report) {
   if (report.model_rows.empty()) return "";
   const ModelRow& first = report.model_rows.front();
@@ -340,8 +329,10 @@ std::string FormatModel(const BenchReport& report) {
       "variant", "step", "setting", "2M", "M", "p50(ms)", "min(ms)", "p90(ms)",
       "tok/s", "W GB/s", "read", "best", "read%", "min%", "tail", "rd tail");
   for (const ModelRow& r : report.model_rows) {
+    std::string setting = ModelSettingLabel(r.prefetch, r.tuning);
+    if (setting.empty()) setting = "-";  // the defaults
     absl::StrAppendFormat(&out, "%-6s %-7s %-8s %-10s %-3s %5d ",
-                          ImplTitle(r.impl), r.variant, r.step, ModelSetting(r),
+                          ImplTitle(r.impl), r.variant, r.step, setting,
                           r.huge_pages ? "on" : "off", r.m);
     if (!r.ok()) {
       absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
