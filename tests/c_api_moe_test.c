@@ -64,8 +64,10 @@ static double Expected(int t, int c) {
   return y;
 }
 
-static void Describe(w4jit_moe_desc* d, w4jit_mode mode) {
+static void Describe(w4jit_moe_desc* d, w4jit_mode mode,
+                     w4jit_act_quant act_quant) {
   w4jit_moe_desc_init(d);
+  d->act_quant = act_quant;
   d->experts = E;
   d->hidden = H;
   d->intermediate = I;
@@ -109,7 +111,7 @@ static int Check(const w4jit_moe* moe, double tol) {
   return 0;
 }
 
-static int RunMode(w4jit_mode mode, double tol) {
+static int RunMode(w4jit_mode mode, w4jit_act_quant act_quant, double tol) {
   w4jit_moe_desc desc;
   w4jit_weights w13 = View(q13, s13), w2 = View(q2, s2);
   w4jit_weights per13[E], per2[E];
@@ -117,7 +119,7 @@ static int RunMode(w4jit_mode mode, double tol) {
   w4jit_moe* moe = NULL;
   size_t bytes = 0;
   int e, bad;
-  Describe(&desc, mode);
+  Describe(&desc, mode, act_quant);
   memset(&st13, 0, sizeof st13);
   memset(&st2, 0, sizeof st2);
   st13.qweight = 2 * I * H;
@@ -154,7 +156,7 @@ static int Errors(void) {
   int32_t ids[T * KTOP];
   float w[T * KTOP], y[T * H];
   int i;
-  Describe(&desc, W4JIT_W4A16);
+  Describe(&desc, W4JIT_W4A16, W4JIT_ACT_QUANT_PER_TOKEN);
   memset(&st13, 0, sizeof st13);
   memset(&st2, 0, sizeof st2);
   st13.qweight = 2 * I * H;
@@ -168,6 +170,23 @@ static int Errors(void) {
     return Fail("relu MoE accepted");
   }
   desc.activation = W4JIT_ACT_SILU;
+  /* Per-group activation scales quantize DA8W4 activations only. */
+  desc.act_quant = W4JIT_ACT_QUANT_PER_GROUP;
+  if (w4jit_moe_create(&desc, &w13, &st13, &w2, &st2, &moe) !=
+          W4JIT_INVALID_ARGUMENT ||
+      moe != NULL ||
+      strstr(w4jit_last_error(), "act_quant = per_group") == NULL) {
+    return Fail("per-group act_quant accepted for W4A16");
+  }
+  desc.act_quant = (w4jit_act_quant)7;
+  desc.mode = W4JIT_DA8W4;
+  if (w4jit_moe_create(&desc, &w13, &st13, &w2, &st2, &moe) !=
+          W4JIT_INVALID_ARGUMENT ||
+      moe != NULL || strstr(w4jit_last_error(), "act_quant = 7") == NULL) {
+    return Fail("act_quant 7 accepted");
+  }
+  desc.act_quant = W4JIT_ACT_QUANT_PER_TOKEN;
+  desc.mode = W4JIT_W4A16;
   if (w4jit_moe_create(&desc, &w13, &st13, &w2, &st2, &moe) != W4JIT_OK) {
     return Fail("create failed");
   }
@@ -225,7 +244,8 @@ int main(void) {
   Fill();
   /* W4A16 with f32 x computes in f32; DA8W4 quantizes x and the
    * intermediate to int8 (about 1% of the magnitude). */
-  if (RunMode(W4JIT_W4A16, 1e-4)) return 1;
-  if (RunMode(W4JIT_DA8W4, 5e-2)) return 1;
+  if (RunMode(W4JIT_W4A16, W4JIT_ACT_QUANT_PER_TOKEN, 1e-4)) return 1;
+  if (RunMode(W4JIT_DA8W4, W4JIT_ACT_QUANT_PER_TOKEN, 5e-2)) return 1;
+  if (RunMode(W4JIT_DA8W4, W4JIT_ACT_QUANT_PER_GROUP, 5e-2)) return 1;
   return Errors();
 }

@@ -26,6 +26,14 @@ Mode ParseMode(const char* op, c10::string_view m) {
   return Mode::kW4A16;  // not reached
 }
 
+ActQuant ParseActQuant(const char* op, c10::string_view name) {
+  if (name == "per_token") return ActQuant::kPerToken;
+  if (name == "per_group") return ActQuant::kPerGroup;
+  TORCH_CHECK(false, op, ": act_quant '", std::string(name),
+              "' is not per_token or per_group");
+  return ActQuant::kPerToken;  // not reached
+}
+
 DType ParseActDType(const char* op, c10::string_view d) {
   if (d == "bfloat16") return DType::kBF16;
   if (d == "float32") return DType::kF32;

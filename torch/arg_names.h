@@ -1,6 +1,7 @@
 // The string arguments the ops and custom classes share (format, mode,
-// activation dtype, gate activation), parsed into w4jit's enums. Each
-// raises a c10::Error naming the op, the argument and the bad value.
+// activation scales, activation dtype, gate activation), parsed into w4jit's
+// enums. Each raises a c10::Error naming the op, the argument and the bad
+// value.
 #ifndef W4JIT_TORCH_ARG_NAMES_H_
 #define W4JIT_TORCH_ARG_NAMES_H_
 
@@ -15,6 +16,8 @@ namespace w4jit::torch_ext {
 WeightFormat ParseWeightFormat(const char* op, c10::string_view name);
 // "w4a16" or "da8w4".
 Mode ParseMode(const char* op, c10::string_view name);
+// DA8W4 activation scales: "per_token" or "per_group".
+ActQuant ParseActQuant(const char* op, c10::string_view name);
 // "bfloat16" or "float32": the dtype of x and y.
 DType ParseActDType(const char* op, c10::string_view name);
 // The gate of a gated MLP: "silu", "gelu" (or "gelu_erf"), "gelu_tanh".

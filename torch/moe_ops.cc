@@ -3,7 +3,7 @@
 //           Tensor topk_id, bool skip_weighted, str act,
 //           Tensor? w13_scales, Tensor? w2_scales, *,
 //           Tensor? w13_zero_points, Tensor? w2_zero_points,
-//           str mode, str zentorch_op_name) -> ()
+//           str mode, str act_quant, str zentorch_op_name) -> ()
 //
 // w13 int32 [E, 2I, H/8] and w2 int32 [E, H, I/8]: each expert's weights
 // as woq_repack_weight makes them (zentorch's repacked layout), stacked;
@@ -11,7 +11,9 @@
 // both or neither), biases [E, 2I] and [E, H]. input [T, H] bf16 or f32;
 // topk_id [T, k] int32 (int64 is narrowed), topk_weights [T, k] (any float
 // dtype, widened to f32; not read with skip_weighted). act: "silu",
-// "gelu" (erf) or "gelu_tanh"; mode: "w4a16" or "da8w4".
+// "gelu" (erf) or "gelu_tanh"; mode: "w4a16" or "da8w4"; act_quant (da8w4
+// only, as dynamic_qlinear's): "per_token" or "per_group" activation scales
+// for x and the intermediate.
 //
 // `output` [T, H] (input's dtype) is OVERWRITTEN with the result: zentorch
 // requires a zero-initialised output and accumulates into it, which gives
@@ -136,11 +138,17 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
               bool skip_weighted, c10::string_view act,
               const OptTensor& w13_scales, const OptTensor& w2_scales,
               const OptTensor& w13_zero_points, const OptTensor& w2_zero_points,
-              c10::string_view mode_name, c10::string_view op_name) {
+              c10::string_view mode_name, c10::string_view act_quant_name,
+              c10::string_view op_name) {
   const std::string op_str(op_name);
   const char* op = op_str.c_str();
   const Activation activation = ParseGateActivation(op, "act", act);
   const Mode mode = ParseMode(op, mode_name);
+  const ActQuant act_quant = ParseActQuant(op, act_quant_name);
+  TORCH_CHECK(act_quant == ActQuant::kPerToken || mode == Mode::kDA8W4, op,
+              ": act_quant '", std::string(act_quant_name),
+              "' quantizes DA8W4 activations; mode is '",
+              std::string(mode_name), "'");
   CheckCpu(op, "input", input);
   CheckDim(op, "input", input, 2);
   CheckDType(op, "input", input, {at::kFloat, at::kBFloat16});
@@ -225,11 +233,13 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
   d.out_dtype = d.act_dtype;
   d.mode = mode;
   d.activation = activation;
+  d.act_quant = act_quant;
   d.has_w13_bias = b13.defined();
   d.has_w2_bias = b2.defined();
   d.bias_dtype = DType::kF32;
   const std::string signature = std::to_string(static_cast<int>(d.act_dtype)) +
                                 "/" + std::string(mode_name) + "/" +
+                                std::string(act_quant_name) + "/" +
                                 std::string(act);
   auto layer = MoeCache::Global().GetOrBuild(
       signature,
@@ -263,7 +273,7 @@ void RegisterMoeOps(torch::Library& m) {
       "Tensor topk_id, bool skip_weighted, str act, "
       "Tensor? w13_scales=None, Tensor? w2_scales=None, *, "
       "Tensor? w13_zero_points=None, Tensor? w2_zero_points=None, "
-      "str mode=\"w4a16\", "
+      "str mode=\"w4a16\", str act_quant=\"per_token\", "
       "str zentorch_op_name=\"w4jit::fused_moe\") -> ()",
       TORCH_FN(FusedMoe));
 }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "torch/arg_names.h"
 #include "torch/aten_parallel_backend.h"
 #include "torch/content_fingerprint.h"
 #include "torch/epilogue_ops.h"

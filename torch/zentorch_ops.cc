@@ -270,14 +270,6 @@ at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
                   {}, out);
 }
 
-ActQuant ParseActQuant(const char* op, c10::string_view name) {
-  if (name == "per_token") return ActQuant::kPerToken;
-  if (name == "per_group") return ActQuant::kPerGroup;
-  TORCH_CHECK(false, op, ": act_quant '", std::string(name),
-              "' is not per_token or per_group");
-  return ActQuant::kPerToken;
-}
-
 at::Tensor WoqLinearEpilogue(const char* op, const at::Tensor& x,
                              const at::Tensor& packed, const at::Tensor& scales,
                              const c10::optional<at::Tensor>& zero_points,

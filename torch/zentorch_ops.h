@@ -37,9 +37,6 @@ at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
                           const c10::optional<at::Tensor>& bias,
                           const at::Tensor* out = nullptr,
                           ActQuant act_quant = ActQuant::kPerToken);
-// "per_token" / "per_group" -> ActQuant; anything else is an error naming
-// `op` and the value.
-ActQuant ParseActQuant(const char* op, c10::string_view name);
 
 // woq_linear with a fused epilogue (zentorch's woq_linear_relu, _add,
 // _mul_add, ... and woq_linear_silu_mul): `e` gives the activation, the

@@ -157,6 +157,8 @@ typedef struct w4jit_moe_desc {
   int has_w2_bias;
   w4jit_dtype bias_dtype;
   int allow_bf16_compute;
+  w4jit_act_quant act_quant; /* DA8W4 only (x and the intermediate); per
+                                token after init */
 } w4jit_moe_desc;
 
 /* Bytes between consecutive experts of stacked [E, ...] tensors (g_idx:

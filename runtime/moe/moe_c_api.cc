@@ -35,6 +35,7 @@ w4jit::MoeDesc ToCpp(const w4jit_moe_desc& d) {
   out.has_w2_bias = d.has_w2_bias != 0;
   out.bias_dtype = static_cast<w4jit::DType>(RawEnum(d.bias_dtype));
   out.allow_bf16_compute = d.allow_bf16_compute != 0;
+  out.act_quant = static_cast<w4jit::ActQuant>(RawEnum(d.act_quant));
   return out;
 }
 
@@ -83,6 +84,7 @@ void w4jit_moe_desc_init(w4jit_moe_desc* desc) {
   desc->has_w2_bias = d.has_w2_bias ? 1 : 0;
   desc->bias_dtype = static_cast<w4jit_dtype>(d.bias_dtype);
   desc->allow_bf16_compute = d.allow_bf16_compute ? 1 : 0;
+  desc->act_quant = static_cast<w4jit_act_quant>(d.act_quant);
 }
 
 w4jit_status w4jit_moe_create(const w4jit_moe_desc* desc,

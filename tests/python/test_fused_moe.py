@@ -49,7 +49,8 @@ def test_w4a16_matches_reference(dtype, t, k, act, u4):
     assert torch.all(diff <= tol), f"max diff {diff.max().item():.3g}"
 
 
-def test_da8w4_skip_weighted_and_int64_ids():
+@pytest.mark.parametrize("act_quant", ["per_token", "per_group"])
+def test_da8w4_skip_weighted_and_int64_ids(act_quant):
     w13, w2 = _experts(False)
     p13, s13, _ = _stack(w13)
     p2, s2, _ = _stack(w2)
@@ -57,12 +58,37 @@ def test_da8w4_skip_weighted_and_int64_ids():
     ids = torch.stack([torch.randperm(E)[:2] for _ in range(9)])  # int64
     out = torch.zeros(9, H, dtype=torch.bfloat16)
     OPS.fused_moe(out, x, p13, p2, None, None, torch.empty(0), ids, True,
-                  "silu", s13, s2, mode="da8w4")
+                  "silu", s13, s2, mode="da8w4", act_quant=act_quant)
     want, mag, _ = moe_reference(x, w13, w2, None, None, ids, None, "silu")
     # DA8W4 quantizes x and the intermediate to int8 (numerics.md): a few
     # percent of the terms' magnitude.
     diff = (out.double() - want).abs()
     assert torch.all(diff <= 0.03 * mag + bf16_ulp(want) + 1e-3)
+
+
+def test_da8w4_per_group_scales_follow_outlier_channels():
+    """x's first channel group 100x the rest, with w13's weights for it zero:
+    the result depends only on the ordinary channels, which per-token scales
+    round to a few levels (the int8 range spent on the outliers) and
+    per-group scales keep (the reason hosts ask for them)."""
+    w13, w2 = _experts(False)
+    for _, s, _ in w13:
+        s[0].zero_()  # scales [G, 2I]: group 0 contributes nothing
+    p13, s13, _ = _stack(w13)
+    p2, s2, _ = _stack(w2)
+    x = torch.randn(16, H)
+    x[:, :GS] *= 100.0
+    ids = torch.stack([torch.randperm(E)[:2] for _ in range(16)]).int()
+    weights = torch.rand(16, 2)
+    want, _, _ = moe_reference(x, w13, w2, None, None, ids, weights, "silu")
+    errors = {}
+    for act_quant in ("per_token", "per_group"):
+        out = torch.zeros(16, H)
+        OPS.fused_moe(out, x, p13, p2, None, None, weights, ids, False,
+                      "silu", s13, s2, mode="da8w4", act_quant=act_quant)
+        errors[act_quant] = ((out.double() - want).norm() /
+                             want.norm()).item()
+    assert errors["per_group"] < 0.3 * errors["per_token"], errors
 
 
 def test_errors_name_the_value():
@@ -81,6 +107,14 @@ def test_errors_name_the_value():
         OPS.fused_moe(out, x, p13, p2, None, None, w,
                       torch.zeros(2, 1, dtype=torch.int32), False, "relu",
                       s13, s2)
+    with pytest.raises(RuntimeError, match="act_quant 'per_group'.*'w4a16'"):
+        OPS.fused_moe(out, x, p13, p2, None, None, w,
+                      torch.zeros(2, 1, dtype=torch.int32), False, "silu",
+                      s13, s2, act_quant="per_group")
+    with pytest.raises(RuntimeError, match="act_quant 'per_row'"):
+        OPS.fused_moe(out, x, p13, p2, None, None, w,
+                      torch.zeros(2, 1, dtype=torch.int32), False, "silu",
+                      s13, s2, mode="da8w4", act_quant="per_row")
     with pytest.raises(RuntimeError, match="w13_scales and w2_scales"):
         OPS.fused_moe(out, x, p13, p2, None, None, w,
                       torch.zeros(2, 1, dtype=torch.int32), False, "silu")
