@@ -24,11 +24,16 @@ using Xbyak::util::ptr_b;
 // group counter; rcx: bias pointer; rbp: saved rsp.
 constexpr Xbyak::Operand::Code kArgs = Xbyak::Operand::RDI;
 
-// Steps (k pairs for FMA, k quads for the dot flavour) per unrolled loop
+// Steps (k pairs for FMA, k octets for the dot flavour) per unrolled loop
 // iteration: 8 k per iteration either way, enough to amortise the loop
 // overhead without bloating the code for each row-tile height.
 constexpr int kUnrollFma = 4;
-constexpr int kUnrollDot = 2;
+constexpr int kUnrollDot = 1;
+
+// k per step: a pair (one byte per column) for FMA, an octet (one dword per
+// column, w4a16_layout.h) for the dot flavour.
+constexpr int kStepKFma = 2;
+constexpr int kStepKDot = 8;
 
 int OutSize(DType t) { return static_cast<int>(DTypeSize(t)); }
 
@@ -89,7 +94,7 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
   if (key.out_dtype != DType::kF32 && key.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError("output must be f32 or bf16");
   }
-  const int step_k = dot ? 4 : 2;
+  const int step_k = dot ? kStepKDot : kStepKFma;
   if (key.group_size <= 0 || key.group_size % step_k != 0 || key.k <= 0 ||
       key.k % key.group_size != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -116,6 +121,11 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "row tile %d x %d vectors needs %d vector registers, %d exist", key.mr,
         tv, need, regs));
+  }
+  if (dot && key.weight_type != WeightType::kS4) {
+    return absl::InvalidArgumentError(
+        "the bf16-dot flavour decodes s4 nibbles: u4 layers fold their zero "
+        "points into float ones (w4a16_layout.h)");
   }
   if (key.float_zero && key.weight_type != WeightType::kS4) {
     return absl::InvalidArgumentError(
@@ -148,7 +158,8 @@ W4a16GemvGenerator::W4a16GemvGenerator(const KernelKey& key)
       split_(key.mr * tv_ < 8 ? 2 : 1),
       nb_(key.nr),
       groups_(key.k / key.group_size),
-      steps_per_group_(static_cast<int>(key.group_size / (dot_ ? 4 : 2))),
+      steps_per_group_(
+          static_cast<int>(key.group_size / (dot_ ? kStepKDot : kStepKFma))),
       out_size_(OutSize(key.out_dtype)) {}
 
 void W4a16GemvGenerator::Generate() {
@@ -293,19 +304,12 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
     }
   }
   if (p.table >= 0) {
+    // bf16 of u - 8 at index u. Index bits above the nibble are those of
+    // the next nibble: entries 16..31 repeat 0..15, so no mask is needed.
     std::array<uint32_t, 16> t;
     for (int j = 0; j < 16; ++j) {
-      int lo, hi;
-      if (key_.weight_type == WeightType::kS4) {
-        // Index bits above the nibble are those of the next nibble:
-        // entries 16..31 repeat 0..15, so no mask is needed.
-        lo = ((2 * j) & 15) - 8;
-        hi = ((2 * j + 1) & 15) - 8;
-      } else {
-        // Index u + (15 - z) in [0, 30].
-        lo = 2 * j - 15;
-        hi = std::min(2 * j + 1, 30) - 15;
-      }
+      const int lo = ((2 * j) & 15) - 8;
+      const int hi = ((2 * j + 1) & 15) - 8;
       t[j] = Bf16OfInt(lo) | (static_cast<uint32_t>(Bf16OfInt(hi)) << 16);
     }
     vmovups(vec_.Vec(p.table), pool_.Table(t));
@@ -337,8 +341,9 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
   const int unroll = std::min(steps_per_group_, dot_ ? kUnrollDot : kUnrollFma);
   const int iters = steps_per_group_ / unroll;
   const int rest = steps_per_group_ % unroll;
-  const int64_t w_step = dot_ ? 2 * nb_ : nb_;
-  const int64_t x_step = 2 * mr * 4;
+  const int64_t w_step = dot_ ? 4 * nb_ : nb_;
+  // Packed x per step: per row two f32 (FMA) or four bf16 pairs (dot).
+  const int64_t x_step = (dot_ ? 4 : 2) * mr * 4;
   if (iters > 1) {
     Xbyak::Label loop;
     mov(rsi, iters);
@@ -385,7 +390,7 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
       konst[c] = &*konst_mem[c];
     }
   }
-  const int64_t w_step = dot_ ? 2 * nb_ : nb_;
+  const int64_t w_step = dot_ ? 4 * nb_ : nb_;
   for (int s = 0; s < steps; ++s) {
     if (p.v0 == 0) {
       EmitStreamPrefetch(this, rax, s * w_step, w_step, key_.prefetch);
@@ -405,22 +410,8 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
     }
     for (int v = 0; v < p.nv; ++v) {
       const int c = p.v0 + v;  // the vector's place in the block
-      // Zero points of this vector's columns (u4), after the scales.
-      const Xbyak::Address zeros = ptr[rbx + (nb_ + c * lanes_) * 4];
       if (dot_) {
-        vpmovzxbw(t0, ptr[rax + s * 2 * nb_ + c * 32]);
-        vpsrlw(t1, t0, 4);
-        if (u4) {
-          vec_.And(t0, t0, pool_.Splat16(0x000F));
-          vpaddw(t0, t0, zeros);
-          vpaddw(t1, t1, zeros);
-        }
-        vpermw(t0, t0, vec_.Vec(p.table));
-        vpermw(t1, t1, vec_.Vec(p.table));
-        for (int r = 0; r < mr; ++r) {
-          vdpbf16ps(vec_.Vec(p.Acc(r, v, 0)), t0, ptr_b[x_even(r)]);
-          vdpbf16ps(vec_.Vec(p.Acc(r, v, p.split - 1)), t1, ptr_b[x_odd(r)]);
-        }
+        EmitDotVector(p, s, v, mr);
         continue;
       }
       EmitDecodeVector(s, c, t0, t1, konst);
@@ -436,6 +427,28 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
           vec_.FmaBroadcast(a1, t1, x_odd(r), tmp);
         }
       }
+    }
+  }
+}
+
+void W4a16GemvGenerator::EmitDotVector(const Plan& p, int s, int v, int mr) {
+  const int c = p.v0 + v;  // the vector's place in the block
+  const Xmm raw = vec_.Vec(p.t0);
+  const Xmm pair = vec_.Vec(p.t1);
+  const Xmm table = vec_.Vec(p.table);
+  // One plain load: word 2c / 2c + 1 holds column c's even / odd k of the
+  // octet, pair j of it in nibble j (w4a16_layout.h). No widening shuffle:
+  // Zen 4 runs zmm shuffles at half rate on two pipes, and vpmovzxbw was a
+  // third of the decode's shuffle work.
+  vmovdqu16(raw, ptr[rax + s * 4 * nb_ + c * 64]);
+  for (int j = 0; j < 4; ++j) {
+    // vpermw reads the low 5 index bits, and the table repeats above 15:
+    // the next nibble's bit needs no mask.
+    if (j > 0) vpsrlw(pair, raw, 4 * j);
+    vpermw(pair, j == 0 ? raw : pair, table);
+    for (int r = 0; r < mr; ++r) {
+      vdpbf16ps(vec_.Vec(p.Acc(r, v, j % 2 == 0 ? 0 : p.split - 1)), pair,
+                ptr_b[rdx + ((4 * s + j) * mr + r) * 4]);
     }
   }
 }

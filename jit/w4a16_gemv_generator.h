@@ -83,6 +83,9 @@ class W4a16GemvGenerator final : public Generator {
   void EmitTile(int mr, bool tail);
   void EmitTileColumns(int mr, bool tail, int v0);
   void EmitSteps(const Plan& plan, int steps, int mr);
+  // Step s (a k octet) of the tile's vector v, bf16-dot flavour: decode its
+  // four k pairs and multiply each with the mr rows' x pair.
+  void EmitDotVector(const Plan& plan, int s, int v, int mr);
   // Decodes vector c of step s (f32 flavour) into even / odd.
   void EmitDecodeVector(int s, int c, const Xbyak::Xmm& even,
                         const Xbyak::Xmm& odd,

@@ -10,16 +10,24 @@
 //    for s4 the high nibble is q = u - 8 in two's complement (byte XOR
 //    0x80). `vpmovzxbd` / `vpmovsxbd` of L bytes gives one vector of both
 //    (jit/w4a16_decode.h).
-//  bf16-dot flavour: for each k quad (4q .. 4q + 3) and each vector of 16
-//    columns, 32 bytes; bytes 2c and 2c + 1 hold column c's k = 4q and
-//    4q + 1 in their low nibbles and 4q + 2, 4q + 3 in their high ones.
-//    `vpmovzxbw` gives 32 words whose low nibbles are the (k even, k odd)
-//    pairs of k-pair 2q, one dword per column (what vdpbf16ps multiplies),
-//    and whose high nibbles are k-pair 2q + 1.
+//  bf16-dot flavour: for each k octet (8o .. 8o + 7) and each vector of 16
+//    columns, 64 bytes: one zmm of 32 words, column c's in word 2c (k even)
+//    and 2c + 1 (k odd). Nibble j of word 2c holds k = 8o + 2j, of word
+//    2c + 1 k = 8o + 2j + 1, so the words shifted right by 4j hold k pair
+//    4o + j, one dword per column (what vdpbf16ps multiplies), in their
+//    low nibbles. In bytes: byte 4c + 2e + h holds k = 8o + e + 4h in its
+//    low nibble and k + 2 in its high one (e, h in {0, 1}). The group size
+//    must be a multiple of 8 (else the layer uses the f32-FMA flavour).
 //
 // Per block and group the kernel reads NB f32 scales and, for u4, the zero
 // points right after them ("meta", MetaVectorsPerGroup); the bias is padded
 // to whole blocks.
+//
+// Integer zero points with the bf16-dot flavour are packed as float ones,
+// zf = (8 - z) * s (rounded to f32), so that the dot kernel decodes every
+// layer as s4 (w = (u - 8) * s + zf equals (u - z) * s; numerics.md allows
+// the fold). Decoding u - z per k pair instead (mask, add, then the table)
+// made u4 1.7x slower than s4 at M = 1 on Zen 4.
 //
 // Float zero points (ZeroPointDomain::kFloat, w = (u - 8) * s + zf): the
 // nibbles are packed as for s4 (the decode gives u - 8) and the meta holds
@@ -37,9 +45,8 @@
 namespace w4jit::internal {
 
 // Per group and column block the kernels read "meta": NB f32 scales, then
-// for u4 the zero points as the flavour needs them (f32 FMA: z and 16 * z;
-// bf16 dot: (15 - z) * 0x10001, a vpermw index offset in both words of a
-// column's dword), or the float zero points (f32 FMA: zf and 16 * zf; bf16
+// for u4 the zero points (f32 FMA: z and 16 * z; the dot flavour folds them
+// into float ones), or the float zero points (f32 FMA: zf and 16 * zf; bf16
 // dot: zf). This is how many NB-element vectors that is.
 inline int MetaVectorsPerGroup(bool bf16_dot, bool zero_points) {
   if (!zero_points) return 1;
@@ -67,6 +74,16 @@ struct W4a16Layout {
   }
   int64_t block_meta_elems() const { return groups() * group_meta_elems(); }
 };
+
+// The layout the packer writes: the bf16-dot flavour takes integer zero
+// points as float ones (above), so a dot layout is never `asymmetric`.
+inline W4a16Layout WithDotZeroPointsFolded(W4a16Layout l) {
+  if (l.flavor == Flavor::kBf16Dot && l.asymmetric) {
+    l.asymmetric = false;
+    l.float_zero = true;
+  }
+  return l;
+}
 
 }  // namespace w4jit::internal
 

@@ -469,7 +469,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     // bf16 already, or the caller allowed rounding f32 x to bf16.
     const bool allowed =
         desc.act_dtype == DType::kBF16 || desc.allow_bf16_compute;
-    if (allowed && plan.group % 4 == 0) {
+    // The dot layout packs k octets (w4a16_layout.h).
+    if (allowed && plan.group % 8 == 0) {
       if (!zmm || isa < IsaTier::kAvx512Bf16) {
         *why_not = "the bf16-dot W4A16 flavour needs 512-bit AVX512_BF16";
         return none;
@@ -500,6 +501,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
   layout.group_size = plan.group;
   layout.float_zero = w.float_zero();
   layout.asymmetric = w.asymmetric && !layout.float_zero;
+  // The packer folds integer zero points into float ones for the dot
+  // flavour (WithDotZeroPointsFolded); the kernels follow packed_.layout.
   // The kernels step through a block with 32-bit displacements.
   if (layout.block_weight_bytes() > INT32_MAX ||
       layout.block_meta_elems() * 4 > INT32_MAX) {

@@ -34,14 +34,18 @@ void PackBlockF32Fma(const CanonicalWeights& w, const W4a16Layout& l,
 void PackBlockBf16Dot(const CanonicalWeights& w, const W4a16Layout& l,
                       int64_t n0, uint8_t* out) {
   const int64_t nb = l.block_n();
-  for (int64_t q = 0; q < l.k / 4; ++q) {
-    uint8_t* quad = out + q * 2 * nb;
+  for (int64_t o = 0; o < l.k / 8; ++o) {
+    uint8_t* octet = out + o * 4 * nb;
     for (int v = 0; v < l.nv; ++v) {
       for (int c = 0; c < l.lanes; ++c) {
         const int64_t n = n0 + int64_t{v} * l.lanes + c;
+        // Byte 2e + h of column c: k = 8o + e + 4h and k + 2 (w4a16_layout.h).
         for (int e = 0; e < 2; ++e) {
-          quad[v * 2 * l.lanes + 2 * c + e] = static_cast<uint8_t>(
-              NibbleAt(w, n, 4 * q + e) | (NibbleAt(w, n, 4 * q + 2 + e) << 4));
+          for (int h = 0; h < 2; ++h) {
+            const int64_t k = 8 * o + e + 4 * h;
+            octet[v * 4 * l.lanes + 4 * c + 2 * e + h] = static_cast<uint8_t>(
+                NibbleAt(w, n, k) | (NibbleAt(w, n, k + 2) << 4));
+          }
         }
       }
     }
@@ -73,7 +77,12 @@ void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
       const int64_t n = b * nb + j;
       meta[j] = FloatBits(n < w.n ? w.S(n, g) : 0.0f);
       if (layout.float_zero) {
-        const float zf = n < w.n ? w.FZ(n, g) : 0.0f;
+        // Integer zero points folded (w4a16_layout.h): zf = (8 - z) s.
+        float zf = 0.0f;
+        if (n < w.n) {
+          zf = w.float_zero() ? w.FZ(n, g)
+                              : static_cast<float>(8 - w.Z(n, g)) * w.S(n, g);
+        }
         meta[nb + j] = FloatBits(zf);
         if (layout.flavor != Flavor::kBf16Dot) {
           meta[2 * nb + j] = FloatBits(16.0f * zf);  // exact
@@ -82,12 +91,8 @@ void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
       }
       if (!layout.asymmetric) continue;
       const uint32_t z = n < w.n ? w.Z(n, g) : 0;
-      if (layout.flavor == Flavor::kBf16Dot) {
-        meta[nb + j] = (15 - z) * 0x10001u;
-      } else {
-        meta[nb + j] = z;
-        meta[2 * nb + j] = 16 * z;
-      }
+      meta[nb + j] = z;  // the f32-FMA flavour (dot folds z, above)
+      meta[2 * nb + j] = 16 * z;
     }
   }
 }
@@ -95,9 +100,10 @@ void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
 }  // namespace
 
 W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
-                             const W4a16Layout& layout) {
+                             const W4a16Layout& requested) {
   W4a16Packed p;
-  p.layout = layout;
+  p.layout = WithDotZeroPointsFolded(requested);
+  const W4a16Layout& layout = p.layout;
   const int64_t nb = layout.block_n();
   const int64_t blocks = layout.blocks();
   p.weights.resize(static_cast<size_t>(blocks * layout.block_weight_bytes()));

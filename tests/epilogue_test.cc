@@ -534,7 +534,8 @@ TEST(EpilogueAvx512Test, KernelsGenerate) {
       key.flavor = dot ? internal::Flavor::kBf16Dot : internal::Flavor::kF32Fma;
       key.act_dtype = dot ? DType::kBF16 : DType::kF32;
       key.out_dtype = DType::kF32;
-      key.weight_type = WeightType::kU4;
+      // The dot flavour decodes s4 (u4 layers fold their zero points).
+      key.weight_type = dot ? WeightType::kS4 : WeightType::kU4;
       key.group_size = 64;
       key.k = 256;
       key.nr = 64;

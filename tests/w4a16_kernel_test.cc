@@ -603,6 +603,8 @@ TEST(W4a16Avx512, Bf16DotRuns) {
 TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
   for (Flavor flavor : {Flavor::kF32Fma, Flavor::kBf16Dot}) {
     for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
+      // u4 layers fold their zero points for the dot flavour (s4 keys).
+      if (flavor == Flavor::kBf16Dot && wt == WeightType::kU4) continue;
       for (DType out : {DType::kF32, DType::kBF16}) {
         for (int mr : {1, 2, 4, 6, 12}) {
           KernelKey key;
