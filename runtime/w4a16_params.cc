@@ -81,9 +81,14 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // --prefetch=0,...,16384`, interleaved with the DRAM read): M = 1
   // streamed at 62-71% of the read without prefetch and 76-94% at 8192
   // bytes ahead (4096: 72%, 12288 and 16384 level with 8192); hot
-  // single layers were no slower. Zen 4 shares the cache design; other
-  // CPUs keep the hardware's prefetch alone until measured.
-  if (avx512 && cpu.zen_generation >= 4) p.prefetch_distance = 8192;
+  // single layers were no slower. On Zen 4 (EPYC VM, 2 threads,
+  // 2026-12-04, three interleaved rounds of --layers=8 --prefetch=0,4096,
+  // 8192 with the octet-packed dot kernel) M = 1 streamed at 91-95% of the
+  // read's p50 at 4096, 90-95% without, 84-88% at 8192; the min was best at
+  // 4096 (82-95% of the read's best against 69-77% without). Other CPUs
+  // keep the hardware's prefetch alone until measured.
+  if (avx512 && cpu.zen_generation >= 5) p.prefetch_distance = 8192;
+  if (avx512 && cpu.zen_generation == 4) p.prefetch_distance = 4096;
   return p;
 }
 
