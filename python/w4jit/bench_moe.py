@@ -21,7 +21,10 @@ token), at each token count T, times interleaved:
 
 The three outputs are compared before timing (relative L2 difference of
 loop and fused, and of each against bf16 dense; a configuration that
-disagrees stops the run). Prints min and median us per call and the time
+disagrees stops the run). Each path reads its own copy of the weights and
+runs after the others' calls, so its experts are mostly not in the L3 (as
+in a model, whose other layers run in between). Prints min and median us
+per call and the time
 ratios fused/loop and fused/bf16 (below 1: fused is faster), and writes
 the rows as CSV with --csv. mixtral-8x7b's experts are ~0.7 GB of int4
 per mode plus 2.8 GB of bf16: choose it explicitly.
@@ -304,8 +307,14 @@ def main(argv=None):
     def say(line):
         print(line, file=sys.stderr, flush=True)
 
+    # Each path has its own weights (the fused layer's packed experts, the
+    # per-expert ops' packed layers, bf16 copies) and runs after the others
+    # in the rotation, so it mostly finds its experts evicted from the L3.
     header = bench_header("w4jit MoE: fused vs per-expert loop vs bf16",
-                          args.group_size, "bf16 x, y and scales")
+                          args.group_size, "bf16 x, y and scales",
+                          "weights mostly from DRAM (each path's own copy, "
+                          "evicted by the other paths' calls between its "
+                          "calls)")
     rows = []
     # Normal tensors (not inference ones): the ops' layer cache then keys
     # them on their version counters, with no per-call fingerprint.

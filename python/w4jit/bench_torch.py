@@ -50,14 +50,15 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
-def bench_header(title, group_size, dtypes):
+def bench_header(title, group_size, dtypes, weights="hot weights"):
     """The first line of a benchmark's output: what, when (UTC), where
-    (CPU, CPU count, torch version, intra-op threads) and the layer type."""
+    (CPU, CPU count, torch version, intra-op threads), the layer type and
+    where the weights are read from."""
     return (f"{title}, "
             f"{datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
             f"{cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}"
             f", {torch.get_num_threads()} threads, s4 g{group_size}, "
-            f"{dtypes}, hot weights")
+            f"{dtypes}, {weights}")
 
 
 def timeit(fn, min_time, min_reps=3, max_reps=2000):
