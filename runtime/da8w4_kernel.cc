@@ -127,12 +127,15 @@ class Da8w4JitKernel final : public LinearKernel {
     if (!q.ok()) return q.status();
     quantize_ = (*q)->entry<ActQuantFn>();
     names_.push_back((*q)->name());
-    absl::StatusOr<const Generator*> d = GetDa8w4DecodeKernel(isa_);
-    if (!d.ok()) return d.status();
-    decode_ = (*d)->entry<Da8w4DecodeFn>();
-    names_.push_back((*d)->name());
+    if (params_.panels()) {
+      absl::StatusOr<const Generator*> d = GetDa8w4DecodeKernel(isa_);
+      if (!d.ok()) return d.status();
+      decode_ = (*d)->entry<Da8w4DecodeFn>();
+      names_.push_back((*d)->name());
+    }
 
     for (const bool decoded : {false, true}) {
+      if (decoded && !params_.panels()) continue;
       std::vector<TileKernels>& tiles = decoded ? panel_tiles_ : tiles_;
       const int mr = decoded ? params_.panel_mr : params_.mr;
       tiles.resize(static_cast<size_t>(mr) + 1);
@@ -179,7 +182,8 @@ class Da8w4JitKernel final : public LinearKernel {
     });
 
     // Row tiles: ceil(m / mr) tiles whose heights differ by at most one.
-    const bool decode = m > params_.handover_m && m >= params_.panel_min_m;
+    const bool decode =
+        params_.panels() && m > params_.handover_m && m >= params_.panel_min_m;
     const std::vector<TileKernels>& kernels = decode ? panel_tiles_ : tiles_;
     const int64_t tiles = CeilDiv(m, decode ? params_.panel_mr : params_.mr);
     const int64_t base_rows = m / tiles, extra = m % tiles;

@@ -64,6 +64,18 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   // Guess from the op counts: a decode costs about as much as the in-loop
   // unpacking of 3-5 row tiles.
   p.panel_min_m = 32;
+  if (isa >= IsaTier::kAvx512Vnni && cpu.zen_generation == 4) {
+    // Measured on Zen 4 (EPYC VM, 2 threads, 2026-12-04, `w4jit bench
+    // --model=llama3-8b --layers=2 --prefill-m=32,...,1024 --tunings=
+    // default,<no panels>`, three interleaved runs): the in-loop tiles beat
+    // the decoded panels at every M, by 20-26% at M = 32, 10-15% at 64,
+    // 2-8% at 128, 4-5% at 256 and 512, 2-4% at 1024. Zen 4 issues the
+    // in-loop unpacking (and, shift) beside the double-pumped vpdpbusd,
+    // while the panel costs a decode pass and twice the bytes through L2.
+    // The qwen3-30b-a3b fused MoE was level. Zen 5 and Intel keep the
+    // panels until measured.
+    p.panel_min_m = Da8w4Params::kNoPanels;
+  }
   return p;
 }
 
