@@ -137,7 +137,8 @@ absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
     } else if (name == "panel_bytes") {
       p.panel_bytes = value;
     } else if (name == "panel_min_m") {
-      p.panel_min_m = static_cast<int>(std::min<int64_t>(value, 1 << 30));
+      p.panel_min_m =
+          static_cast<int>(std::min<int64_t>(value, Da8w4Params::kNoPanels));
     } else if (name == "panel_mr") {
       p.panel_mr = static_cast<int>(value);
     } else if (name == "panel_nblk") {

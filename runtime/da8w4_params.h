@@ -5,7 +5,6 @@
 #define W4JIT_RUNTIME_DA8W4_PARAMS_H_
 
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <string>
 
@@ -42,10 +41,11 @@ struct Da8w4Params {
   // runs the panel_mr x panel_nblk tile on it, whose inner loop is only
   // loads and dot products. Below it the tiles unpack nibbles in the loop,
   // which costs less than a decode when there are few row tiles.
-  // kNoPanels: never decode (no panel kernels are built).
-  static constexpr int kNoPanels = std::numeric_limits<int>::max();
+  // kNoPanels (or more, from a tuning file): never decode, and no panel
+  // kernels are built.
+  static constexpr int kNoPanels = 1 << 30;
   int panel_min_m = 32;
-  bool panels() const { return panel_min_m != kNoPanels; }
+  bool panels() const { return panel_min_m < kNoPanels; }
   int panel_mr = 6;
   int panel_nblk = 1;
   // The tiles that unpack nibbles in the loop (M below panel_min_m)

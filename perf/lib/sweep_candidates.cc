@@ -73,12 +73,14 @@ std::vector<CandidateGroup> Da8w4Groups(IsaTier isa, bool quick) {
     panel_tile.options.push_back({{"panel_mr", mr}, {"panel_nblk", nblk}});
   }
   groups.push_back(panel_tile);
-  // From which M the panel is decoded; 1 << 30: never (in-loop unpacking
-  // at every M, the path before decoded panels).
+  // From which M the panel is decoded; kNoPanels: never (in-loop
+  // unpacking at every M, the path before decoded panels, and Zen 4's
+  // default).
+  constexpr int64_t kNever = internal::Da8w4Params::kNoPanels;
   groups.push_back({"panel_min_m", Regime::kLargeM,
-                    Each("panel_min_m",
-                         quick ? std::vector<int64_t>{1 << 30}
-                               : std::vector<int64_t>{17, 64, 128, 1 << 30})});
+                    Each("panel_min_m", quick ? std::vector<int64_t>{32, kNever}
+                                              : std::vector<int64_t>{
+                                                    17, 32, 64, 128, kNever})});
   if (!quick) {
     groups.push_back({"panel", Regime::kLargeM,
                       Each("panel_bytes", {128 << 10, 512 << 10, 1 << 20})});
