@@ -34,6 +34,7 @@ constexpr int kUnrollDot = 1;
 // column, w4a16_layout.h) for the dot flavour.
 constexpr int kStepKFma = 2;
 constexpr int kStepKDot = 8;
+int StepK(bool dot) { return dot ? kStepKDot : kStepKFma; }
 
 int OutSize(DType t) { return static_cast<int>(DTypeSize(t)); }
 
@@ -94,7 +95,7 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
   if (key.out_dtype != DType::kF32 && key.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError("output must be f32 or bf16");
   }
-  const int step_k = dot ? kStepKDot : kStepKFma;
+  const int step_k = StepK(dot);
   if (key.group_size <= 0 || key.group_size % step_k != 0 || key.k <= 0 ||
       key.k % key.group_size != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -158,8 +159,7 @@ W4a16GemvGenerator::W4a16GemvGenerator(const KernelKey& key)
       split_(key.mr * tv_ < 8 ? 2 : 1),
       nb_(key.nr),
       groups_(key.k / key.group_size),
-      steps_per_group_(
-          static_cast<int>(key.group_size / (dot_ ? kStepKDot : kStepKFma))),
+      steps_per_group_(static_cast<int>(key.group_size / StepK(dot_))),
       out_size_(OutSize(key.out_dtype)) {}
 
 void W4a16GemvGenerator::Generate() {
@@ -208,6 +208,10 @@ void W4a16GemvGenerator::Generate() {
   mov(rsp, rbp);
   Postamble();
   pool_.Emit(this);
+}
+
+int64_t W4a16GemvGenerator::StepWeightBytes() const {
+  return StepK(dot_) / 2 * nb_;  // two nibbles a byte
 }
 
 int64_t W4a16GemvGenerator::OutBlockCols() const {
@@ -341,7 +345,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
   const int unroll = std::min(steps_per_group_, dot_ ? kUnrollDot : kUnrollFma);
   const int iters = steps_per_group_ / unroll;
   const int rest = steps_per_group_ % unroll;
-  const int64_t w_step = dot_ ? 4 * nb_ : nb_;
+  const int64_t w_step = StepWeightBytes();
   // Packed x per step: per row two f32 (FMA) or four bf16 pairs (dot).
   const int64_t x_step = (dot_ ? 4 : 2) * mr * 4;
   if (iters > 1) {
@@ -390,7 +394,7 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
       konst[c] = &*konst_mem[c];
     }
   }
-  const int64_t w_step = dot_ ? 4 * nb_ : nb_;
+  const int64_t w_step = StepWeightBytes();
   for (int s = 0; s < steps; ++s) {
     if (p.v0 == 0) {
       EmitStreamPrefetch(this, rax, s * w_step, w_step, key_.prefetch);
@@ -440,7 +444,7 @@ void W4a16GemvGenerator::EmitDotVector(const Plan& p, int s, int v, int mr) {
   // octet, pair j of it in nibble j (w4a16_layout.h). No widening shuffle:
   // Zen 4 runs zmm shuffles at half rate on two pipes, and vpmovzxbw was a
   // third of the decode's shuffle work.
-  vmovdqu16(raw, ptr[rax + s * 4 * nb_ + c * 64]);
+  vmovdqu16(raw, ptr[rax + s * StepWeightBytes() + c * 64]);
   for (int j = 0; j < 4; ++j) {
     // vpermw reads the low 5 index bits, and the table repeats above 15:
     // the next nibble's bit needs no mask.

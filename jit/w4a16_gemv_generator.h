@@ -100,6 +100,8 @@ class W4a16GemvGenerator final : public Generator {
   void EmitEpilogueStores(const Plan& plan, int mr, bool tail);
   // Output columns of a block (NB, or NB / 2 with silu_mul).
   int64_t OutBlockCols() const;
+  // Packed weight bytes of one step (all NB columns).
+  int64_t StepWeightBytes() const;
   // Bytes of meta (scales, zero points) per group of one block.
   int64_t MetaGroupBytes() const;
   // The FMA decode's constants: mask_hi, mask_lo, the s4 zero point.

@@ -107,7 +107,8 @@ def test_errors_name_the_value():
         OPS.fused_moe(out, x, p13, p2, None, None, w,
                       torch.zeros(2, 1, dtype=torch.int32), False, "relu",
                       s13, s2)
-    with pytest.raises(RuntimeError, match="act_quant 'per_group'.*'w4a16'"):
+    with pytest.raises(RuntimeError,
+                       match="act_quant = per_group quantizes DA8W4.*w4a16"):
         OPS.fused_moe(out, x, p13, p2, None, None, w,
                       torch.zeros(2, 1, dtype=torch.int32), False, "silu",
                       s13, s2, act_quant="per_group")
