@@ -161,13 +161,22 @@ Expected ExpectedAt(const LayerDesc& desc, const CanonicalWeights& w,
                       static_cast<double>(LoadAsF32(x_row, desc.act_dtype, k)));
       }
       t += std::fabs(w.S(j, g)) * partial;
-      if (w.float_zero()) {
+      // The zero-point correction a kernel may fold out of the group
+      // (numerics.md): zf * sum x for float zero points, (8 - z) * s *
+      // sum x for integer ones. Its rounding does not cancel with the
+      // group's, so a row whose nibbles all equal z (exactly 0) still has
+      // terms of this size.
+      const double fold =
+          w.float_zero()
+              ? std::fabs(static_cast<double>(w.FZ(j, g)))
+              : std::fabs((8.0 - w.Z(j, g)) * static_cast<double>(w.S(j, g)));
+      if (fold != 0.0) {
         double xsum = 0.0;
         for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
           xsum += std::fabs(
               static_cast<double>(LoadAsF32(x_row, desc.act_dtype, k)));
         }
-        t += std::fabs(static_cast<double>(w.FZ(j, g))) * xsum;
+        t += fold * xsum;
       }
     }
     value = internal::W4a16OutputRef(w, x_row, desc.act_dtype, j);

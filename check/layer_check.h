@@ -66,7 +66,9 @@ absl::StatusOr<std::unique_ptr<Layer>> MakeLayer(
 //   DA8W4: T = |sa| * sum_g |s[g,j] * acc_g| + |bias|   (per token)
 //          T = sum_g |sa_g * s[g,j] * acc_g| + |bias|  (per group)
 //   W4A16: T = sum_g |s[g,j]| * sum_{k in g} |(u - z) * x| + |bias|
-//          (+ sum_g |zf[g,j]| * sum_{k in g} |x| for float zero points)
+//          + sum_g |zc[g,j]| * sum_{k in g} |x|, the zero-point correction
+//          a kernel may fold out (zc = zf for float zero points, (8 - z) * s
+//          for integer ones; 0 for s4)
 struct Expected {
   float value;
   double magnitude;

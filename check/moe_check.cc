@@ -111,6 +111,12 @@ Product MatVec(const std::vector<double>& w, const CanonicalWeights& cw,
       const double wv = w[r * cw.k + c];
       sum += wv * a[src];
       mag += std::fabs(wv * a[src]);
+      if (!quantized) {
+        // The (8 - z) * s * sum a correction a W4A16 kernel may fold out
+        // (layer_check.h's T): it cancels, so its rounding counts too.
+        const int64_t g = c / cw.group_size;
+        mag += std::fabs((8.0 - cw.Z(r, g)) * cw.S(r, g) * a[src]);
+      }
       err += std::fabs(wv) * (ea[src] + half_step);
     }
     p.value[r] = sum;

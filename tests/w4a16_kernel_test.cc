@@ -596,6 +596,30 @@ TEST(W4a16Avx512, Bf16DotRuns) {
     f32.allow_bf16_compute = true;
     CheckLayer(f32, {1, 9}, 0, 0, "avx512bf16", "bf16dot");
   }
+  // u4 weights all at their zero points: the packing folds z into a
+  // (8 - z) * s * sum x correction, which cancels the group's dot product
+  // only to f32 rounding (not exactly, as the AVX2 path's u - z does); the
+  // tolerance counts the correction's terms (layer_check.h). The layer
+  // fuzzer found this with AWQ rows whose nibbles all equal z.
+  const LayerDesc desc =
+      Desc(48, 256, 32, WeightType::kU4, DType::kBF16, DType::kF32, false);
+  auto w = RandomWeights(desc, 4);
+  for (int64_t n = 0; n < w.n; ++n) {
+    for (int64_t k = 0; k < w.k; ++k) {
+      w.u[n * w.k + k] = w.Z(n, k / w.group_size);
+    }
+  }
+  // Scales of 2^4..2^8 (exact): the rounding then exceeds the absolute
+  // 1e-6 floor, so only the fold term of the tolerance can cover it.
+  for (float& s : w.scales) s = std::ldexp(s, 12);
+  auto layer = MakeLayer(desc, w);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  EXPECT_TRUE(
+      KernelNameIs((*layer)->kernel_names()[0], "bf16dot", "avx512bf16"));
+  for (int64_t m : {1, 7}) {
+    const auto x = RandomActivations(desc, m, desc.k, 6);
+    EXPECT_TRUE(RunAndCheck(**layer, w, m, x, desc.k, desc.n));
+  }
 }
 
 // Generation of the AVX-512 variants on any machine: the code must
