@@ -52,6 +52,34 @@ inline float F16ToF32(uint16_t h) {
   return f;
 }
 
+// f32 to IEEE half when that is exact (normal or subnormal halves, zeros);
+// false for any other value (rounding, overflow, Inf, NaN).
+inline bool F32ToF16Exact(float f, uint16_t* out) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  const int exp = static_cast<int>((bits >> 23) & 0xFF);
+  const uint32_t man = bits & 0x7FFFFF;
+  if (exp == 0) {  // zero, or an f32 subnormal (below every half)
+    if (man != 0) return false;
+    *out = sign;
+    return true;
+  }
+  const int e = exp - 127;
+  if (exp == 0xFF || e > 15 || e < -24) return false;
+  if (e >= -14) {  // a normal half: 10 mantissa bits
+    if ((man & 0x1FFF) != 0) return false;
+    *out = static_cast<uint16_t>(sign | ((e + 15) << 10) | (man >> 13));
+    return true;
+  }
+  // A subnormal half m * 2^-24: the significand shifted right by -(e + 1).
+  const uint32_t full = man | 0x800000;
+  const int shift = -(e + 1);
+  if ((full & ((1u << shift) - 1)) != 0) return false;
+  *out = static_cast<uint16_t>(sign | (full >> shift));
+  return true;
+}
+
 // Reads element i of a buffer of dtype t as f32 (exact).
 inline float LoadAsF32(const void* p, DType t, int64_t i) {
   switch (t) {

@@ -50,6 +50,7 @@ CpuProfile Detect() {
   CpuFeatures f;
   f.avx2 = cpuinfo_has_x86_avx2();
   f.fma = cpuinfo_has_x86_fma3();
+  f.f16c = cpuinfo_has_x86_f16c();
   f.avx512f = cpuinfo_has_x86_avx512f();
   f.avx512bw = cpuinfo_has_x86_avx512bw();
   f.avx512vl = cpuinfo_has_x86_avx512vl();

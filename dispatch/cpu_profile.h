@@ -22,6 +22,7 @@ enum class Vendor : int { kUnknown = 0, kIntel = 1, kAmd = 2 };
 struct CpuFeatures {
   bool avx2 = false;
   bool fma = false;
+  bool f16c = false;  // vcvtph2ps: W4A16's f16 scale storage
   bool avx512f = false;
   bool avx512bw = false;
   bool avx512vl = false;

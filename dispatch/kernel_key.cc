@@ -129,6 +129,9 @@ std::string KernelKey::name() const {
   if (flags != 0) absl::StrAppend(&s, absl::StrFormat("_f%x", flags));
   if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
   absl::StrAppend(&s, EpilogueSuffix(epilogue));
+  if (meta_dtype != DType::kF32) {
+    absl::StrAppend(&s, "_m", DtypeShort(meta_dtype));
+  }
   if (prefetch != 0) absl::StrAppend(&s, "_pf", prefetch);
   absl::StrAppend(&s, "__", IsaSuffix(isa));
   return s;

@@ -59,11 +59,17 @@ struct KernelKey {
   // as s4 (u - 8) and the kernel adds zf * sum_{k in g} x per group (int4
   // kernel) or zf to the dequantized panel. Name: "s4fz".
   bool float_zero = false;
+  // W4A16: the dtype the packed scales (and float zero points) are stored
+  // in: f32, or bf16 / f16 when every value is exact in it (half the meta
+  // bytes of the weight stream; jit/w4a16_layout.h). Named "_mbf16" /
+  // "_mf16"; f32 adds nothing.
+  DType meta_dtype = DType::kF32;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
-                    epilogue, out_n, act_per_group, prefetch, float_zero);
+                    epilogue, out_n, act_per_group, prefetch, float_zero,
+                    meta_dtype);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -76,7 +82,7 @@ struct KernelKey {
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
         key.flags, key.epilogue, key.out_n, key.act_per_group, key.prefetch,
-        key.float_zero);
+        key.float_zero, static_cast<int>(key.meta_dtype));
   }
 
   // Readable, unique for distinct keys.

@@ -30,6 +30,12 @@ absl::Status W4a16DequantGenerator::Check(const KernelKey& key) {
         "float zero points decode the nibbles as s4 (u - 8): weight_type "
         "must be s4 in the key");
   }
+  if (key.meta_dtype != DType::kF32 &&
+      (key.float_zero || key.weight_type == WeightType::kU4)) {
+    // The zero points are memory operands of the decode (MetaMayBe16Bit).
+    return absl::InvalidArgumentError(
+        "16-bit meta only without zero points (w4a16_layout.h)");
+  }
   const int lanes = IsAvx512(key.isa) ? 16 : 8;
   if (key.nr <= 0 || key.nr % lanes != 0 || key.k <= 0 || key.k % 2 != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -72,8 +78,10 @@ void W4a16DequantGenerator::Generate() {
   const int rest = pairs % unroll;
   Xbyak::Label segment;
   L(segment);
+  const int meta_size = key_.meta_dtype == DType::kF32 ? 4 : 2;
   for (int v = 0; v < nv_; ++v) {
-    vmovups(vec_.Vec(v), ptr[rbx + v * lanes_ * 4]);
+    EmitLoadMetaF32(this, key_.meta_dtype, ptr[rbx + v * lanes_ * meta_size],
+                    vec_.Vec(v));
   }
   auto advance = [&](int n) {
     add(rax, static_cast<uint32_t>(n * nb_));
@@ -95,8 +103,8 @@ void W4a16DequantGenerator::Generate() {
     EmitPairs(rest);
     advance(rest);
   }
-  add(rbx,
-      static_cast<uint32_t>(nb_ * 4 * MetaVectorsPerGroup(false, u4 || fz)));
+  add(rbx, static_cast<uint32_t>(nb_ * meta_size *
+                                 MetaVectorsPerGroup(false, u4 || fz)));
   dec(r10);
   jnz(segment, T_NEAR);
   Postamble();

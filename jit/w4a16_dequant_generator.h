@@ -23,10 +23,10 @@
 namespace w4jit::internal {
 
 struct W4a16DequantArgs {
-  const uint8_t* w;      // packed weights of the block at the first k
-  const uint32_t* meta;  // meta of the block at the group of the first k
-  float* panel;          // out: [segments * segment][NB] f32
-  int64_t segments;      // >= 1; the meta pointer advances one group each
+  const uint8_t* w;     // packed weights of the block at the first k
+  const uint8_t* meta;  // meta of the block at the group of the first k
+  float* panel;         // out: [segments * segment][NB] f32
+  int64_t segments;     // >= 1; the meta pointer advances one group each
 };
 
 class W4a16DequantGenerator final : public Generator {

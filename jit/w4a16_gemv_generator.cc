@@ -133,6 +133,10 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
         "float zero points decode the nibbles as s4 (u - 8): weight_type "
         "must be s4 in the key");
   }
+  if (key.meta_dtype != DType::kF32 && key.weight_type == WeightType::kU4) {
+    return absl::InvalidArgumentError(
+        "integer zero points need f32 meta (w4a16_layout.h)");
+  }
   const Epilogue ep = EpilogueFromCode(key.epilogue);
   if (ep.silu_mul && (tv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -218,8 +222,12 @@ int64_t W4a16GemvGenerator::OutBlockCols() const {
   return epilogue_.silu_mul ? nb_ / 2 : nb_;
 }
 
+int W4a16GemvGenerator::MetaSize() const {
+  return key_.meta_dtype == DType::kF32 ? 4 : 2;
+}
+
 int64_t W4a16GemvGenerator::MetaGroupBytes() const {
-  return nb_ * 4 *
+  return nb_ * MetaSize() *
          MetaVectorsPerGroup(
              dot_, key_.weight_type == WeightType::kU4 || key_.float_zero);
 }
@@ -491,33 +499,42 @@ void W4a16GemvGenerator::EmitDecodedStep(const Plan& p, int s, int mr,
   }
 }
 
+void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
+  EmitLoadMetaF32(this, key_.meta_dtype, ptr[rbx + i * MetaSize()], dst);
+}
+
 void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
   const bool fz = key_.float_zero;
   // Float zero points: the group's x sum of row r follows its packed x
   // (rdx points at it now), broadcast into t1 (free between groups).
   const Xmm xsum = vec_.Vec(p.t1);
+  // The scale, then zf, widened to f32 (t0 is free between groups too).
+  const Xmm meta = vec_.Vec(p.t0);
   for (int r = 0; r < mr; ++r) {
     if (fz) vbroadcastss(xsum, ptr[rdx + r * 4]);
     for (int v = 0; v < p.nv; ++v) {
       const Xmm a = vec_.Vec(p.Acc(r, v, 0));
       if (p.split == 2) vaddps(a, a, vec_.Vec(p.Acc(r, v, 1)));
-      const Xbyak::Address scale = ptr[rbx + (p.v0 + v) * lanes_ * 4];
-      const Xbyak::Address zf = ptr[rbx + (nb_ + (p.v0 + v) * lanes_) * 4];
+      const int64_t col = int64_t{p.v0 + v} * lanes_;
       if (groups_ == 1) {
         // Scaled in the stores, or here when zf * sum joins it.
         if (fz) {
-          vmulps(a, a, scale);
-          vfmadd231ps(a, xsum, zf);
+          LoadMeta(meta, col);
+          vmulps(a, a, meta);
+          LoadMeta(meta, nb_ + col);
+          vfmadd231ps(a, xsum, meta);
         }
         continue;
       }
-      // acc[r][v] += s * group_acc (+ zf * sum)
-      const Xmm t = vec_.Vec(p.t0);
+      // acc[r][v] += s * group_acc (+ zf * sum), one rounding each.
       const int off = (r * p.nv + v) * vec_.bytes();
-      vmovups(t, ptr[rsp + off]);
-      vfmadd231ps(t, a, scale);
-      if (fz) vfmadd231ps(t, xsum, zf);
-      vmovups(ptr[rsp + off], t);
+      LoadMeta(meta, col);
+      vfmadd213ps(a, meta, ptr[rsp + off]);
+      if (fz) {
+        LoadMeta(meta, nb_ + col);
+        vfmadd231ps(a, xsum, meta);
+      }
+      vmovups(ptr[rsp + off], a);
     }
   }
 }
@@ -548,7 +565,8 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
       }
       if (count == 0) continue;
       if (groups_ == 1 && !key_.float_zero) {
-        vmulps(val, vec_.Vec(p.Acc(r, v, 0)), ptr[rbx + c * lanes_ * 4]);
+        LoadMeta(val, int64_t{c} * lanes_);
+        vmulps(val, val, vec_.Vec(p.Acc(r, v, 0)));
       } else if (groups_ == 1) {
         vmovaps(val, vec_.Vec(p.Acc(r, v, 0)));  // scaled in EmitGroupEnd
       } else {
@@ -572,7 +590,11 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
     for (int r = 0; r < mr; ++r) {
       for (int v = 0; v < p.nv; ++v) {
         const Xmm a = vec_.Vec(p.Acc(r, v, 0));
-        if (!key_.float_zero) vmulps(a, a, ptr[rbx + (p.v0 + v) * lanes_ * 4]);
+        if (!key_.float_zero) {
+          const Xmm scale = vec_.Vec(p.t0);
+          LoadMeta(scale, int64_t{p.v0 + v} * lanes_);
+          vmulps(a, a, scale);
+        }
         vmovups(ptr[rsp + (r * p.nv + v) * vec_.bytes()], a);
       }
     }

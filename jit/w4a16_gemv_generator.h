@@ -44,11 +44,11 @@
 namespace w4jit::internal {
 
 struct W4a16GemvArgs {
-  const uint8_t* w;      // packed weights of block `block_begin`
-  const uint32_t* meta;  // scales (+ zero points) of block `block_begin`
-  const float* bias;     // padded bias of block 0, or null
-  const void* x;         // packed rows (PackRowsF32 / PackRowsBf16Pairs)
-  void* y;               // y[0][first output column of block_begin]
+  const uint8_t* w;     // packed weights of block `block_begin`
+  const uint8_t* meta;  // scales (+ zero points) of block `block_begin`
+  const float* bias;    // padded bias of block 0, or null
+  const void* x;        // packed rows (PackRowsF32 / PackRowsBf16Pairs)
+  void* y;              // y[0][first output column of block_begin]
   int64_t ldy_bytes;
   int64_t m;  // rows, >= 1
   int64_t block_begin;
@@ -102,8 +102,13 @@ class W4a16GemvGenerator final : public Generator {
   int64_t OutBlockCols() const;
   // Packed weight bytes of one step (all NB columns).
   int64_t StepWeightBytes() const;
-  // Bytes of meta (scales, zero points) per group of one block.
+  // Bytes of meta (scales, zero points) per group of one block, and of
+  // one element (4, or 2 for 16-bit meta).
   int64_t MetaGroupBytes() const;
+  int MetaSize() const;
+  // dst = elements [i, i + lanes) of the current group's meta (rbx),
+  // widened to f32.
+  void LoadMeta(const Xbyak::Xmm& dst, int64_t i);
   // The FMA decode's constants: mask_hi, mask_lo, the s4 zero point.
   uint32_t DecodeConstant(int c) const;
 

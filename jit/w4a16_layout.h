@@ -23,6 +23,17 @@
 // points right after them ("meta", MetaVectorsPerGroup); the bias is padded
 // to whole blocks.
 //
+// 16-bit meta (meta_dtype bf16 or f16): where every scale (and float zero
+// point) the meta holds is exact in bf16, or else in f16 (as the
+// checkpoint's 16-bit scales are), the meta stores them in it and the
+// kernels widen them exactly (bf16: zero-extend and shift left by 16; f16:
+// vcvtph2ps). At group 128 f32 scales are 1/16 of the s4 weight stream,
+// at group 32 a quarter; 16-bit halves that. Not for integer zero points
+// (the f32-FMA u4 meta holds z as integers), nor for float zero points
+// with the f32-FMA flavour (its dequantizer adds zf from memory; the
+// bf16-dot flavour, which folds u4 into float zero points, does take them
+// when they are exact).
+//
 // Integer zero points with the bf16-dot flavour are packed as float ones,
 // zf = (8 - z) * s (rounded to f32), so that the dot kernel decodes every
 // layer as s4 (w = (u - 8) * s + zf equals (u - z) * s; numerics.md allows
@@ -59,21 +70,31 @@ struct W4a16Layout {
   int nv = 4;     // vectors per column block
   int64_t n = 0;
   int64_t k = 0;
-  int64_t group_size = 0;   // resolved (K for per-channel)
-  bool asymmetric = false;  // integer u4 zero points (u4 packing)
-  bool float_zero = false;  // float zero points (s4 packing, zf in meta)
+  int64_t group_size = 0;          // resolved (K for per-channel)
+  bool asymmetric = false;         // integer u4 zero points (u4 packing)
+  bool float_zero = false;         // float zero points (s4 packing, zf in meta)
+  DType meta_dtype = DType::kF32;  // f32, or bf16 / f16 (above)
 
   int64_t groups() const { return k / group_size; }
   int64_t block_n() const { return int64_t{lanes} * nv; }
   int64_t blocks() const { return (n + block_n() - 1) / block_n(); }
   int64_t block_weight_bytes() const { return k / 2 * block_n(); }
-  // 32-bit elements of meta per group.
-  int64_t group_meta_elems() const {
-    return block_n() * MetaVectorsPerGroup(flavor == Flavor::kBf16Dot,
-                                           asymmetric || float_zero);
+  // Bytes of one meta element: 4, or 2 for 16-bit meta.
+  int64_t meta_size() const { return meta_dtype == DType::kF32 ? 4 : 2; }
+  // Bytes of meta per group of one block.
+  int64_t group_meta_bytes() const {
+    return block_n() * meta_size() *
+           MetaVectorsPerGroup(flavor == Flavor::kBf16Dot,
+                               asymmetric || float_zero);
   }
-  int64_t block_meta_elems() const { return groups() * group_meta_elems(); }
+  int64_t block_meta_bytes() const { return groups() * group_meta_bytes(); }
 };
+
+// Whether a layout may store its meta as 16-bit floats (above): no integer
+// zero points, and float zero points only with the bf16-dot flavour.
+inline bool MetaMayBe16Bit(const W4a16Layout& l) {
+  return !l.asymmetric && (!l.float_zero || l.flavor == Flavor::kBf16Dot);
+}
 
 // The layout the packer writes: the bf16-dot flavour takes integer zero
 // points as float ones (above), so a dot layout is never `asymmetric`.

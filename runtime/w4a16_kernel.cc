@@ -193,6 +193,7 @@ KernelKey W4a16Kernel::BaseKey(KernelFamily family) const {
   key.act_dtype = plan_.flavor == Flavor::kBf16Dot ? DType::kBF16 : DType::kF32;
   key.out_dtype = DType::kF32;
   key.float_zero = packed_.layout.float_zero;
+  key.meta_dtype = packed_.layout.meta_dtype;
   return key;
 }
 
@@ -250,6 +251,7 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   dq.nr = static_cast<int>(l.block_n());
   dq.k = plan_.segment;
   KernelKey panel = BaseKey(KernelFamily::kW4a16Panel);
+  panel.meta_dtype = DType::kF32;  // reads the dequantized panel, no meta
   panel.out_dtype = desc_.out_dtype;
   panel.bias = desc_.has_bias;
   panel.mr = p.gemm_mr;
@@ -321,7 +323,7 @@ void W4a16Kernel::RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn,
     const Range r = SplitRange(blocks, chunks, c);
     W4a16GemvArgs g;
     g.w = packed_.weights.data() + r.begin * l.block_weight_bytes();
-    g.meta = packed_.meta.data() + r.begin * l.block_meta_elems();
+    g.meta = packed_.meta.data() + r.begin * l.block_meta_bytes();
     g.bias = packed_.bias.empty() ? nullptr : packed_.bias.data();
     g.x = xs;
     g.y = static_cast<char*>(args.y) + r.begin * out_block * out_size;
@@ -376,8 +378,8 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
     const int64_t kc = std::min(plan_.kc, k - k0);
     W4a16DequantArgs d;
     d.w = packed_.weights.data() + block * l.block_weight_bytes() + k0 / 2 * nb;
-    d.meta = packed_.meta.data() + block * l.block_meta_elems() +
-             k0 / plan_.group * l.group_meta_elems();
+    d.meta = packed_.meta.data() + block * l.block_meta_bytes() +
+             k0 / plan_.group * l.group_meta_bytes();
     d.panel = panel;
     d.segments = kc / plan_.segment;
     dequant_(&d);
@@ -503,9 +505,13 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
   layout.asymmetric = w.asymmetric && !layout.float_zero;
   // The packer folds integer zero points into float ones for the dot
   // flavour (WithDotZeroPointsFolded); the kernels follow packed_.layout.
+  if (params.meta_16bit) {
+    layout.meta_dtype =
+        CompactW4a16MetaDtype(packed_w, layout, cpu.features.f16c);
+  }
   // The kernels step through a block with 32-bit displacements.
   if (layout.block_weight_bytes() > INT32_MAX ||
-      layout.block_meta_elems() * 4 > INT32_MAX) {
+      layout.block_meta_bytes() > INT32_MAX) {
     *why_not = absl::StrFormat(
         "a %d-column block of K = %d with %d groups exceeds 2 GiB",
         layout.block_n(), desc.k, layout.groups());

@@ -58,6 +58,44 @@ uint32_t FloatBits(float f) {
   return b;
 }
 
+// Whether f is stored exactly as meta of dtype t (f32 always).
+bool ExactIn(float f, DType t) {
+  uint16_t h;
+  switch (t) {
+    case DType::kBF16:
+      return (FloatBits(f) & 0xFFFFu) == 0;
+    case DType::kF16:
+      return F32ToF16Exact(f, &h);
+    case DType::kF32:
+      break;
+  }
+  return true;
+}
+
+// Element i of a meta group stored as dtype t (the value is exact in it:
+// CompactW4a16MetaDtype chose t).
+void PutMeta(uint8_t* meta, int64_t i, float f, DType t) {
+  if (t == DType::kF32) {
+    const uint32_t b = FloatBits(f);
+    std::memcpy(meta + i * 4, &b, 4);
+    return;
+  }
+  uint16_t h = 0;
+  if (t == DType::kBF16) {
+    h = static_cast<uint16_t>(FloatBits(f) >> 16);
+  } else {
+    F32ToF16Exact(f, &h);
+  }
+  std::memcpy(meta + i * 2, &h, 2);
+}
+
+// The float zero point the meta holds for column n (< w.n) of group g:
+// the checkpoint's, or an integer one folded (w4a16_layout.h).
+float FloatZeroAt(const CanonicalWeights& w, int64_t n, int64_t g) {
+  return w.float_zero() ? w.FZ(n, g)
+                        : static_cast<float>(8 - w.Z(n, g)) * w.S(n, g);
+}
+
 // Weights and meta of block b.
 void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
                W4a16Packed* out) {
@@ -70,34 +108,56 @@ void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
   } else {
     PackBlockF32Fma(w, layout, b * nb, wb);
   }
+  const DType t = layout.meta_dtype;
   for (int64_t g = 0; g < groups; ++g) {
-    uint32_t* meta = p.meta.data() + b * layout.block_meta_elems() +
-                     g * layout.group_meta_elems();
+    uint8_t* meta = p.meta.data() + b * layout.block_meta_bytes() +
+                    g * layout.group_meta_bytes();
     for (int64_t j = 0; j < nb; ++j) {
       const int64_t n = b * nb + j;
-      meta[j] = FloatBits(n < w.n ? w.S(n, g) : 0.0f);
+      PutMeta(meta, j, n < w.n ? w.S(n, g) : 0.0f, t);
       if (layout.float_zero) {
         // Integer zero points folded (w4a16_layout.h): zf = (8 - z) s.
-        float zf = 0.0f;
-        if (n < w.n) {
-          zf = w.float_zero() ? w.FZ(n, g)
-                              : static_cast<float>(8 - w.Z(n, g)) * w.S(n, g);
-        }
-        meta[nb + j] = FloatBits(zf);
+        const float zf = n < w.n ? FloatZeroAt(w, n, g) : 0.0f;
+        PutMeta(meta, nb + j, zf, t);
         if (layout.flavor != Flavor::kBf16Dot) {
-          meta[2 * nb + j] = FloatBits(16.0f * zf);  // exact
+          PutMeta(meta, 2 * nb + j, 16.0f * zf, t);  // exact
         }
         continue;
       }
       if (!layout.asymmetric) continue;
+      // The f32-FMA flavour's integer zero points (dot folds z, above),
+      // as 32-bit integers: the meta is f32 then (MetaMayBe16Bit).
       const uint32_t z = n < w.n ? w.Z(n, g) : 0;
-      meta[nb + j] = z;  // the f32-FMA flavour (dot folds z, above)
-      meta[2 * nb + j] = 16 * z;
+      const uint32_t z16 = 16 * z;
+      std::memcpy(meta + (nb + j) * 4, &z, 4);
+      std::memcpy(meta + (2 * nb + j) * 4, &z16, 4);
     }
   }
 }
 
 }  // namespace
+
+DType CompactW4a16MetaDtype(const CanonicalWeights& w,
+                            const W4a16Layout& requested, bool f16_ok) {
+  const W4a16Layout l = WithDotZeroPointsFolded(requested);
+  if (!MetaMayBe16Bit(l)) return DType::kF32;
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    if (t == DType::kF16 && !f16_ok) continue;
+    bool exact = true;
+    for (int64_t n = 0; exact && n < w.n; ++n) {
+      for (int64_t g = 0; exact && g < l.groups(); ++g) {
+        exact = ExactIn(w.S(n, g), t);
+        if (exact && l.float_zero) {
+          const float zf = FloatZeroAt(w, n, g);
+          exact = ExactIn(zf, t) &&
+                  (l.flavor == Flavor::kBf16Dot || ExactIn(16.0f * zf, t));
+        }
+      }
+    }
+    if (exact) return t;
+  }
+  return DType::kF32;
+}
 
 W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
                              const W4a16Layout& requested) {
@@ -107,7 +167,7 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
   const int64_t nb = layout.block_n();
   const int64_t blocks = layout.blocks();
   p.weights.resize(static_cast<size_t>(blocks * layout.block_weight_bytes()));
-  p.meta.resize(static_cast<size_t>(blocks * layout.block_meta_elems()));
+  p.meta.resize(static_cast<size_t>(blocks * layout.block_meta_bytes()));
   const int parts = SmallMParts(blocks, Concurrency());
   ParallelRun(parts, [&](int c) {
     const Range r = SplitRange(blocks, parts, c);

@@ -19,17 +19,27 @@ struct W4a16Packed {
   W4a16Layout layout;
   // Filled by the threads that read them at M = 1 (first touch).
   FirstTouchVector<uint8_t> weights;  // blocks * block_weight_bytes
-  // Per block, per group: NB f32 scales then (u4) the zero points.
-  FirstTouchVector<uint32_t> meta;
+  // Per block, per group: NB scales then (u4) the zero points, of
+  // layout.meta_dtype (f32, bf16 or f16).
+  FirstTouchVector<uint8_t> meta;
   AlignedVector<float> bias;  // blocks * NB, zero padded; empty if none
 
   size_t bytes() const {
-    return weights.size() + meta.size() * 4 + bias.size() * 4;
+    return weights.size() + meta.size() + bias.size() * 4;
   }
 };
 
+// The 16-bit meta dtype the layout may store `w`'s scales (and float zero
+// points) in exactly: bf16 if every value is exact in it, else f16
+// (f16_ok: the CPU has F16C) if every value is, else f32. Always f32 where
+// MetaMayBe16Bit (jit/w4a16_layout.h) says no. `requested` as for
+// PackW4a16Weights.
+DType CompactW4a16MetaDtype(const CanonicalWeights& w,
+                            const W4a16Layout& requested, bool f16_ok);
+
 // Requires K even and group_size even (and both multiples of 4 for the
-// bf16 flavour); the caller checks. Runs on the library's threads, cut as
+// bf16 flavour), and layout.meta_dtype f32 or what CompactW4a16MetaDtype
+// chose; the caller checks. Runs on the library's threads, cut as
 // the kernels cut a call at M = 1 (SmallMParts over the blocks): chunk c
 // packs the blocks it will read, so on a NUMA machine each thread's share
 // of the weights lies on its own node (first touch). The bytes do not

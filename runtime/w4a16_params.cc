@@ -116,6 +116,12 @@ absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* p) {
       p->mc = value;
     } else if (name == "prefetch_distance") {
       p->prefetch_distance = static_cast<int>(value);
+    } else if (name == "meta_16bit") {
+      if (value != 0 && value != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("w4a16 meta_16bit = ", value, " is not 0 or 1"));
+      }
+      p->meta_16bit = value == 1;
     } else if (name == "tall_mr") {
       p->tall_mr = static_cast<int>(value);
     } else if (name == "tall_vectors") {

@@ -49,6 +49,10 @@ struct W4a16Params {
   // (a multiple of 64 up to kMaxPrefetchDistance; 0: no prefetch
   // instructions).
   int prefetch_distance = 0;
+  // Store the packed scales (and float zero points) as bf16 or f16 where
+  // every value is exact in it (jit/w4a16_layout.h): fewer bytes per
+  // weight in the stream. Tuning name "meta_16bit" (0 / 1).
+  bool meta_16bit = true;
 };
 
 // The defaults for a CPU and the ISA tier kernels may use; see the comment
@@ -58,7 +62,7 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa);
 // Applies tuning-file parameters: "flavor" (1 FMA, 2 bf16 dot),
 // "vector_bits", "block_vectors", "gemv_mr", "gemm_mr", "gemm_nr_vectors",
 // "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m", "gemm_min_m",
-// "prefetch_distance". Unknown
+// "prefetch_distance", "meta_16bit". Unknown
 // names are errors; values are range-checked when the kernels are built.
 absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params);
 

@@ -490,12 +490,13 @@ TEST_F(W4a16Avx2, KernelNames) {
   // int4 kernels (short and tall tiles), dequantizer, panel tile.
   ASSERT_EQ(names.size(), 4u);
   // The int4 tiles come from this CPU class's defaults for the AVX2 tier;
-  // a tall tile narrower than the block says its width in the flags.
+  // a tall tile narrower than the block says its width in the flags. The
+  // bf16 scales are stored as bf16 ("_mbf16", w4a16_meta_test.cc).
   const W4a16Params p =
       internal::DefaultW4a16Params(internal::HostCpu(), IsaTier::kAvx2);
   EXPECT_EQ(names[0], absl::StrCat("w4a16_s4_g128_n64_k256_m", p.gemv_mr, "x",
                                    p.block_vectors * p.vector_bits / 32,
-                                   "_f32tobf16_fma_bias__avx2"));
+                                   "_f32tobf16_fma_bias_mbf16__avx2"));
   EXPECT_EQ(names[1].rfind(
                 absl::StrCat("w4a16_s4_g128_n64_k256_m", p.tall_mr, "x"), 0),
             0u)
@@ -651,6 +652,10 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
           if (mr == 12) {
             key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(2);
           }
+          // s4 scales stored as f32, bf16 or f16 (w4a16_layout.h).
+          if (wt == WeightType::kS4 && mr > 1) {
+            key.meta_dtype = mr % 4 == 0 ? DType::kF16 : DType::kBF16;
+          }
           SCOPED_TRACE(key.name());
           ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
           internal::W4a16GemvGenerator gen(key);
@@ -666,9 +671,17 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
       dq.group_size = 6;
       dq.n = dq.nr = 64;
       dq.k = 6;
-      ASSERT_TRUE(internal::W4a16DequantGenerator::Check(dq).ok());
-      internal::W4a16DequantGenerator dgen(dq);
-      EXPECT_TRUE(dgen.Create().ok()) << dq.name();
+      for (DType meta : {DType::kF32, DType::kBF16, DType::kF16}) {
+        dq.meta_dtype = meta;
+        if (meta != DType::kF32 && wt == WeightType::kU4) {
+          // Integer zero points are 32-bit integers in the meta.
+          EXPECT_FALSE(internal::W4a16DequantGenerator::Check(dq).ok());
+          continue;
+        }
+        ASSERT_TRUE(internal::W4a16DequantGenerator::Check(dq).ok());
+        internal::W4a16DequantGenerator dgen(dq);
+        EXPECT_TRUE(dgen.Create().ok()) << dq.name();
+      }
     }
   }
   for (DType out : {DType::kF32, DType::kBF16}) {

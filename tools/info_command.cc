@@ -38,6 +38,7 @@ std::string Features(const internal::CpuFeatures& f) {
   };
   add(f.avx2, "avx2");
   add(f.fma, "fma");
+  add(f.f16c, "f16c");
   add(f.avx512f, "avx512f");
   add(f.avx512bw, "avx512bw");
   add(f.avx512vl, "avx512vl");
