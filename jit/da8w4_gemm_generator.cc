@@ -74,11 +74,11 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   // Every address is base + a displacement that must fit 32 bits.
   const int64_t limit = std::numeric_limits<int32_t>::max();
   const int64_t wmul = c.decoded ? 2 : 1;
-  const int64_t max_disp =
-      std::max({wmul * ((c.nblk - 1) * lay.block_weight_bytes() +
-                        int64_t{c.chunk_quads} * lay.quad_bytes()),
-                c.nblk * lay.block_param_bytes(),
-                c.mr * (QaRowStride(lay.k) + SumsRowStride(lay.groups()))});
+  const int64_t max_disp = std::max(
+      {wmul * ((c.nblk - 1) * lay.block_weight_bytes() +
+               int64_t{c.chunk_quads} * lay.quad_bytes()),
+       c.nblk * lay.block_param_bytes(), c.nblk * lay.block_scale_bytes(),
+       c.mr * (QaRowStride(lay.k) + SumsRowStride(lay.groups()))});
   if (max_disp >= limit) {
     return absl::InvalidArgumentError(
         "tile spans more than 2 GiB of packed data");
@@ -107,6 +107,7 @@ KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
   key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
   key.act_per_group = c.act_per_group;
   key.prefetch = c.decoded ? 0 : c.prefetch;
+  key.meta_dtype = c.layout.scale_dtype;
   return key;
 }
 
@@ -192,7 +193,7 @@ void Da8w4GemmGenerator::EmitStep() {
     mov(r13, groups);
     L(group_loop);
     EmitGroup();
-    add(r10, lay.block_cols() * 4);
+    add(r10, static_cast<uint32_t>(lay.group_scale_bytes()));
     add(r11, lay.block_cols() * 4);
     add(r12, 4);
     if (cfg_.act_per_group) add(rsi, 4);
@@ -204,8 +205,9 @@ void Da8w4GemmGenerator::EmitStep() {
   const int64_t nblk = cfg_.nblk;
   mov(rax, nblk * BlockStride());
   add(ptr[rsp + Local(0)], rax);
-  mov(rax, nblk * lay.block_param_bytes());
+  mov(rax, nblk * lay.block_scale_bytes());
   add(ptr[rsp + Local(1)], rax);
+  mov(rax, nblk * lay.block_param_bytes());
   add(ptr[rsp + Local(2)], rax);
   mov(rax, nblk * lay.block_cols() * 4);
   add(ptr[rsp + Local(3)], rax);
@@ -373,8 +375,8 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
                                          const Xmm& acc, const Xmm& row_sum,
                                          const Xmm& tmp,
                                          const Xbyak::Operand& row_sa) {
-  const int64_t param =
-      blk * cfg_.layout.block_param_bytes() + half * vec_.bytes();
+  const Da8w4Layout& lay = cfg_.layout;
+  const int64_t param = blk * lay.block_param_bytes() + half * vec_.bytes();
   if (cfg_.weight_type == WeightType::kU4) {
     vpmulld(tmp, row_sum, ptr[r11 + param]);
     vpsubd(acc, acc, tmp);
@@ -383,10 +385,14 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
   }
   vcvtdq2ps(acc, acc);
   if (cfg_.act_per_group) vmulps(acc, acc, row_sa);
+  // tile += acc * s, one rounding (the scale widened exactly first).
   const int tile = F32Tile(AccIndex(row, blk, half));
-  vmovaps(tmp, ptr[rsp + tile]);
-  vfmadd231ps(tmp, acc, ptr[r10 + param]);
-  vmovaps(ptr[rsp + tile], tmp);
+  EmitLoadWidenedF32(this, lay.scale_dtype,
+                     ptr[r10 + blk * lay.block_scale_bytes() +
+                         int64_t{half} * lay.lanes * lay.scale_size()],
+                     tmp);
+  vfmadd213ps(acc, tmp, ptr[rsp + tile]);
+  vmovaps(ptr[rsp + tile], acc);
 }
 
 void Da8w4GemmGenerator::EmitFlush(Flush mode) {

@@ -47,14 +47,14 @@ namespace w4jit::internal {
 // (QaRowStride / SumsRowStride, jit/da8w4_layout.h), which the kernel
 // bakes in.
 struct Da8w4GemmArgs {
-  const int8_t* qa;      // row 0 of the tile
-  const int32_t* sums;   // row 0 of the tile
-  const float* sa;       // row 0 of the tile (SaRowStride apart)
-  const uint8_t* w;      // first block
-  const float* scales;   // first block
-  const int32_t* zeros;  // first block (u4 only)
-  const float* bias;     // first column of the first block (bias only)
-  void* y;               // y[row 0, first output column of the first block]
+  const int8_t* qa;       // row 0 of the tile
+  const int32_t* sums;    // row 0 of the tile
+  const float* sa;        // row 0 of the tile (SaRowStride apart)
+  const uint8_t* w;       // first block
+  const uint8_t* scales;  // first block (layout.scale_dtype)
+  const int32_t* zeros;   // first block (u4 only)
+  const float* bias;      // first column of the first block (bias only)
+  void* y;                // y[row 0, first output column of the first block]
   int64_t ldy_bytes;
   int64_t steps;  // >= 1
   // Binary post-op operands (epilogue): [row 0, first output column of the

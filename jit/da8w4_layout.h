@@ -18,9 +18,12 @@
 // copy of a panel of blocks instead (decoded_block_bytes): the same bytes
 // with the nibbles split apart.
 //
-// Scales (f32) and, for u4, zero points (int32) are stored per block, per
-// group, as NB values in column order: what one group end reads is two
-// contiguous vectors. Bias is padded to whole blocks.
+// Scales and, for u4, zero points (int32) are stored per block, per group,
+// as NB values in column order: what one group end reads is two contiguous
+// vectors. The scales are f32, or bf16 / f16 where every one is exact in it
+// (scale_dtype, runtime/scale_storage.h: at group 128 f32 scales are 1/16
+// of the stream); the kernel widens them exactly. Bias is padded to whole
+// blocks.
 //
 // Activations. A qa row holds K int8 values followed by zeros up to at
 // least RoundUp(K, 4), and has room for one full vector store past K; the
@@ -32,13 +35,16 @@
 
 #include <cstdint>
 
+#include "w4jit/types.hpp"
+
 namespace w4jit::internal {
 
 struct Da8w4Layout {
   int lanes = 8;  // L: int32 lanes of a vector
   int64_t n = 0;
   int64_t k = 0;
-  int64_t group_size = 0;  // resolved (K for per-channel)
+  int64_t group_size = 0;           // resolved (K for per-channel)
+  DType scale_dtype = DType::kF32;  // f32, bf16 or f16 (above)
 
   int block_cols() const { return 2 * lanes; }
   int quad_bytes() const { return 4 * lanes; }  // one vector
@@ -53,8 +59,12 @@ struct Da8w4Layout {
   // The same block decoded (runtime/da8w4_decode.h): per quad the vector of
   // low nibbles, then the vector of high nibbles, one byte each.
   int64_t decoded_block_bytes() const { return 2 * block_weight_bytes(); }
-  // Bytes of scales (or of zero points) of one block.
+  // Bytes of zero points (int32) of one block.
   int64_t block_param_bytes() const { return groups() * block_cols() * 4; }
+  // Bytes of one scale, of one group's and of one block's scales.
+  int scale_size() const { return scale_dtype == DType::kF32 ? 4 : 2; }
+  int64_t group_scale_bytes() const { return block_cols() * scale_size(); }
+  int64_t block_scale_bytes() const { return groups() * group_scale_bytes(); }
   // Columns of the last block that are real (1 .. NB).
   int last_block_cols() const {
     return static_cast<int>(n - (blocks() - 1) * block_cols());

@@ -161,6 +161,22 @@ void VecEmitter::StoreBf16(const Xbyak::RegExp& dst, const Xmm& v, int count,
   }
 }
 
+void EmitLoadWidenedF32(Xbyak::CodeGenerator* g, DType t,
+                        const Xbyak::Address& src, const Xbyak::Xmm& dst) {
+  switch (t) {
+    case DType::kF32:
+      g->vmovups(dst, src);
+      return;
+    case DType::kBF16:
+      g->vpmovzxwd(dst, src);
+      g->vpslld(dst, dst, 16);
+      return;
+    case DType::kF16:
+      g->vcvtph2ps(dst, src);
+      return;
+  }
+}
+
 void EmitRowTiles(Xbyak::CodeGenerator* g, const Xbyak::Reg64& rows_left,
                   int mr_max, const std::function<void(int mr)>& tile,
                   const std::function<void(int mr)>& advance) {

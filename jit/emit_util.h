@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "w4jit/types.hpp"
 #include "xbyak/xbyak.h"
 
 namespace w4jit::internal {
@@ -91,6 +92,13 @@ class VecEmitter {
   Xbyak::CodeGenerator* g_;
   bool avx512_;
 };
+
+// Loads one vector of lanes scales (or float zero points) of dtype `t` at
+// `src` into `dst`, widened exactly to f32 (runtime/scale_storage.h): f32
+// a plain load; bf16 vpmovzxwd and a shift left by 16; f16 vcvtph2ps
+// (F16C).
+void EmitLoadWidenedF32(Xbyak::CodeGenerator* g, DType t,
+                        const Xbyak::Address& src, const Xbyak::Xmm& dst);
 
 // Emits the row loop of a kernel whose register tile holds up to mr_max
 // rows: while rows_left >= mr_max, tile(mr_max) then advance(mr_max); the

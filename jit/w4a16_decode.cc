@@ -19,20 +19,4 @@ void EmitDecodeNibblePairsF32(Xbyak::CodeGenerator* g, const VecEmitter& vec,
   g->vcvtdq2ps(odd, odd);
 }
 
-void EmitLoadMetaF32(Xbyak::CodeGenerator* g, DType meta,
-                     const Xbyak::Address& src, const Xbyak::Xmm& dst) {
-  switch (meta) {
-    case DType::kF32:
-      g->vmovups(dst, src);
-      return;
-    case DType::kBF16:
-      g->vpmovzxwd(dst, src);
-      g->vpslld(dst, dst, 16);
-      return;
-    case DType::kF16:
-      g->vcvtph2ps(dst, src);
-      return;
-  }
-}
-
 }  // namespace w4jit::internal

@@ -5,7 +5,6 @@
 #define W4JIT_JIT_W4A16_DECODE_H_
 
 #include "jit/emit_util.h"
-#include "w4jit/types.hpp"
 #include "xbyak/xbyak.h"
 
 namespace w4jit::internal {
@@ -36,12 +35,6 @@ void EmitDecodeNibblePairsF32(Xbyak::CodeGenerator* g, const VecEmitter& vec,
                               bool symmetric, const Xbyak::Address& src,
                               const Xbyak::Xmm& even, const Xbyak::Xmm& odd,
                               const NibbleDecodeOperands& ops);
-
-// Loads one vector of meta (scales or float zero points, lanes elements of
-// `meta` dtype at `src`) widened exactly to f32 into `dst`: f32 a plain
-// load; bf16 vpmovzxwd and a shift left by 16; f16 vcvtph2ps (F16C).
-void EmitLoadMetaF32(Xbyak::CodeGenerator* g, DType meta,
-                     const Xbyak::Address& src, const Xbyak::Xmm& dst);
 
 }  // namespace w4jit::internal
 

@@ -80,8 +80,8 @@ void W4a16DequantGenerator::Generate() {
   L(segment);
   const int meta_size = key_.meta_dtype == DType::kF32 ? 4 : 2;
   for (int v = 0; v < nv_; ++v) {
-    EmitLoadMetaF32(this, key_.meta_dtype, ptr[rbx + v * lanes_ * meta_size],
-                    vec_.Vec(v));
+    EmitLoadWidenedF32(this, key_.meta_dtype, ptr[rbx + v * lanes_ * meta_size],
+                       vec_.Vec(v));
   }
   auto advance = [&](int n) {
     add(rax, static_cast<uint32_t>(n * nb_));

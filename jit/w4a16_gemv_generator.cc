@@ -500,7 +500,7 @@ void W4a16GemvGenerator::EmitDecodedStep(const Plan& p, int s, int mr,
 }
 
 void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
-  EmitLoadMetaF32(this, key_.meta_dtype, ptr[rbx + i * MetaSize()], dst);
+  EmitLoadWidenedF32(this, key_.meta_dtype, ptr[rbx + i * MetaSize()], dst);
 }
 
 void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {

@@ -286,7 +286,7 @@ class Da8w4JitKernel final : public LinearKernel {
       a.sa =
           s.sa + row0 * (SaRowStride(lay.groups(), desc_.act_per_group()) / 4);
       a.w = w + (b - b0) * block_bytes;
-      a.scales = packed_.scales.data() + b * param_elems;
+      a.scales = packed_.scales.data() + b * lay.block_scale_bytes();
       a.zeros = packed_.zeros.empty() ? nullptr
                                       : packed_.zeros.data() + b * param_elems;
       a.bias = packed_.bias.empty()
@@ -344,13 +344,13 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
     return std::unique_ptr<LinearKernel>();
   }
   if (absl::Status s = CheckDa8w4Params(params, isa); !s.ok()) return s;
-  (void)cpu;
   const int lanes = isa >= IsaTier::kAvx512Vnni ? 16 : 8;
   // silu_mul: pack gate and up columns into the two halves of each block.
   std::optional<CanonicalWeights> interleaved;
   if (desc.epilogue.silu_mul) interleaved = InterleaveGateUp(w, lanes);
   const CanonicalWeights& packed_w = interleaved ? *interleaved : w;
-  const Da8w4Layout layout = MakeDa8w4Layout(packed_w, lanes);
+  const Da8w4Layout layout =
+      MakeDa8w4Layout(packed_w, lanes, params.scales_16bit, cpu.features.f16c);
   // Shapes the generator cannot address (tiles over 2 GiB) run on the
   // reference; checked before the (costly) packing.
   for (const bool decoded : {false, true}) {

@@ -1,16 +1,25 @@
 #include "runtime/da8w4_pack.h"
 
 #include "runtime/parallel.h"
+#include "runtime/scale_storage.h"
 #include "runtime/work_split.h"
 
 namespace w4jit::internal {
 
-Da8w4Layout MakeDa8w4Layout(const CanonicalWeights& w, int lanes) {
+Da8w4Layout MakeDa8w4Layout(const CanonicalWeights& w, int lanes,
+                            bool scales_16bit, bool f16_ok) {
   Da8w4Layout layout;
   layout.lanes = lanes;
   layout.n = w.n;
   layout.k = w.k;
   layout.group_size = w.group_size;
+  if (scales_16bit) {
+    ScaleDtypeChooser chooser(f16_ok);
+    for (size_t i = 0; chooser.AnyNarrow() && i < w.scales.size(); ++i) {
+      chooser.See(w.scales[i]);
+    }
+    layout.scale_dtype = chooser.Result();
+  }
   return layout;
 }
 
@@ -43,7 +52,8 @@ void PackBlocks(const CanonicalWeights& w, const Da8w4Layout& lay, int64_t b0,
       const int64_t at = (b * groups + g) * nb;
       for (int c = 0; c < nb; ++c) {
         const int64_t n = n0 + c;
-        out->scales[at + c] = n < w.n ? w.S(n, g) : 0.0f;
+        StoreScale(out->scales.data(), at + c, n < w.n ? w.S(n, g) : 0.0f,
+                   lay.scale_dtype);
         if (!out->zeros.empty()) out->zeros[at + c] = n < w.n ? w.Z(n, g) : 0;
       }
     }
@@ -65,8 +75,10 @@ Da8w4Packed PackDa8w4(const CanonicalWeights& w, const Da8w4Layout& layout,
   const int64_t blocks = layout.blocks();
   const int64_t nb = layout.block_cols();
   out.weights.resize(static_cast<size_t>(blocks * layout.block_weight_bytes()));
-  out.scales.resize(static_cast<size_t>(blocks * layout.groups() * nb));
-  if (w.asymmetric) out.zeros.resize(out.scales.size());
+  out.scales.resize(static_cast<size_t>(blocks * layout.block_scale_bytes()));
+  if (w.asymmetric) {
+    out.zeros.resize(static_cast<size_t>(blocks * layout.groups() * nb));
+  }
   if (!w.bias.empty()) out.bias.resize(static_cast<size_t>(blocks * nb));
   const int parts = SmallMParts(blocks, Concurrency(), m1_align);
   ParallelRun(parts, [&](int c) {

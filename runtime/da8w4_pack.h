@@ -12,18 +12,23 @@
 
 namespace w4jit::internal {
 
-Da8w4Layout MakeDa8w4Layout(const CanonicalWeights& w, int lanes);
+// The layout of `w` for vectors of `lanes` int32; its scales stored as
+// bf16 or f16 where every one is exact in it (f16 only where f16_ok: the
+// CPU has F16C) and scales_16bit allows it, else f32.
+Da8w4Layout MakeDa8w4Layout(const CanonicalWeights& w, int lanes,
+                            bool scales_16bit = false, bool f16_ok = false);
 
 struct Da8w4Packed {
   Da8w4Layout layout;
   // Filled by the threads that read them at M = 1 (first touch).
   FirstTouchVector<uint8_t> weights;  // blocks * block_weight_bytes
-  FirstTouchVector<float> scales;     // [blocks][G][NB]
-  FirstTouchVector<int32_t> zeros;    // [blocks][G][NB]; u4 only
-  AlignedVector<float> bias;          // [blocks * NB]; only with bias
+  // [blocks][G][NB] of layout.scale_dtype.
+  FirstTouchVector<uint8_t> scales;
+  FirstTouchVector<int32_t> zeros;  // [blocks][G][NB]; u4 only
+  AlignedVector<float> bias;        // [blocks * NB]; only with bias
 
   size_t bytes() const {
-    return weights.size() + 4 * (scales.size() + zeros.size() + bias.size());
+    return weights.size() + scales.size() + 4 * (zeros.size() + bias.size());
   }
 };
 

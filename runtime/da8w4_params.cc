@@ -145,6 +145,12 @@ absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
       p.panel_nblk = static_cast<int>(value);
     } else if (name == "prefetch_distance") {
       p.prefetch_distance = static_cast<int>(std::min<int64_t>(value, 1 << 30));
+    } else if (name == "meta_16bit") {
+      if (value != 0 && value != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("da8w4 meta_16bit = ", value, " is not 0 or 1"));
+      }
+      p.scales_16bit = value == 1;
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown DA8W4 parameter \"", name, "\""));

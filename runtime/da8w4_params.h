@@ -52,6 +52,9 @@ struct Da8w4Params {
   // prefetch each column block's stream this many bytes ahead (a multiple
   // of 64 up to kMaxPrefetchDistance; 0: no prefetch instructions).
   int prefetch_distance = 0;
+  // Store the packed scales as bf16 or f16 where every one is exact in it
+  // (jit/da8w4_layout.h). Tuning name "meta_16bit" (0 / 1), as W4A16's.
+  bool scales_16bit = true;
 };
 
 // The defaults for `isa` on `cpu` (each commented with where it came from).
@@ -62,7 +65,8 @@ absl::Status CheckDa8w4Params(const Da8w4Params& params, IsaTier isa);
 
 // Overrides fields of `base` from a tuning entry ("mr", "nblk",
 // "small_m_nblk", "handover_m", "chunk_quads", "panel_bytes",
-// "panel_min_m", "panel_mr", "panel_nblk"); unknown names or unusable values
+// "panel_min_m", "panel_mr", "panel_nblk", "prefetch_distance",
+// "meta_16bit"); unknown names or unusable values
 // are an error and leave nothing applied.
 absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
                                              const Da8w4Params& base,

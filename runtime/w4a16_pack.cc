@@ -6,6 +6,7 @@
 
 #include "base/numeric.h"
 #include "runtime/parallel.h"
+#include "runtime/scale_storage.h"
 #include "runtime/work_split.h"
 
 namespace w4jit::internal {
@@ -52,43 +53,6 @@ void PackBlockBf16Dot(const CanonicalWeights& w, const W4a16Layout& l,
   }
 }
 
-uint32_t FloatBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-
-// Whether f is stored exactly as meta of dtype t (f32 always).
-bool ExactIn(float f, DType t) {
-  uint16_t h;
-  switch (t) {
-    case DType::kBF16:
-      return (FloatBits(f) & 0xFFFFu) == 0;
-    case DType::kF16:
-      return F32ToF16Exact(f, &h);
-    case DType::kF32:
-      break;
-  }
-  return true;
-}
-
-// Element i of a meta group stored as dtype t (the value is exact in it:
-// CompactW4a16MetaDtype chose t).
-void PutMeta(uint8_t* meta, int64_t i, float f, DType t) {
-  if (t == DType::kF32) {
-    const uint32_t b = FloatBits(f);
-    std::memcpy(meta + i * 4, &b, 4);
-    return;
-  }
-  uint16_t h = 0;
-  if (t == DType::kBF16) {
-    h = static_cast<uint16_t>(FloatBits(f) >> 16);
-  } else {
-    F32ToF16Exact(f, &h);
-  }
-  std::memcpy(meta + i * 2, &h, 2);
-}
-
 // The float zero point the meta holds for column n (< w.n) of group g:
 // the checkpoint's, or an integer one folded (w4a16_layout.h).
 float FloatZeroAt(const CanonicalWeights& w, int64_t n, int64_t g) {
@@ -114,13 +78,13 @@ void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
                     g * layout.group_meta_bytes();
     for (int64_t j = 0; j < nb; ++j) {
       const int64_t n = b * nb + j;
-      PutMeta(meta, j, n < w.n ? w.S(n, g) : 0.0f, t);
+      StoreScale(meta, j, n < w.n ? w.S(n, g) : 0.0f, t);
       if (layout.float_zero) {
         // Integer zero points folded (w4a16_layout.h): zf = (8 - z) s.
         const float zf = n < w.n ? FloatZeroAt(w, n, g) : 0.0f;
-        PutMeta(meta, nb + j, zf, t);
+        StoreScale(meta, nb + j, zf, t);
         if (layout.flavor != Flavor::kBf16Dot) {
-          PutMeta(meta, 2 * nb + j, 16.0f * zf, t);  // exact
+          StoreScale(meta, 2 * nb + j, 16.0f * zf, t);  // exact
         }
         continue;
       }
@@ -141,22 +105,17 @@ DType CompactW4a16MetaDtype(const CanonicalWeights& w,
                             const W4a16Layout& requested, bool f16_ok) {
   const W4a16Layout l = WithDotZeroPointsFolded(requested);
   if (!MetaMayBe16Bit(l)) return DType::kF32;
-  for (DType t : {DType::kBF16, DType::kF16}) {
-    if (t == DType::kF16 && !f16_ok) continue;
-    bool exact = true;
-    for (int64_t n = 0; exact && n < w.n; ++n) {
-      for (int64_t g = 0; exact && g < l.groups(); ++g) {
-        exact = ExactIn(w.S(n, g), t);
-        if (exact && l.float_zero) {
-          const float zf = FloatZeroAt(w, n, g);
-          exact = ExactIn(zf, t) &&
-                  (l.flavor == Flavor::kBf16Dot || ExactIn(16.0f * zf, t));
-        }
-      }
+  ScaleDtypeChooser chooser(f16_ok);
+  for (int64_t n = 0; chooser.AnyNarrow() && n < w.n; ++n) {
+    for (int64_t g = 0; g < l.groups(); ++g) {
+      chooser.See(w.S(n, g));
+      if (!l.float_zero) continue;
+      const float zf = FloatZeroAt(w, n, g);
+      chooser.See(zf);
+      if (l.flavor != Flavor::kBf16Dot) chooser.See(16.0f * zf);
     }
-    if (exact) return t;
   }
-  return DType::kF32;
+  return chooser.Result();
 }
 
 W4a16Packed PackW4a16Weights(const CanonicalWeights& w,

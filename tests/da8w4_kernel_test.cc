@@ -365,16 +365,18 @@ TEST(Da8w4Generation, Avx512KernelsGenerateForManyShapes) {
     int64_t n, k, group;
     WeightType type;
     DType out;
+    DType scales;  // stored as they are (runtime/scale_storage.h)
   };
-  for (const Case& c :
-       std::vector<Case>{{4096, 512, 128, WeightType::kS4, DType::kBF16},
-                         {256, 4096, 128, WeightType::kU4, DType::kF32},
-                         {40, 14336, -1, WeightType::kS4, DType::kF32},
-                         {33, 96, 12, WeightType::kU4, DType::kBF16},
-                         {1, 4, -1, WeightType::kS4, DType::kBF16},
-                         {100, 7, -1, WeightType::kU4, DType::kF32}}) {
-    const LayerDesc desc =
+  for (const Case& c : std::vector<Case>{
+           {4096, 512, 128, WeightType::kS4, DType::kBF16, DType::kBF16},
+           {256, 4096, 128, WeightType::kU4, DType::kF32, DType::kF16},
+           {40, 14336, -1, WeightType::kS4, DType::kF32, DType::kF32},
+           {33, 96, 12, WeightType::kU4, DType::kBF16, DType::kBF16},
+           {1, 4, -1, WeightType::kS4, DType::kBF16, DType::kF16},
+           {100, 7, -1, WeightType::kU4, DType::kF32, DType::kF32}}) {
+    LayerDesc desc =
         Desc(c.n, c.k, c.group, c.type, DType::kBF16, c.out, c.n % 2 == 0);
+    desc.scale_dtype = c.scales;
     const CanonicalWeights w = RandomWeights(desc, 1);
     // Zen 4's AVX-512 defaults decode no panels (da8w4_params.cc), Zen 5's
     // do: both sets generate on every machine.
