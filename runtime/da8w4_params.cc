@@ -75,6 +75,15 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
     // The qwen3-30b-a3b fused MoE was level. Zen 5 and Intel keep the
     // panels until measured.
     p.panel_min_m = Da8w4Params::kNoPanels;
+    // Measured on the same VM (2026-12-04, `w4jit bench --model=llama3-8b
+    // --layers=4 --m=4,8,16 --tunings=default,<handover_m 2>`, three
+    // interleaved runs; `w4jit sweep` had picked 2 from 2..64): the 6 x 2
+    // tiles with the 2D split beat the one-pass small-M tiles from M = 3
+    // on, p50 by 10-24% at M = 4, 10-13% at 8 and 2-13% at 16 (min by
+    // 4-17%, -3-7%, -1-11%). M = 1 and 2 keep the one-pass tiles. The
+    // qwen3-30b-a3b fused MoE (short-K experts, 4-16 rows each) was level
+    // within the noise in three alternating runs of each build.
+    p.handover_m = 2;
   }
   return p;
 }
