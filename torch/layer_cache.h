@@ -1,6 +1,6 @@
-// A cache of w4jit layers built by the stateless ops (woq_linear,
-// dynamic_qlinear and the post-op family), keyed on the identity and the
-// contents of the tensors they were built from.
+// The caches of w4jit layers built by the stateless ops (woq_linear,
+// dynamic_qlinear and the post-op family; fused_moe), keyed on the
+// identity and the contents of the tensors they were built from.
 //
 // Each tensor is identified by its StorageImpl, held through a weak
 // reference: the weak reference keeps the StorageImpl *object* (not its
@@ -33,15 +33,19 @@
 #include <ATen/ATen.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "w4jit/layer.hpp"
+#include "w4jit/moe.hpp"
 
 namespace w4jit::torch_ext {
 
@@ -82,33 +86,43 @@ class TensorKey {
 // (computed once per call, outside the cache's lock).
 uint64_t InferenceFingerprint(const c10::optional<at::Tensor>& t);
 
-// The tensors an op call passes, in a fixed order (weight, scales, zero
-// points, bias); absent ones are nullopt.
-using OpTensors = std::array<c10::optional<at::Tensor>, 4>;
-
-class LayerCache {
+// The layers one kind of stateless op builds (LayerT: Layer for the linear
+// ops, MoeLayer for fused_moe), keyed on `Signature` (whatever else changes
+// the layer: op, dtypes, mode) and N tensor arguments in a fixed order,
+// the first being the weight: entries are bucketed by its StorageImpl.
+template <class LayerT, size_t N, class Signature>
+class TensorKeyedCache {
  public:
-  using Builder = std::function<std::shared_ptr<const Layer>()>;
+  using Tensors = std::array<c10::optional<at::Tensor>, N>;
+  using Builder = std::function<std::shared_ptr<const LayerT>()>;
 
   // The layer for (`signature`, `tensors`): the cached one if every tensor
   // still matches, else the result of `build()` (called without the lock
-  // held; it may throw, and nothing is cached then). `signature` holds
-  // whatever else changes the layer (op, activation dtype).
-  std::shared_ptr<const Layer> GetOrBuild(uint64_t signature,
-                                          const OpTensors& tensors,
-                                          const Builder& build);
+  // held; it may throw, and nothing is cached then).
+  std::shared_ptr<const LayerT> GetOrBuild(const Signature& signature,
+                                           const Tensors& tensors,
+                                           const Builder& build);
 
   // Drops entries whose tensors have been freed; returns how many remain.
-  size_t Sweep();
-  void Clear();
+  size_t Sweep() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return SweepLocked();
+  }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.clear();
+  }
 
-  static LayerCache& Global();
+  static TensorKeyedCache& Global() {
+    static auto* cache = new TensorKeyedCache;  // used until exit
+    return *cache;
+  }
 
  private:
   struct Entry {
-    uint64_t signature;
-    std::array<TensorKey, 4> keys;
-    std::shared_ptr<const Layer> layer;
+    Signature signature;
+    std::array<TensorKey, N> keys;
+    std::shared_ptr<const LayerT> layer;
   };
   size_t SweepLocked();
 
@@ -117,6 +131,85 @@ class LayerCache {
   // the same weight storage (other dtypes, other scales, other views).
   std::unordered_map<const c10::StorageImpl*, std::vector<Entry>> map_;
 };
+
+// The linear ops' tensors: weight, scales, zero points, bias (absent ones
+// nullopt); the signature packs the op and the activation dtype.
+using LayerCache = TensorKeyedCache<Layer, 4, uint64_t>;
+using OpTensors = LayerCache::Tensors;
+// fused_moe's: w13, w2, their scales, zero points and biases; the
+// signature spells the dtype, mode, act_quant and activation.
+using MoeCache = TensorKeyedCache<MoeLayer, 8, std::string>;
+
+template <class LayerT, size_t N, class Signature>
+std::shared_ptr<const LayerT>
+TensorKeyedCache<LayerT, N, Signature>::GetOrBuild(const Signature& signature,
+                                                   const Tensors& tensors,
+                                                   const Builder& build) {
+  const c10::StorageImpl* weight = tensors[0]->storage().unsafeGetStorageImpl();
+  // Inference tensors' fingerprints, once per call, outside the lock.
+  std::array<uint64_t, N> prints{};
+  for (size_t i = 0; i < N; ++i) prints[i] = InferenceFingerprint(tensors[i]);
+  auto matches = [&](const Entry& e) {
+    if (e.signature != signature) return false;
+    for (size_t i = 0; i < N; ++i) {
+      if (!e.keys[i].Matches(tensors[i], prints[i])) return false;
+    }
+    return true;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(weight);
+    if (it != map_.end()) {
+      for (const Entry& e : it->second) {
+        if (matches(e)) return e.layer;
+      }
+    }
+  }
+  // Miss: build outside the lock (it JITs and repacks, milliseconds or
+  // more); two threads missing together both build, and one result wins.
+  std::shared_ptr<const LayerT> layer = build();
+  Entry entry{signature, {}, layer};
+  for (size_t i = 0; i < N; ++i) {
+    if (tensors[i].has_value() && tensors[i]->defined()) {
+      entry.keys[i] = TensorKey(*tensors[i], prints[i]);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Entry>& bucket = map_[weight];
+  // An entry for the same weight view and signature that no longer matches
+  // (modified in place, other scales) is replaced, not kept alongside.
+  bucket.erase(std::remove_if(bucket.begin(), bucket.end(),
+                              [&](const Entry& e) {
+                                return e.signature == signature &&
+                                       e.keys[0].SameView(*tensors[0]) &&
+                                       !matches(e);
+                              }),
+               bucket.end());
+  bool found = false;
+  for (const Entry& e : bucket) found = found || matches(e);
+  if (!found) bucket.push_back(std::move(entry));
+  SweepLocked();
+  return layer;
+}
+
+template <class LayerT, size_t N, class Signature>
+size_t TensorKeyedCache<LayerT, N, Signature>::SweepLocked() {
+  size_t live = 0;
+  for (auto it = map_.begin(); it != map_.end();) {
+    std::vector<Entry>& bucket = it->second;
+    bucket.erase(
+        std::remove_if(bucket.begin(), bucket.end(),
+                       [](const Entry& e) {
+                         return std::any_of(
+                             e.keys.begin(), e.keys.end(),
+                             [](const TensorKey& k) { return k.expired(); });
+                       }),
+        bucket.end());
+    live += bucket.size();
+    it = bucket.empty() ? map_.erase(it) : std::next(it);
+  }
+  return live;
+}
 
 }  // namespace w4jit::torch_ext
 

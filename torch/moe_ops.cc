@@ -25,10 +25,7 @@
 
 #include <ATen/ATen.h>
 
-#include <array>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,59 +40,6 @@ namespace w4jit::torch_ext {
 namespace {
 
 using OptTensor = c10::optional<at::Tensor>;
-constexpr int kKeyed = 8;  // w13, w2, their scales, zero points, biases
-
-struct MoeEntry {
-  std::string signature;
-  std::array<TensorKey, kKeyed> keys;
-  std::shared_ptr<const MoeLayer> layer;
-};
-
-class MoeCache {
- public:
-  std::shared_ptr<const MoeLayer> GetOrBuild(
-      const std::string& signature, const std::array<OptTensor, kKeyed>& ts,
-      const std::function<std::shared_ptr<const MoeLayer>()>& build) {
-    // Inference tensors' fingerprints (layer_cache.h), once per call,
-    // outside the lock.
-    std::array<uint64_t, kKeyed> prints{};
-    for (int i = 0; i < kKeyed; ++i) prints[i] = InferenceFingerprint(ts[i]);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const MoeEntry& e : entries_) {
-        bool match = e.signature == signature;
-        for (int i = 0; match && i < kKeyed; ++i)
-          match = e.keys[i].Matches(ts[i], prints[i]);
-        if (match) return e.layer;
-      }
-    }
-    std::shared_ptr<const MoeLayer> layer = build();
-    MoeEntry entry{signature, {}, layer};
-    for (int i = 0; i < kKeyed; ++i) {
-      if (ts[i].has_value()) entry.keys[i] = TensorKey(*ts[i], prints[i]);
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    // Entries whose weights are gone (or were rewritten) are dropped.
-    std::vector<MoeEntry> kept;
-    for (MoeEntry& e : entries_) {
-      if (!e.keys[0].expired() && !e.keys[1].expired()) {
-        kept.push_back(std::move(e));
-      }
-    }
-    entries_ = std::move(kept);
-    entries_.push_back(std::move(entry));
-    return layer;
-  }
-
-  static MoeCache& Global() {
-    static MoeCache* cache = new MoeCache;  // never destroyed: used at exit
-    return *cache;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<MoeEntry> entries_;
-};
 
 void CheckStacked(const char* op, const char* name, const at::Tensor& t,
                   int64_t e, int64_t rows, int64_t cols,

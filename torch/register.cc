@@ -49,10 +49,14 @@ at::Tensor DynamicQLinearOp(const at::Tensor& x, const at::Tensor& packed,
 }
 
 int64_t CacheSize() {
-  return static_cast<int64_t>(LayerCache::Global().Sweep());
+  return static_cast<int64_t>(LayerCache::Global().Sweep() +
+                              MoeCache::Global().Sweep());
 }
 
-void ClearCache() { LayerCache::Global().Clear(); }
+void ClearCache() {
+  LayerCache::Global().Clear();
+  MoeCache::Global().Clear();
+}
 
 int64_t FingerprintCount() {
   return static_cast<int64_t>(FingerprintsComputed());

@@ -119,3 +119,35 @@ def test_errors_name_the_value():
     with pytest.raises(RuntimeError, match="w13_scales and w2_scales"):
         OPS.fused_moe(out, x, p13, p2, None, None, w,
                       torch.zeros(2, 1, dtype=torch.int32), False, "silu")
+
+
+def test_layers_are_cached_rebuilt_and_cleared_with_the_linear_ones():
+    """fused_moe keeps its layers in the ops' cache (layer_cache.h): a second
+    call with the same tensors reuses the layer, an in-place change to a
+    weight rebuilds it and replaces the stale entry, freeing the weights
+    drops it, and _clear_cache empties it."""
+    OPS._clear_cache()
+    w13, w2 = _experts(False)
+    p13, s13, _ = _stack(w13)
+    p2, s2, _ = _stack(w2)
+    x = torch.randn(3, H)
+    ids = torch.tensor([[0, 1], [2, 3], [4, 5]], dtype=torch.int32)
+    weights = torch.rand(3, 2)
+
+    def run():
+        out = torch.empty(3, H)
+        OPS.fused_moe(out, x, p13, p2, None, None, weights, ids, False,
+                      "silu", s13, s2)
+        return out
+
+    first = run()
+    assert OPS._cache_size() == 1
+    assert torch.equal(run(), first)
+    assert OPS._cache_size() == 1
+    s2.mul_(2.0)  # in place: the layer must be rebuilt, not served stale
+    assert torch.allclose(run(), 2 * first, rtol=1e-5, atol=1e-6)
+    assert OPS._cache_size() == 1  # the stale entry replaced
+    del p13, p2, s13, s2
+    assert OPS._cache_size() == 0
+    OPS._clear_cache()
+    assert OPS._cache_size() == 0
