@@ -49,6 +49,13 @@ TEST(BenchModelConfig, ModelTakesThePresetsLayersAndDecodeMs) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->model_prefetch, (std::vector<int64_t>{0, 512}));
   EXPECT_EQ(c->model_huge_pages, (std::vector<bool>{false, true}));
+  EXPECT_EQ(c->model_group_size, 0);  // the preset's
+  c = Parse({"--model=llama3-8b", "--group-size=32"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model_group_size, 32);
+  c = Parse({"--model=llama3-8b", "--group-size=-1"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model_group_size, -1);
   c = Parse({"--model=llama3-8b", "--tunings=default,/tmp/a.json"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->model_tunings,
@@ -74,6 +81,11 @@ TEST(BenchModelConfig, BadValuesAreNamed) {
       {{"--model=llama3-8b", "--layers=x"}, "--layers: 'x'"},
       {{"--layers=2"}, "--layers needs --model"},
       {{"--prefill-m=64"}, "--prefill-m needs --model"},
+      {{"--group-size=32"}, "--group-size needs --model"},
+      {{"--model=llama3-8b", "--group-size=0"},
+       "--group-size: want a positive group or -1, got '0'"},
+      {{"--model=llama3-8b", "--group-size=48"},
+       "--group-size=48 does not divide K = 4096 of llama3-8b's qkv"},
       {{"--model=llama3-8b", "--steps=0"}, "--steps: want >= 1"},
       {{"--model=llama3-8b", "--epilogues=some"}, "--epilogues: 'some'"},
       {{"--model=llama3-8b", "--prefill-m=0"}, "--prefill-m"},

@@ -120,6 +120,12 @@ absl::Status Apply(const std::string& name, const std::string& value,
           "--model: unknown '", value, "' (have ", PresetNames(), ")"));
     }
     c->model = p->name;
+  } else if (name == "--group-size") {
+    if (!absl::SimpleAtoi(value, &i) || (i < 1 && i != -1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--group-size: want a positive group or -1, got '", value, "'"));
+    }
+    c->model_group_size = i;
   } else if (name == "--layers") {
     if (!(s = ParseCount(name, value, &i)).ok()) return s;
     if (i == 0) return absl::InvalidArgumentError("--layers: want >= 1");
@@ -244,8 +250,8 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
   }
   if (c.model.empty()) {
     for (const char* flag :
-         {"--layers", "--prefill-m", "--steps", "--epilogues", "--prefetch",
-          "--tunings", "--hugepages"}) {
+         {"--layers", "--group-size", "--prefill-m", "--steps", "--epilogues",
+          "--prefetch", "--tunings", "--hugepages"}) {
       for (const auto& o : options) {
         if (o.first == flag) {
           return absl::InvalidArgumentError(
@@ -262,6 +268,13 @@ absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv) {
                                                    model->num_layers));
   }
   if (c.model_layers == 0) c.model_layers = model->num_layers;
+  for (const LayerShape& s : model->layers) {
+    if (c.model_group_size > 0 && s.k % c.model_group_size != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--group-size=", c.model_group_size, " does not divide K = ", s.k,
+          " of ", model->name, "'s ", s.name));
+    }
+  }
   if (!c.model_prefetch.empty() && !c.model_tunings.empty()) {
     // Each --prefetch copy is built under a tuning of its own.
     return absl::InvalidArgumentError(
@@ -341,6 +354,8 @@ std::string BenchUsage() {
       "                       --m (default 1,4,8,16). Writes model.csv\n"
       "  --layers=L           build only L decoder layers (default: all);\n"
       "                       checked against MemAvailable\n"
+      "  --group-size=G       every layer's quantization group instead of\n"
+      "                       the preset's 128 (-1: per-channel)\n"
       "  --prefill-m=M,...    also time prefill steps at these M\n"
       "  --steps=N            timed steps per mode and M (default 10, after\n"
       "                       2 untimed)\n"

@@ -61,6 +61,9 @@ struct BenchConfig {
   // 8, 16 unless --m says otherwise) and prefill M = prefill_ms.
   std::string model;
   int model_layers = 0;  // decoder layers built; 0: all the preset has
+  // --group-size: every layer's quantization group instead of the
+  // preset's (-1: per-channel; 0: the preset's), as checkpoints differ.
+  int64_t model_group_size = 0;
   std::vector<int64_t> prefill_ms;
   int model_steps = 10;  // timed steps per mode and M (after 2 warm-up)
   // Which epilogue variants: "plain" (the linears alone) and "fused" (the

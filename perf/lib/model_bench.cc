@@ -338,11 +338,17 @@ absl::Status RunModelBench(
     const std::function<void(const std::string&)>& say,
     const std::function<void(const std::string&)>& status_line,
     BenchReport* report) {
-  const ModelPreset* model = FindPreset(config.model);
-  if (model == nullptr) {
+  const ModelPreset* preset = FindPreset(config.model);
+  if (preset == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("--model: unknown '", config.model, "'"));
   }
+  // The preset with --group-size's group, where given.
+  ModelPreset grouped = *preset;
+  if (config.model_group_size != 0) {
+    for (LayerShape& s : grouped.layers) s.group_size = config.model_group_size;
+  }
+  const ModelPreset* model = &grouped;
   report->model = model->name;
   const int64_t read_bytes = ModelReadBufferBytes();
   const ModelMemory need = EstimateModelMemory(config, *model, read_bytes);
@@ -352,9 +358,13 @@ absl::Status RunModelBench(
     return s;
   }
   say(absl::StrFormat(
-      "model %s: %d decoder layers x %d linears, %s packed per mode; "
+      "model %s%s: %d decoder layers x %d linears, %s packed per mode; "
       "MemAvailable %s",
-      model->name, config.model_layers, model->layers.size(),
+      model->name,
+      config.model_group_size == 0
+          ? ""
+          : absl::StrCat(" at group ", config.model_group_size),
+      config.model_layers, model->layers.size(),
       Gb(need.packed_bytes / std::max<int64_t>(1, config.modes.size())),
       Gb(*available)));
   absl::StatusOr<std::unique_ptr<CeilingProbe>> probe =
