@@ -60,6 +60,9 @@ TEST(BenchModelConfig, ModelTakesThePresetsLayersAndDecodeMs) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->model_tunings,
             (std::vector<std::string>{"default", "/tmp/a.json"}));
+  // One copy of the model per mode and tuning.
+  EXPECT_EQ(EstimateModelMemory(*c, *FindPreset("llama3-8b"), 0).copies,
+            2 * static_cast<int64_t>(c->modes.size()));
 
   EXPECT_EQ(FindPreset("llama3-70b-tp4")->num_layers, 80);
   EXPECT_EQ(FindPreset("qwen2.5-7b")->num_layers, 28);

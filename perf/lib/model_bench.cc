@@ -248,10 +248,12 @@ ModelMemory EstimateModelMemory(const BenchConfig& config,
     largest = std::max(
         largest, 2 * s.n * s.k + EstimatePackedBytes(s, config.weight_type));
   }
-  m.per_layer_bytes *=
+  const int64_t settings =
       std::max<int64_t>(1, static_cast<int64_t>(config.model_prefetch.size() +
                                                 config.model_tunings.size())) *
       static_cast<int64_t>(config.model_huge_pages.size());
+  m.per_layer_bytes *= settings;
+  m.copies = settings * static_cast<int64_t>(config.modes.size());
   m.packed_bytes = m.per_layer_bytes * config.model_layers;
   m.read_buffer_bytes = read_buffer_bytes;
   m.scratch_bytes = largest;
@@ -358,14 +360,15 @@ absl::Status RunModelBench(
     return s;
   }
   say(absl::StrFormat(
-      "model %s%s: %d decoder layers x %d linears, %s packed per mode; "
+      "model %s%s: %d decoder layers x %d linears, at most %s packed per "
+      "copy; "
       "MemAvailable %s",
       model->name,
       config.model_group_size == 0
           ? ""
           : absl::StrCat(" at group ", config.model_group_size),
       config.model_layers, model->layers.size(),
-      Gb(need.packed_bytes / std::max<int64_t>(1, config.modes.size())),
+      Gb(need.packed_bytes / std::max<int64_t>(1, need.copies)),
       Gb(*available)));
   absl::StatusOr<std::unique_ptr<CeilingProbe>> probe =
       CeilingProbe::Read(read_bytes, 0.05);

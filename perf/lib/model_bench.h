@@ -37,6 +37,9 @@ struct ModelMemory {
   int64_t packed_bytes = 0;     // per_layer_bytes * layers
   int64_t read_buffer_bytes = 0;
   int64_t scratch_bytes = 0;
+  // Copies of the model built (modes x prefetch / tuning settings x page
+  // sizes): packed_bytes / copies is one copy's bound.
+  int64_t copies = 1;
   int64_t total() const {
     return packed_bytes + read_buffer_bytes + scratch_bytes;
   }
