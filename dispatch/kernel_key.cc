@@ -132,6 +132,7 @@ std::string KernelKey::name() const {
   if (meta_dtype != DType::kF32) {
     absl::StrAppend(&s, "_m", DtypeShort(meta_dtype));
   }
+  if (folded_zero) absl::StrAppend(&s, "_zfold");
   if (prefetch != 0) absl::StrAppend(&s, "_pf", prefetch);
   absl::StrAppend(&s, "__", IsaSuffix(isa));
   return s;

@@ -64,12 +64,16 @@ struct KernelKey {
   // bytes of the weight stream; jit/w4a16_layout.h). Named "_mbf16" /
   // "_mf16"; f32 adds nothing.
   DType meta_dtype = DType::kF32;
+  // W4A16 bf16-dot, float_zero: the zero points are u4 ones folded at
+  // packing (jit/w4a16_layout.h), held in the meta as 8 - z; the kernel
+  // multiplies them by the scale at the group end. Named "_zfold".
+  bool folded_zero = false;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
                     epilogue, out_n, act_per_group, prefetch, float_zero,
-                    meta_dtype);
+                    meta_dtype, folded_zero);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -82,7 +86,7 @@ struct KernelKey {
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
         key.flags, key.epilogue, key.out_n, key.act_per_group, key.prefetch,
-        key.float_zero, static_cast<int>(key.meta_dtype));
+        key.float_zero, static_cast<int>(key.meta_dtype), key.folded_zero);
   }
 
   // Readable, unique for distinct keys.

@@ -65,6 +65,7 @@ struct W4a16GemvGenerator::Plan {
   // memory operand.
   int konst[3] = {-1, -1, -1};
   int table = -1;  // dot: the vpermw table
+  int zf = -1;     // folded zero points: zf = (8 - z) * s at a group end
   int used = 0;
   int nv = 0;      // vectors of this tile
   int v0 = 0;      // the tile's first vector in the block
@@ -114,10 +115,12 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
         "a tile of %d vectors does not divide a block of %d", key.flags, nv));
   }
   // Accumulators and two decode temporaries at least, plus the table
-  // (dot) or a broadcast temporary (AVX2); the tallest tile needs most.
+  // (dot; and zf's register with folded zero points) or a broadcast
+  // temporary (AVX2); the tallest tile needs most.
   const int split = key.mr * tv < 8 ? 2 : 1;
   const int need =
-      key.mr * tv * split + 2 + (dot ? 1 : (IsAvx512(key.isa) ? 0 : 1));
+      key.mr * tv * split + 2 +
+      (dot ? 1 + (key.folded_zero ? 1 : 0) : (IsAvx512(key.isa) ? 0 : 1));
   if (need > regs) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "row tile %d x %d vectors needs %d vector registers, %d exist", key.mr,
@@ -132,6 +135,10 @@ absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
     return absl::InvalidArgumentError(
         "float zero points decode the nibbles as s4 (u - 8): weight_type "
         "must be s4 in the key");
+  }
+  if (key.folded_zero && (!dot || !key.float_zero)) {
+    return absl::InvalidArgumentError(
+        "folded zero points are float zero points of the bf16-dot flavour");
   }
   if (key.meta_dtype != DType::kF32 && key.weight_type == WeightType::kU4) {
     return absl::InvalidArgumentError(
@@ -284,6 +291,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
   if (dot_) {
     p.table = next++;
     p.spare = p.table;
+    if (key_.folded_zero) p.zf = next++;
   } else {
     if (!avx512 && next + 2 * mr + 1 <= vec_.num_regs()) {
       p.hold_x = true;
@@ -510,6 +518,19 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
   const Xmm xsum = vec_.Vec(p.t1);
   // The scale, then zf, widened to f32 (t0 is free between groups too).
   const Xmm meta = vec_.Vec(p.t0);
+  // zf = (8 - z) * s for folded zero points (the meta holds 8 - z): the
+  // f32 product the packing would have stored, so the same bits.
+  auto load_zf = [&](int64_t col) -> Xmm {
+    if (!key_.folded_zero) {
+      LoadMeta(meta, nb_ + col);
+      return meta;
+    }
+    const Xmm zf = vec_.Vec(p.zf);
+    LoadMeta(zf, nb_ + col);
+    LoadMeta(meta, col);
+    vmulps(zf, zf, meta);
+    return zf;
+  };
   for (int r = 0; r < mr; ++r) {
     if (fz) vbroadcastss(xsum, ptr[rdx + r * 4]);
     for (int v = 0; v < p.nv; ++v) {
@@ -521,8 +542,7 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
         if (fz) {
           LoadMeta(meta, col);
           vmulps(a, a, meta);
-          LoadMeta(meta, nb_ + col);
-          vfmadd231ps(a, xsum, meta);
+          vfmadd231ps(a, xsum, load_zf(col));
         }
         continue;
       }
@@ -530,10 +550,7 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
       const int off = (r * p.nv + v) * vec_.bytes();
       LoadMeta(meta, col);
       vfmadd213ps(a, meta, ptr[rsp + off]);
-      if (fz) {
-        LoadMeta(meta, nb_ + col);
-        vfmadd231ps(a, xsum, meta);
-      }
+      if (fz) vfmadd231ps(a, xsum, load_zf(col));
       vmovups(ptr[rsp + off], a);
     }
   }

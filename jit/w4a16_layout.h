@@ -38,7 +38,10 @@
 // zf = (8 - z) * s (rounded to f32), so that the dot kernel decodes every
 // layer as s4 (w = (u - 8) * s + zf equals (u - z) * s; numerics.md allows
 // the fold). Decoding u - z per k pair instead (mask, add, then the table)
-// made u4 1.7x slower than s4 at M = 1 on Zen 4.
+// made u4 1.7x slower than s4 at M = 1 on Zen 4. The meta holds 8 - z in
+// zf's place (`folded_zero`; exact in any meta dtype) and the kernel forms
+// zf = (8 - z) * s at the group end, the same f32 product: so the meta can
+// be 16-bit whenever the scales are.
 //
 // Float zero points (ZeroPointDomain::kFloat, w = (u - 8) * s + zf): the
 // nibbles are packed as for s4 (the decode gives u - 8) and the meta holds
@@ -70,9 +73,11 @@ struct W4a16Layout {
   int nv = 4;     // vectors per column block
   int64_t n = 0;
   int64_t k = 0;
-  int64_t group_size = 0;          // resolved (K for per-channel)
-  bool asymmetric = false;         // integer u4 zero points (u4 packing)
-  bool float_zero = false;         // float zero points (s4 packing, zf in meta)
+  int64_t group_size = 0;   // resolved (K for per-channel)
+  bool asymmetric = false;  // integer u4 zero points (u4 packing)
+  bool float_zero = false;  // float zero points (s4 packing, zf in meta)
+  // float_zero from folded u4 zero points: the meta holds 8 - z (above).
+  bool folded_zero = false;
   DType meta_dtype = DType::kF32;  // f32, or bf16 / f16 (above)
 
   int64_t groups() const { return k / group_size; }
@@ -102,6 +107,7 @@ inline W4a16Layout WithDotZeroPointsFolded(W4a16Layout l) {
   if (l.flavor == Flavor::kBf16Dot && l.asymmetric) {
     l.asymmetric = false;
     l.float_zero = true;
+    l.folded_zero = true;
   }
   return l;
 }

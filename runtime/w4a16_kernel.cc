@@ -194,6 +194,7 @@ KernelKey W4a16Kernel::BaseKey(KernelFamily family) const {
   key.out_dtype = DType::kF32;
   key.float_zero = packed_.layout.float_zero;
   key.meta_dtype = packed_.layout.meta_dtype;
+  key.folded_zero = packed_.layout.folded_zero;
   return key;
 }
 
@@ -252,6 +253,7 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   dq.k = plan_.segment;
   KernelKey panel = BaseKey(KernelFamily::kW4a16Panel);
   panel.meta_dtype = DType::kF32;  // reads the dequantized panel, no meta
+  panel.folded_zero = false;
   panel.out_dtype = desc_.out_dtype;
   panel.bias = desc_.has_bias;
   panel.mr = p.gemm_mr;

@@ -53,11 +53,12 @@ void PackBlockBf16Dot(const CanonicalWeights& w, const W4a16Layout& l,
   }
 }
 
-// The float zero point the meta holds for column n (< w.n) of group g:
-// the checkpoint's, or an integer one folded (w4a16_layout.h).
-float FloatZeroAt(const CanonicalWeights& w, int64_t n, int64_t g) {
-  return w.float_zero() ? w.FZ(n, g)
-                        : static_cast<float>(8 - w.Z(n, g)) * w.S(n, g);
+// What the meta holds in the float zero point's place for column n (< w.n)
+// of group g: the checkpoint's zf, or for folded integer zero points 8 - z
+// (the kernel multiplies it by the scale; w4a16_layout.h).
+float FloatZeroAt(const CanonicalWeights& w, const W4a16Layout& l, int64_t n,
+                  int64_t g) {
+  return l.folded_zero ? static_cast<float>(8 - w.Z(n, g)) : w.FZ(n, g);
 }
 
 // Weights and meta of block b.
@@ -80,8 +81,8 @@ void PackBlock(const CanonicalWeights& w, const W4a16Layout& layout, int64_t b,
       const int64_t n = b * nb + j;
       StoreScale(meta, j, n < w.n ? w.S(n, g) : 0.0f, t);
       if (layout.float_zero) {
-        // Integer zero points folded (w4a16_layout.h): zf = (8 - z) s.
-        const float zf = n < w.n ? FloatZeroAt(w, n, g) : 0.0f;
+        // Integer zero points folded (w4a16_layout.h): 8 - z.
+        const float zf = n < w.n ? FloatZeroAt(w, layout, n, g) : 0.0f;
         StoreScale(meta, nb + j, zf, t);
         if (layout.flavor != Flavor::kBf16Dot) {
           StoreScale(meta, 2 * nb + j, 16.0f * zf, t);  // exact
@@ -110,7 +111,7 @@ DType CompactW4a16MetaDtype(const CanonicalWeights& w,
     for (int64_t g = 0; g < l.groups(); ++g) {
       chooser.See(w.S(n, g));
       if (!l.float_zero) continue;
-      const float zf = FloatZeroAt(w, n, g);
+      const float zf = FloatZeroAt(w, l, n, g);
       chooser.See(zf);
       if (l.flavor != Flavor::kBf16Dot) chooser.See(16.0f * zf);
     }

@@ -37,8 +37,7 @@ struct MetaCase {
   DType scale_dtype;
   bool float_zero;  // u4 with bf16 float zero points (tinygemm / HQQ)
   // The kernel-name suffix the int4 kernel must carry with meta_16bit on
-  // ("" for f32 meta); nullptr: either (folded u4 zero points are exact
-  // in 16 bits only by chance).
+  // ("" for f32 meta).
   const char* suffix;
 };
 
@@ -62,7 +61,9 @@ TEST_P(W4a16MetaTest, SixteenBitMetaGivesTheSameBits) {
       {WeightType::kS4, DType::kF32, false, ""},
       {WeightType::kS4, DType::kBF16, false, "_mbf16"},
       {WeightType::kS4, DType::kF16, false, f16c ? "_mf16" : ""},
-      {WeightType::kU4, DType::kBF16, false, dot ? nullptr : ""},
+      // Folded u4 zero points: the meta holds 8 - z, exact in 16 bits.
+      {WeightType::kU4, DType::kBF16, false, dot ? "_mbf16" : ""},
+      {WeightType::kU4, DType::kF16, false, dot && f16c ? "_mf16" : ""},
       {WeightType::kU4, DType::kBF16, true, dot ? "_mbf16" : ""},
   };
   for (const MetaCase& c : cases) {
@@ -89,14 +90,10 @@ TEST_P(W4a16MetaTest, SixteenBitMetaGivesTheSameBits) {
       }
       const std::string name = (*compact)->kernel_names()[0];
       ASSERT_EQ(name.rfind("w4a16_", 0), 0u) << name;
-      if (c.suffix != nullptr) {
-        for (const char* s : {"_mbf16", "_mf16"}) {
-          const bool want = std::string(c.suffix) == s;
-          EXPECT_EQ(name.find(std::string(s) + "_") != std::string::npos ||
-                        name.find(std::string(s) + "__") != std::string::npos,
-                    want)
-              << name;
-        }
+      for (const char* s : {"_mbf16", "_mf16"}) {
+        const bool want = std::string(c.suffix) == s;
+        EXPECT_EQ(name.find(std::string(s) + "_") != std::string::npos, want)
+            << name;
       }
       for (const std::string& n : wide->kernel_names()) {
         EXPECT_EQ(n.find("_mbf16"), std::string::npos) << n;
