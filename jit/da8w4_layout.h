@@ -35,6 +35,7 @@
 
 #include <cstdint>
 
+#include "base/numeric.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
@@ -62,7 +63,7 @@ struct Da8w4Layout {
   // Bytes of zero points (int32) of one block.
   int64_t block_param_bytes() const { return groups() * block_cols() * 4; }
   // Bytes of one scale, of one group's and of one block's scales.
-  int scale_size() const { return scale_dtype == DType::kF32 ? 4 : 2; }
+  int scale_size() const { return static_cast<int>(DTypeSize(scale_dtype)); }
   int64_t group_scale_bytes() const { return block_cols() * scale_size(); }
   int64_t block_scale_bytes() const { return groups() * group_scale_bytes(); }
   // Columns of the last block that are real (1 .. NB).

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "absl/strings/str_format.h"
+#include "base/numeric.h"
 #include "jit/w4a16_decode.h"
 #include "jit/w4a16_layout.h"
 
@@ -78,7 +79,7 @@ void W4a16DequantGenerator::Generate() {
   const int rest = pairs % unroll;
   Xbyak::Label segment;
   L(segment);
-  const int meta_size = key_.meta_dtype == DType::kF32 ? 4 : 2;
+  const int meta_size = static_cast<int>(DTypeSize(key_.meta_dtype));
   for (int v = 0; v < nv_; ++v) {
     EmitLoadWidenedF32(this, key_.meta_dtype, ptr[rbx + v * lanes_ * meta_size],
                        vec_.Vec(v));

@@ -229,12 +229,8 @@ int64_t W4a16GemvGenerator::OutBlockCols() const {
   return epilogue_.silu_mul ? nb_ / 2 : nb_;
 }
 
-int W4a16GemvGenerator::MetaSize() const {
-  return key_.meta_dtype == DType::kF32 ? 4 : 2;
-}
-
 int64_t W4a16GemvGenerator::MetaGroupBytes() const {
-  return nb_ * MetaSize() *
+  return nb_ * static_cast<int64_t>(DTypeSize(key_.meta_dtype)) *
          MetaVectorsPerGroup(
              dot_, key_.weight_type == WeightType::kU4 || key_.float_zero);
 }
@@ -508,7 +504,8 @@ void W4a16GemvGenerator::EmitDecodedStep(const Plan& p, int s, int mr,
 }
 
 void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
-  EmitLoadWidenedF32(this, key_.meta_dtype, ptr[rbx + i * MetaSize()], dst);
+  const int64_t size = static_cast<int64_t>(DTypeSize(key_.meta_dtype));
+  EmitLoadWidenedF32(this, key_.meta_dtype, ptr[rbx + i * size], dst);
 }
 
 void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
@@ -518,8 +515,9 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
   const Xmm xsum = vec_.Vec(p.t1);
   // The scale, then zf, widened to f32 (t0 is free between groups too).
   const Xmm meta = vec_.Vec(p.t0);
-  // zf = (8 - z) * s for folded zero points (the meta holds 8 - z): the
-  // f32 product the packing would have stored, so the same bits.
+  // zf of vector `col`, called while `meta` still holds its scale: for
+  // folded zero points (the meta holds 8 - z) zf = (8 - z) * s, the f32
+  // product the packing would have stored, so the same bits.
   auto load_zf = [&](int64_t col) -> Xmm {
     if (!key_.folded_zero) {
       LoadMeta(meta, nb_ + col);
@@ -527,7 +525,6 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
     }
     const Xmm zf = vec_.Vec(p.zf);
     LoadMeta(zf, nb_ + col);
-    LoadMeta(meta, col);
     vmulps(zf, zf, meta);
     return zf;
   };

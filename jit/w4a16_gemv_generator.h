@@ -102,10 +102,8 @@ class W4a16GemvGenerator final : public Generator {
   int64_t OutBlockCols() const;
   // Packed weight bytes of one step (all NB columns).
   int64_t StepWeightBytes() const;
-  // Bytes of meta (scales, zero points) per group of one block, and of
-  // one element (4, or 2 for 16-bit meta).
+  // Bytes of meta (scales, zero points) per group of one block.
   int64_t MetaGroupBytes() const;
-  int MetaSize() const;
   // dst = elements [i, i + lanes) of the current group's meta (rbx),
   // widened to f32.
   void LoadMeta(const Xbyak::Xmm& dst, int64_t i);

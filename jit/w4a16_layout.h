@@ -31,8 +31,8 @@
 // at group 32 a quarter; 16-bit halves that. Not for integer zero points
 // (the f32-FMA u4 meta holds z as integers), nor for float zero points
 // with the f32-FMA flavour (its dequantizer adds zf from memory; the
-// bf16-dot flavour, which folds u4 into float zero points, does take them
-// when they are exact).
+// bf16-dot flavour takes them when they are exact, and its folded u4 ones
+// always, below).
 //
 // Integer zero points with the bf16-dot flavour are packed as float ones,
 // zf = (8 - z) * s (rounded to f32), so that the dot kernel decodes every
@@ -54,6 +54,7 @@
 
 #include <cstdint>
 
+#include "base/numeric.h"
 #include "dispatch/kernel_key.h"
 
 namespace w4jit::internal {
@@ -85,7 +86,9 @@ struct W4a16Layout {
   int64_t blocks() const { return (n + block_n() - 1) / block_n(); }
   int64_t block_weight_bytes() const { return k / 2 * block_n(); }
   // Bytes of one meta element: 4, or 2 for 16-bit meta.
-  int64_t meta_size() const { return meta_dtype == DType::kF32 ? 4 : 2; }
+  int64_t meta_size() const {
+    return static_cast<int64_t>(DTypeSize(meta_dtype));
+  }
   // Bytes of meta per group of one block.
   int64_t group_meta_bytes() const {
     return block_n() * meta_size() *

@@ -18,9 +18,6 @@ bool ExactIn(float f, DType t);
 // Element i of an array of dtype t := f, which must be exact in t.
 void StoreScale(uint8_t* base, int64_t i, float f, DType t);
 
-// Bytes of one element of dtype t.
-inline int ScaleSize(DType t) { return t == DType::kF32 ? 4 : 2; }
-
 // Sees every value a packer will store and says the dtype to store them in:
 // bf16 if every value is exact in it, else f16 (where the CPU has F16C, to
 // widen it) if every value is, else f32.

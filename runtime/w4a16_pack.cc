@@ -110,10 +110,9 @@ DType CompactW4a16MetaDtype(const CanonicalWeights& w,
   for (int64_t n = 0; chooser.AnyNarrow() && n < w.n; ++n) {
     for (int64_t g = 0; g < l.groups(); ++g) {
       chooser.See(w.S(n, g));
-      if (!l.float_zero) continue;
-      const float zf = FloatZeroAt(w, l, n, g);
-      chooser.See(zf);
-      if (l.flavor != Flavor::kBf16Dot) chooser.See(16.0f * zf);
+      // Float zero points are here only for the dot flavour, which holds
+      // no 16 * zf (MetaMayBe16Bit).
+      if (l.float_zero) chooser.See(FloatZeroAt(w, l, n, g));
     }
   }
   return chooser.Result();

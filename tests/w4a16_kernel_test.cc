@@ -77,6 +77,15 @@ void CheckLayer(const LayerDesc& desc, const std::vector<int64_t>& ms,
   }
 }
 
+// Every weight of `w` at its zero point: u = z, so w = (u - z) * s = 0.
+void SetEveryNibbleToItsZeroPoint(internal::CanonicalWeights* w) {
+  for (int64_t n = 0; n < w->n; ++n) {
+    for (int64_t k = 0; k < w->k; ++k) {
+      w->u[n * w->k + k] = w->Z(n, k / w->group_size);
+    }
+  }
+}
+
 class W4a16Avx2 : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -462,11 +471,7 @@ TEST_F(W4a16Avx2, SpecialActivationsAndZeroWeights) {
   const LayerDesc desc =
       Desc(24, 128, 64, WeightType::kU4, DType::kBF16, DType::kF32, true);
   auto w = RandomWeights(desc, 4);
-  for (int64_t n = 0; n < w.n; ++n) {
-    for (int64_t k = 0; k < w.k; ++k) {
-      w.u[n * w.k + k] = w.Z(n, k / w.group_size);
-    }
-  }
+  SetEveryNibbleToItsZeroPoint(&w);
   auto layer = MakeLayer(desc, w);
   ASSERT_TRUE(layer.ok()) << layer.status();
   for (int64_t m : {1, 12}) {
@@ -605,11 +610,7 @@ TEST(W4a16Avx512, Bf16DotRuns) {
   const LayerDesc desc =
       Desc(48, 256, 32, WeightType::kU4, DType::kBF16, DType::kF32, false);
   auto w = RandomWeights(desc, 4);
-  for (int64_t n = 0; n < w.n; ++n) {
-    for (int64_t k = 0; k < w.k; ++k) {
-      w.u[n * w.k + k] = w.Z(n, k / w.group_size);
-    }
-  }
+  SetEveryNibbleToItsZeroPoint(&w);
   // Scales of 2^4..2^8 (exact): the rounding then exceeds the absolute
   // 1e-6 floor, so only the fold term of the tolerance can cover it.
   for (float& s : w.scales) s = std::ldexp(s, 12);
