@@ -2,9 +2,9 @@
 // for the same key never generate it twice: the first creates an entry and
 // generates under the entry's own once-flag while others wait on it; a hit
 // is one mutex-protected hash lookup. Kernels live as long as the process.
-// The runtime asks the cache (runtime/da8w4_kernel_lookup.h,
-// runtime/w4a16_kernel.cc) and the cache runs the generator; the generators
-// in jit/ never call it.
+// The runtime asks the cache (runtime/da8w4/da8w4_kernel_lookup.h,
+// runtime/w4a16/w4a16_kernel.cc) and the cache runs the generator; the
+// generators in jit/ never call it.
 #ifndef W4JIT_DISPATCH_KERNEL_CACHE_H_
 #define W4JIT_DISPATCH_KERNEL_CACHE_H_
 

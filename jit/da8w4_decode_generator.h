@@ -9,7 +9,8 @@
 // x86-64 target (SSE2), where the same loop takes twice the instructions
 // and spills; the decode runs once per (thread, column panel) on the large-M
 // path and showed as ~8% of a 4096 x 4096, M = 64 layer on Zen 3. The C++
-// version (runtime/da8w4_decode.h) is the reference the tests compare with.
+// version (runtime/da8w4/da8w4_decode.h) is the reference the tests compare
+// with.
 #ifndef W4JIT_JIT_DA8W4_DECODE_GENERATOR_H_
 #define W4JIT_JIT_DA8W4_DECODE_GENERATOR_H_
 

@@ -1,5 +1,5 @@
 // The byte layouts the DA8W4 kernels read: the packed weights (which
-// runtime/da8w4_pack.h fills) and the quantized activations (which the
+// runtime/da8w4/da8w4_pack.h fills) and the quantized activations (which the
 // quantizer, jit/act_quantizer_generator.h, writes). They are defined here,
 // beside the generators, because the emitted code is what fixes them; the
 // packing code follows.
@@ -57,8 +57,8 @@ struct Da8w4Layout {
   }
   int64_t blocks() const { return (n + block_cols() - 1) / block_cols(); }
   int64_t block_weight_bytes() const { return k_quads() * quad_bytes(); }
-  // The same block decoded (runtime/da8w4_decode.h): per quad the vector of
-  // low nibbles, then the vector of high nibbles, one byte each.
+  // The same block decoded (runtime/da8w4/da8w4_decode.h): per quad the vector
+  // of low nibbles, then the vector of high nibbles, one byte each.
   int64_t decoded_block_bytes() const { return 2 * block_weight_bytes(); }
   // Bytes of zero points (int32) of one block.
   int64_t block_param_bytes() const { return groups() * block_cols() * 4; }

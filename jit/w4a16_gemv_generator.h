@@ -11,7 +11,7 @@
 // Key: family kW4a16Gemm; isa kAvx2 (ymm) or kAvx512Vnni / kAvx512Bf16
 // (zmm; the bf16 flavour needs kAvx512Bf16); act_dtype f32 for the FMA
 // flavour, bf16 for the dot flavour (the packed-row formats of
-// runtime/w4a16_pack.h); out_dtype; weight_type (u4 reads zero points);
+// runtime/w4a16/w4a16_pack.h); out_dtype; weight_type (u4 reads zero points);
 // float_zero (s4 decode, and per group acc += zf * sum_{k in g} x, the
 // sums read from the packed rows after each group);
 // flavor; group_size / per_channel; n = N and k = K (tails and loop counts

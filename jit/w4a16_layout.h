@@ -1,5 +1,5 @@
 // The byte layout of the packed weights the W4A16 kernels read
-// (runtime/w4a16_pack.h fills it). Defined here, beside the generators,
+// (runtime/w4a16/w4a16_pack.h fills it). Defined here, beside the generators,
 // because the emitted code is what fixes it; the packing code follows.
 //
 // Weights are cut into column blocks of NB = lanes * nv output channels
@@ -47,8 +47,9 @@
 // nibbles are packed as for s4 (the decode gives u - 8) and the meta holds
 // zf after the scales (both flavours) and 16 * zf after that (f32 FMA, for
 // the dequantized panel's odd k). The int4 kernel adds zf * sum_{k in g} x
-// per group, reading the sums from the packed rows (runtime/w4a16_pack.h);
-// the dequantizer adds zf to each dequantized weight.
+// per group, reading the sums from the packed rows
+// (runtime/w4a16/w4a16_pack.h); the dequantizer adds zf to each dequantized
+// weight.
 #ifndef W4JIT_JIT_W4A16_LAYOUT_H_
 #define W4JIT_JIT_W4A16_LAYOUT_H_
 

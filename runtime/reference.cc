@@ -13,8 +13,8 @@
 
 #include "base/numeric.h"
 #include "runtime/epilogue_ref.h"
-#include "runtime/parallel.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/parallel.h"
+#include "runtime/threads/work_split.h"
 
 namespace w4jit::internal {
 namespace {

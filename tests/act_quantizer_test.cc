@@ -19,7 +19,7 @@
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
 #include "jit/act_quantizer_generator.h"
-#include "runtime/da8w4_kernel_lookup.h"
+#include "runtime/da8w4/da8w4_kernel_lookup.h"
 #include "runtime/reference.h"
 #include "tests/util/isa.h"
 

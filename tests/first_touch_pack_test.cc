@@ -10,9 +10,9 @@
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "jit/w4a16_layout.h"
-#include "runtime/da8w4_pack.h"
-#include "runtime/parallel.h"
-#include "runtime/w4a16_pack.h"
+#include "runtime/da8w4/da8w4_pack.h"
+#include "runtime/threads/parallel.h"
+#include "runtime/w4a16/w4a16_pack.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/parallel.hpp"
 

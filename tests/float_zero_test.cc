@@ -9,7 +9,7 @@
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
 #include "runtime/formats/import.h"
-#include "runtime/w4a16_params.h"
+#include "runtime/w4a16/w4a16_params.h"
 #include "tests/util/isa.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.h"

@@ -24,7 +24,7 @@
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "runtime/moe/moe_experts.h"
-#include "runtime/omp_backend.h"
+#include "runtime/threads/omp_backend.h"
 #include "tests/util/guard_pages.h"
 #include "tests/util/isa.h"
 #include "w4jit/parallel.hpp"

@@ -13,7 +13,7 @@
 
 #include "base/numeric.h"
 #include "gtest/gtest.h"
-#include "runtime/parallel.h"
+#include "runtime/threads/parallel.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/parallel.hpp"
 

@@ -15,7 +15,7 @@
 #include "dispatch/tuning.h"
 #include "gtest/gtest.h"
 #include "jit/emit_util.h"
-#include "runtime/da8w4_params.h"
+#include "runtime/da8w4/da8w4_params.h"
 #include "tests/util/isa.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/tuning.hpp"

@@ -1,5 +1,5 @@
 // The pool runs on the CPUs the process may use, not on the mask a runtime
-// put on the thread that created it (runtime/process_cpus.h), and the
+// put on the thread that created it (runtime/threads/process_cpus.h), and the
 // default thread count is that set's size.
 #include <pthread.h>
 #include <sched.h>
@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/omp_backend.h"
-#include "runtime/parallel.h"
-#include "runtime/process_cpus.h"
-#include "runtime/spin_pool.h"
+#include "runtime/threads/omp_backend.h"
+#include "runtime/threads/parallel.h"
+#include "runtime/threads/process_cpus.h"
+#include "runtime/threads/spin_pool.h"
 #include "w4jit/parallel.hpp"
 
 namespace w4jit {

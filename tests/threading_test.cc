@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/omp_backend.h"
-#include "runtime/parallel.h"
+#include "runtime/threads/omp_backend.h"
+#include "runtime/threads/parallel.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"
 
@@ -170,7 +170,7 @@ struct TestLayers {
 };
 
 // 520 x 256 is past the size from which W4A16 packs x on several threads
-// (runtime/w4a16_pack.cc).
+// (runtime/w4a16/w4a16_pack.cc).
 constexpr int64_t kMs[] = {1, 3, 40, 520};
 
 // Outputs of every test layer at every M in kMs, in order.

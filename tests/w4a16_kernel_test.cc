@@ -17,7 +17,7 @@
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
-#include "runtime/w4a16_params.h"
+#include "runtime/w4a16/w4a16_params.h"
 #include "tests/util/isa.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"

@@ -1,4 +1,4 @@
-// The W4A16 panel path's 2-D split (runtime/work_split.h): every output
+// The W4A16 panel path's 2-D split (runtime/threads/work_split.h): every output
 // tile is covered exactly once, row blocks start on row tiles, chunks are
 // balanced to within one task, and every thread gets work when it can.
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/work_split.h"
 
 namespace w4jit::internal {
 namespace {

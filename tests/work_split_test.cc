@@ -3,7 +3,7 @@
 // large-M GEMMs (every (row tile, column unit) pair in exactly one work
 // item, panels within the L2 budget, rows cut only when the panels are too
 // few, item counts that keep every thread busy to the end).
-#include "runtime/work_split.h"
+#include "runtime/threads/work_split.h"
 
 #include <algorithm>
 #include <cstdint>

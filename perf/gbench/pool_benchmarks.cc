@@ -13,7 +13,7 @@
 
 #include "base/memory.h"
 #include "benchmark/benchmark.h"
-#include "runtime/parallel.h"
+#include "runtime/threads/parallel.h"
 #include "w4jit/parallel.hpp"
 
 namespace w4jit::perf {

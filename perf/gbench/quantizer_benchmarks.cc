@@ -19,10 +19,10 @@
 #include "perf/gbench/registry.h"
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
-#include "runtime/da8w4_decode.h"
-#include "runtime/da8w4_kernel_lookup.h"
-#include "runtime/da8w4_pack.h"
-#include "runtime/w4a16_pack.h"
+#include "runtime/da8w4/da8w4_decode.h"
+#include "runtime/da8w4/da8w4_kernel_lookup.h"
+#include "runtime/da8w4/da8w4_pack.h"
+#include "runtime/w4a16/w4a16_pack.h"
 
 namespace w4jit::perf {
 namespace {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <vector>
 
-#include "runtime/parallel.h"
+#include "runtime/threads/parallel.h"
 
 namespace w4jit::perf {
 

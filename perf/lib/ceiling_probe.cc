@@ -6,8 +6,8 @@
 
 #include "dispatch/cpu_profile.h"
 #include "perf/lib/all_threads_timer.h"
-#include "runtime/parallel.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/parallel.h"
+#include "runtime/threads/work_split.h"
 
 namespace w4jit::perf {
 namespace {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "dispatch/cpu_profile.h"
 #include "perf/lib/ceiling_probe.h"
-#include "runtime/parallel.h"
+#include "runtime/threads/parallel.h"
 
 namespace w4jit::perf {
 

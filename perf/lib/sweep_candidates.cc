@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/da8w4_params.h"
-#include "runtime/w4a16_params.h"
+#include "runtime/da8w4/da8w4_params.h"
+#include "runtime/w4a16/w4a16_params.h"
 
 namespace w4jit::perf {
 namespace {

@@ -10,8 +10,8 @@
 #include "perf/lib/bench_data.h"
 #include "perf/lib/output_check.h"
 #include "perf/lib/sweep_candidates.h"
-#include "runtime/da8w4_params.h"
-#include "runtime/w4a16_params.h"
+#include "runtime/da8w4/da8w4_params.h"
+#include "runtime/w4a16/w4a16_params.h"
 #include "w4jit/parallel.hpp"
 
 namespace w4jit::perf {

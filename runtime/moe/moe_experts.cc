@@ -13,7 +13,7 @@
 #include "runtime/make_kernel.h"
 #include "runtime/moe/routing.h"
 #include "runtime/moe/work_items.h"
-#include "runtime/parallel.h"
+#include "runtime/threads/parallel.h"
 
 namespace w4jit::internal {
 namespace {

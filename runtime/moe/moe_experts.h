@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/linear_kernel.h"
 #include "runtime/moe/routing.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/work_split.h"
 #include "w4jit/moe.hpp"
 
 namespace w4jit::internal {

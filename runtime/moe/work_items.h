@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/moe/routing.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/work_split.h"
 
 namespace w4jit::internal {
 

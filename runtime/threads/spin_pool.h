@@ -3,8 +3,8 @@
 // instead of paying a futex wake-up per call, which on a VM costs as much
 // as a whole M = 1 layer), then sleep on a futex (an idle process goes
 // quiet on its own).
-#ifndef W4JIT_RUNTIME_SPIN_POOL_H_
-#define W4JIT_RUNTIME_SPIN_POOL_H_
+#ifndef W4JIT_RUNTIME_THREADS_SPIN_POOL_H_
+#define W4JIT_RUNTIME_THREADS_SPIN_POOL_H_
 
 #include <atomic>
 #include <cstdint>
@@ -22,7 +22,7 @@ class SpinPool final : public ParallelBackend {
  public:
   // `threads` >= 1 counts the caller; threads - 1 workers are started.
   // `spin_us` is read at every wait, so changes apply at once. Workers run
-  // on `process_cpus` (runtime/process_cpus.h), never on the mask they
+  // on `process_cpus` (runtime/threads/process_cpus.h), never on the mask they
   // inherit from the creating thread; see WorkerCpus for which CPUs.
   SpinPool(int threads, const std::atomic<int>* spin_us, bool pin,
            const std::vector<int>& process_cpus);
@@ -92,4 +92,4 @@ class SpinPool final : public ParallelBackend {
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_SPIN_POOL_H_
+#endif  // W4JIT_RUNTIME_THREADS_SPIN_POOL_H_

@@ -3,8 +3,8 @@
 // calling thread to one CPU (libgomp does, with OMP_PROC_BIND or
 // OMP_PLACES set, when it loads), and threads started from it inherit that
 // mask. The pool's workers and the default thread count use this set.
-#ifndef W4JIT_RUNTIME_PROCESS_CPUS_H_
-#define W4JIT_RUNTIME_PROCESS_CPUS_H_
+#ifndef W4JIT_RUNTIME_THREADS_PROCESS_CPUS_H_
+#define W4JIT_RUNTIME_THREADS_PROCESS_CPUS_H_
 
 #include <vector>
 
@@ -33,4 +33,4 @@ bool ParseCpuList(const char* list, std::vector<int>* cpus);
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_PROCESS_CPUS_H_
+#endif  // W4JIT_RUNTIME_THREADS_PROCESS_CPUS_H_

@@ -6,7 +6,8 @@
 // is computed by the same instruction sequence whichever tile holds it):
 //   M <= handover_m: column ranges only, each thread taking whole ranges of
 //     column blocks for all rows, so the weights stream from memory once.
-//   M >  handover_m: the 2-D split of runtime/work_split.h, column panels
+//   M >  handover_m: the 2-D split of runtime/threads/work_split.h, column
+//   panels
 //     (sized to stay in L2) x ranges of row tiles. Within a work item all
 //     row tiles sweep the panel, so weights are re-read from L2, not
 //     memory; from panel_min_m rows the item first decodes its panel into
@@ -23,13 +24,13 @@
 #include "base/numeric.h"
 #include "jit/act_quantizer_generator.h"
 #include "jit/da8w4_gemm_generator.h"
-#include "runtime/da8w4_kernel_lookup.h"
-#include "runtime/da8w4_pack.h"
-#include "runtime/da8w4_params.h"
+#include "runtime/da8w4/da8w4_kernel_lookup.h"
+#include "runtime/da8w4/da8w4_pack.h"
+#include "runtime/da8w4/da8w4_params.h"
 #include "runtime/gate_up_interleave.h"
 #include "runtime/jit_kernels.h"
-#include "runtime/parallel.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/parallel.h"
+#include "runtime/threads/work_split.h"
 
 namespace w4jit::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/parallel.h"
+#include "runtime/threads/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
-#include "runtime/omp_backend.h"
-#include "runtime/process_cpus.h"
-#include "runtime/spin_pool.h"
+#include "runtime/threads/omp_backend.h"
+#include "runtime/threads/process_cpus.h"
+#include "runtime/threads/spin_pool.h"
 #include "w4jit/parallel.hpp"
 
 namespace w4jit {

@@ -1,7 +1,7 @@
 // What every C API file shares: the thread's last error, Status to
 // w4jit_status, reading C enums safely, and the weights view conversion.
-#ifndef W4JIT_RUNTIME_C_API_STATUS_H_
-#define W4JIT_RUNTIME_C_API_STATUS_H_
+#ifndef W4JIT_RUNTIME_C_API_C_API_STATUS_H_
+#define W4JIT_RUNTIME_C_API_C_API_STATUS_H_
 
 #include <cstring>
 #include <string>
@@ -36,4 +36,4 @@ WeightsView ToCppWeights(const w4jit_weights& w);
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_C_API_STATUS_H_
+#endif  // W4JIT_RUNTIME_C_API_C_API_STATUS_H_

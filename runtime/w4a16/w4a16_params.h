@@ -3,8 +3,8 @@
 // dequantize-then-GEMM path takes over from the int4 kernel. Defaults come
 // per CPU profile from DefaultW4a16Params; tuning files (dispatch/tuning.h)
 // and tests override them.
-#ifndef W4JIT_RUNTIME_W4A16_PARAMS_H_
-#define W4JIT_RUNTIME_W4A16_PARAMS_H_
+#ifndef W4JIT_RUNTIME_W4A16_W4A16_PARAMS_H_
+#define W4JIT_RUNTIME_W4A16_W4A16_PARAMS_H_
 
 #include <cstdint>
 #include <functional>
@@ -94,4 +94,4 @@ void ApplyW4a16ParamsOverride(W4a16Params* params);
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_W4A16_PARAMS_H_
+#endif  // W4JIT_RUNTIME_W4A16_W4A16_PARAMS_H_

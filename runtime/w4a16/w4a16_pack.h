@@ -1,8 +1,8 @@
 // Packed weights and activations of the W4A16 JIT kernels. The weights
 // are in the layout the generators read (jit/w4a16_layout.h, which
 // describes it).
-#ifndef W4JIT_RUNTIME_W4A16_PACK_H_
-#define W4JIT_RUNTIME_W4A16_PACK_H_
+#ifndef W4JIT_RUNTIME_W4A16_W4A16_PACK_H_
+#define W4JIT_RUNTIME_W4A16_W4A16_PACK_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -79,4 +79,4 @@ int64_t PackedRowElements(int64_t k, bool bf16_pairs, int64_t sum_group);
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_W4A16_PACK_H_
+#endif  // W4JIT_RUNTIME_W4A16_W4A16_PACK_H_

@@ -2,8 +2,8 @@
 // (libgomp), so that a host that already runs its own work on OpenMP
 // (PyTorch, and so vLLM and zentorch) shares one set of threads with w4jit.
 // The only file compiled with -fopenmp; without OpenMP the functions say so.
-#ifndef W4JIT_RUNTIME_OMP_BACKEND_H_
-#define W4JIT_RUNTIME_OMP_BACKEND_H_
+#ifndef W4JIT_RUNTIME_THREADS_OMP_BACKEND_H_
+#define W4JIT_RUNTIME_THREADS_OMP_BACKEND_H_
 
 #include <memory>
 #include <vector>
@@ -27,9 +27,9 @@ bool InOpenMpParallel();
 // places. libgomp has places exactly when OMP_PROC_BIND (not false),
 // OMP_PLACES or GOMP_CPU_AFFINITY is set, and then it pinned the process's
 // initial thread to place 0 when it loaded; it built the places from the
-// mask it read before that (runtime/process_cpus.h).
+// mask it read before that (runtime/threads/process_cpus.h).
 std::vector<int> OpenMpPlaceCpus();
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_OMP_BACKEND_H_
+#endif  // W4JIT_RUNTIME_THREADS_OMP_BACKEND_H_

@@ -1,4 +1,4 @@
-#include "runtime/spin_pool.h"
+#include "runtime/threads/spin_pool.h"
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <climits>
 
-#include "runtime/process_cpus.h"
+#include "runtime/threads/process_cpus.h"
 
 namespace w4jit::internal {
 namespace {

@@ -2,8 +2,8 @@
 // Pure functions of the shape and thread count: no timing, no state, so
 // every backend and thread count computes the same output elements in the
 // same order (results stay bit-identical).
-#ifndef W4JIT_RUNTIME_WORK_SPLIT_H_
-#define W4JIT_RUNTIME_WORK_SPLIT_H_
+#ifndef W4JIT_RUNTIME_THREADS_WORK_SPLIT_H_
+#define W4JIT_RUNTIME_THREADS_WORK_SPLIT_H_
 
 #include <cstdint>
 
@@ -98,4 +98,4 @@ Range W4a16PanelChunk(const W4a16PanelGrid& grid, int chunk);
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_WORK_SPLIT_H_
+#endif  // W4JIT_RUNTIME_THREADS_WORK_SPLIT_H_

@@ -1,4 +1,4 @@
-#include "runtime/process_cpus.h"
+#include "runtime/threads/process_cpus.h"
 
 #include <dirent.h>
 #include <sched.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "runtime/omp_backend.h"
+#include "runtime/threads/omp_backend.h"
 
 namespace w4jit::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/da8w4_kernel_lookup.h"
+#include "runtime/da8w4/da8w4_kernel_lookup.h"
 
 #include <memory>
 

@@ -1,4 +1,4 @@
-#include "runtime/da8w4_params.h"
+#include "runtime/da8w4/da8w4_params.h"
 
 #include <algorithm>
 

@@ -1,13 +1,13 @@
-#include "runtime/w4a16_pack.h"
+#include "runtime/w4a16/w4a16_pack.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
 #include "base/numeric.h"
-#include "runtime/parallel.h"
 #include "runtime/scale_storage.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/parallel.h"
+#include "runtime/threads/work_split.h"
 
 namespace w4jit::internal {
 namespace {

@@ -1,8 +1,8 @@
-#include "runtime/da8w4_pack.h"
+#include "runtime/da8w4/da8w4_pack.h"
 
-#include "runtime/parallel.h"
 #include "runtime/scale_storage.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/parallel.h"
+#include "runtime/threads/work_split.h"
 
 namespace w4jit::internal {
 

@@ -7,7 +7,7 @@
 // block for the fewest rows, a tall narrow one (the decoded weights reused
 // by more rows) from tall_min_m rows on.
 // Large M, f32-FMA flavour: per (row block, column block) task of a 2-D
-// grid (runtime/work_split.h), each K block of the column block is
+// grid (runtime/threads/work_split.h), each K block of the column block is
 // dequantized once into an f32 panel (W4a16DequantGenerator) and
 // multiplied with all rows of the row block (W4a16PanelGenerator).
 // Either way every output is computed by the same instructions whatever
@@ -31,10 +31,10 @@
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/gate_up_interleave.h"
 #include "runtime/jit_kernels.h"
-#include "runtime/parallel.h"
-#include "runtime/w4a16_pack.h"
-#include "runtime/w4a16_params.h"
-#include "runtime/work_split.h"
+#include "runtime/threads/parallel.h"
+#include "runtime/threads/work_split.h"
+#include "runtime/w4a16/w4a16_pack.h"
+#include "runtime/w4a16/w4a16_params.h"
 
 namespace w4jit::internal {
 namespace {
@@ -346,7 +346,7 @@ void W4a16Kernel::RunPanels(const RunArgs& args) const {
   float* xs = PackedXScratch<float>(static_cast<size_t>(m * k));
   PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xs, KPerm());
   // Row blocks are whole row tiles, so they start on packed row groups
-  // (runtime/work_split.h).
+  // (runtime/threads/work_split.h).
   const W4a16PanelGrid grid =
       MakeW4a16PanelGrid(m, l.blocks(), mr, plan_.p.mc, Concurrency());
   ParallelRun(grid.chunks, [&](int c) {

@@ -1,4 +1,4 @@
-#include "runtime/w4a16_params.h"
+#include "runtime/w4a16/w4a16_params.h"
 
 #include <mutex>
 #include <utility>

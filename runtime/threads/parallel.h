@@ -1,6 +1,6 @@
 // Internal side of the threading interface: what kernels call.
-#ifndef W4JIT_RUNTIME_PARALLEL_H_
-#define W4JIT_RUNTIME_PARALLEL_H_
+#ifndef W4JIT_RUNTIME_THREADS_PARALLEL_H_
+#define W4JIT_RUNTIME_THREADS_PARALLEL_H_
 
 #include <cstdint>
 #include <functional>
@@ -14,7 +14,7 @@ int Concurrency();
 // host's, the OpenMP team, or w4jit's pool sized by SetNumThreads) and
 // waits for all. With num_chunks == 1, or inside an active OpenMP parallel
 // region, it runs inline on the caller. How work is cut into chunks:
-// runtime/work_split.h.
+// runtime/threads/work_split.h.
 void ParallelRun(int num_chunks, const std::function<void(int chunk)>& fn);
 
 // While an instance lives, ParallelRun on this thread runs its chunks
@@ -33,4 +33,4 @@ class InlineScope {
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_PARALLEL_H_
+#endif  // W4JIT_RUNTIME_THREADS_PARALLEL_H_

@@ -1,7 +1,7 @@
 // Packed weights of the DA8W4 JIT kernels, in the layout the generators
 // read (jit/da8w4_layout.h, which describes it).
-#ifndef W4JIT_RUNTIME_DA8W4_PACK_H_
-#define W4JIT_RUNTIME_DA8W4_PACK_H_
+#ifndef W4JIT_RUNTIME_DA8W4_DA8W4_PACK_H_
+#define W4JIT_RUNTIME_DA8W4_DA8W4_PACK_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -43,4 +43,4 @@ Da8w4Packed PackDa8w4(const CanonicalWeights& w, const Da8w4Layout& layout,
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_DA8W4_PACK_H_
+#endif  // W4JIT_RUNTIME_DA8W4_DA8W4_PACK_H_

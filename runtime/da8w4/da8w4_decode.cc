@@ -1,4 +1,4 @@
-#include "runtime/da8w4_decode.h"
+#include "runtime/da8w4/da8w4_decode.h"
 
 #include <cstring>
 

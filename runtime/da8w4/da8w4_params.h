@@ -1,8 +1,8 @@
 // Tunable parameters of the DA8W4 JIT path (register tile, blocking, the
 // GEMV -> GEMM handover) with per-ISA defaults, and the entry point that
 // takes explicit parameters (for tuning sweeps and tests).
-#ifndef W4JIT_RUNTIME_DA8W4_PARAMS_H_
-#define W4JIT_RUNTIME_DA8W4_PARAMS_H_
+#ifndef W4JIT_RUNTIME_DA8W4_DA8W4_PARAMS_H_
+#define W4JIT_RUNTIME_DA8W4_DA8W4_PARAMS_H_
 
 #include <cstdint>
 #include <memory>
@@ -37,8 +37,8 @@ struct Da8w4Params {
   // the panel is decoded).
   int64_t panel_bytes = 256 * 1024;
   // M >= panel_min_m (and above the hand-over): each work item decodes its
-  // column panel once into per-thread scratch (runtime/da8w4_decode.h) and
-  // runs the panel_mr x panel_nblk tile on it, whose inner loop is only
+  // column panel once into per-thread scratch (runtime/da8w4/da8w4_decode.h)
+  // and runs the panel_mr x panel_nblk tile on it, whose inner loop is only
   // loads and dot products. Below it the tiles unpack nibbles in the loop,
   // which costs less than a decode when there are few row tiles.
   // kNoPanels (or more, from a tuning file): never decode, and no panel
@@ -79,4 +79,4 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_DA8W4_PARAMS_H_
+#endif  // W4JIT_RUNTIME_DA8W4_DA8W4_PARAMS_H_

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/c_api_status.h"
+#include "runtime/c_api/c_api_status.h"
 #include "w4jit/moe.hpp"
 #include "w4jit/w4jit.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "runtime/c_api_status.h"
+#include "runtime/c_api/c_api_status.h"
 #include "w4jit/w4jit.h"
 #include "w4jit/w4jit.hpp"
 

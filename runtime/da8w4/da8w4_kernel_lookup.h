@@ -4,8 +4,8 @@
 // process-wide cache
 // (dispatch/kernel_cache.h) returns the kernel, running the generator on
 // the first request. The generators in jit/ know nothing of the cache.
-#ifndef W4JIT_RUNTIME_DA8W4_KERNEL_LOOKUP_H_
-#define W4JIT_RUNTIME_DA8W4_KERNEL_LOOKUP_H_
+#ifndef W4JIT_RUNTIME_DA8W4_DA8W4_KERNEL_LOOKUP_H_
+#define W4JIT_RUNTIME_DA8W4_DA8W4_KERNEL_LOOKUP_H_
 
 #include "absl/status/statusor.h"
 #include "jit/act_quantizer_generator.h"
@@ -23,4 +23,4 @@ absl::StatusOr<const Generator*> GetDa8w4DecodeKernel(IsaTier isa);
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_RUNTIME_DA8W4_KERNEL_LOOKUP_H_
+#endif  // W4JIT_RUNTIME_DA8W4_DA8W4_KERNEL_LOOKUP_H_

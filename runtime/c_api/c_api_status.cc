@@ -1,4 +1,4 @@
-#include "runtime/c_api_status.h"
+#include "runtime/c_api/c_api_status.h"
 
 #include <utility>
 

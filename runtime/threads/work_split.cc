@@ -1,4 +1,4 @@
-#include "runtime/work_split.h"
+#include "runtime/threads/work_split.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "runtime/omp_backend.h"
+#include "runtime/threads/omp_backend.h"
 
 #include <algorithm>
 
