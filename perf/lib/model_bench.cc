@@ -230,8 +230,12 @@ int64_t EstimatePackedBytes(const LayerShape& shape, WeightType weight_type) {
                              ? 1
                              : (shape.k + shape.group_size - 1) /
                                    std::max<int64_t>(1, shape.group_size);
-  (void)weight_type;  // u4's zero points take the place of the sums
-  return shape.n * ((shape.k + 1) / 2) + shape.n * groups * 8 +
+  // Per column and group: a scale and a sum (8 bytes), or for u4 on the
+  // f32-FMA flavour (AVX2, AVX-512 without BF16) the scale, z and 16 * z as
+  // f32 (12 bytes; jit/w4a16_layout.h). The bf16-dot flavour folds u4 zero
+  // points into 16-bit meta, so 12 also bounds it.
+  const int64_t meta_bytes = weight_type == WeightType::kU4 ? 12 : 8;
+  return shape.n * ((shape.k + 1) / 2) + shape.n * groups * meta_bytes +
          (shape.has_bias ? shape.n * 4 : 0);
 }
 
