@@ -9,7 +9,8 @@
 // CLI11 (Debian's libcli11-dev, header-only) rather than absl::flags:
 // the four subcommands have option sets of their own, and the tests parse
 // many argument lists in one process; CLI11 keeps its state per app,
-// absl::flags in process-wide ABSL_FLAG globals.
+// absl::flags in process-wide ABSL_FLAG globals. CLI11 reports through
+// exceptions (CLI::ParseError); Parse catches them, none leaves it.
 #ifndef W4JIT_TOOLS_FLAGS_H_
 #define W4JIT_TOOLS_FLAGS_H_
 
