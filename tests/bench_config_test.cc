@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "perf/lib/scaling_bench.h"
+#include "perf/lib/sweep_runner.h"
 #include "perf/model_presets.h"
 
 namespace w4jit::perf {
@@ -164,6 +165,46 @@ TEST(BenchConfig, HelpListsTheOptions) {
         "--min-time", "--out", "--quick", "--scaling", "llama3-70b-tp4"}) {
     EXPECT_NE(usage.find(opt), std::string::npos) << opt;
   }
+}
+
+// bench and sweep report an unknown option, a missing value and a bad value
+// the same way (tools/flags.h), each naming the option.
+TEST(BenchConfig, ErrorsAreReportedAsSweepReportsThem) {
+  const struct {
+    const char* arg;
+    const char* message;
+  } cases[] = {
+      {"--frobnicate=1", "not expected: --frobnicate=1"},
+      {"--m", "--m: 1 required LIST missing"},
+      {"--m=1,x", "--m: 'x' is not a positive integer (in '1,x')"},
+      {"--modes=w8a8", "--modes: 'w8a8' is not w4a16 or da8w4"},
+      {"--shape=5", "--shape: want N,K[,G]"},
+      {"--preset=gpt2", "--preset: unknown 'gpt2'"},
+  };
+  for (const auto& c : cases) {
+    const char* argv[] = {c.arg};
+    absl::StatusOr<BenchConfig> bench = ParseBenchArgs(1, argv);
+    absl::StatusOr<SweepConfig> sweep = ParseSweepArgs(1, argv);
+    ASSERT_FALSE(bench.ok()) << c.arg;
+    ASSERT_FALSE(sweep.ok()) << c.arg;
+    const std::string b(bench.status().message());
+    const std::string s(sweep.status().message());
+    EXPECT_NE(b.find(c.message), std::string::npos) << b;
+    EXPECT_NE(s.find(c.message), std::string::npos) << s;
+    EXPECT_NE(b.find("(see w4jit bench --help)"), std::string::npos) << b;
+    EXPECT_NE(s.find("(see w4jit sweep --help)"), std::string::npos) << s;
+  }
+}
+
+TEST(BenchConfig, HelpWinsOverABadValue) {
+  const char* argv[] = {"--m=0", "--help"};
+  absl::StatusOr<BenchConfig> c = ParseBenchArgs(2, argv);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->help);
+  absl::StatusOr<SweepConfig> s = ParseSweepArgs(2, argv);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->help);
+  EXPECT_NE(SweepUsage().find("--file=PATH"), std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "base/memory.h"
@@ -10,6 +11,7 @@
 #include "dispatch/kernel_cache.h"
 #include "dispatch/tuning.h"
 #include "tools/commands.h"
+#include "tools/flags.h"
 #include "w4jit/w4jit.hpp"
 
 namespace w4jit::tools {
@@ -95,12 +97,19 @@ std::string HugePagesGranted() {
 }  // namespace
 
 int RunInfo(int argc, char** argv) {
-  if (argc > 0 && (std::strcmp(argv[0], "--help") == 0 ||
-                   std::strcmp(argv[0], "-h") == 0)) {
-    std::printf(
-        "usage: w4jit info\n\nPrints the detected CPU profile, the ISA tier "
-        "kernels use (W4JIT_ISA caps it),\nthe thread count and the kernel "
-        "cache.\n");
+  std::unique_ptr<CLI::App> app = flags::NewApp(
+      "w4jit info",
+      "Prints the detected CPU profile, the ISA tier kernels use (W4JIT_ISA "
+      "caps it), the thread count, the tuning file, huge pages and the "
+      "kernel cache.");
+  const absl::StatusOr<bool> help = flags::Parse(*app, argc, argv);
+  if (!help.ok()) {
+    std::fprintf(stderr, "w4jit info: %s\n",
+                 std::string(help.status().message()).c_str());
+    return 2;
+  }
+  if (*help) {
+    std::fputs(app->help().c_str(), stdout);
     return 0;
   }
   const CpuProfile& p = internal::HostCpu();

@@ -1,8 +1,13 @@
-// `w4jit`: what the library detects on this CPU, and its benchmarks.
+// `w4jit`: what the library detects on this CPU, and its benchmarks. The
+// command is chosen here; its arguments go to its own options (each
+// subcommand defines them with tools/flags.h).
 #include <cstdio>
-#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "tools/commands.h"
+#include "tools/flags.h"
 
 namespace {
 
@@ -23,24 +28,42 @@ constexpr Subcommand kSubcommands[] = {
      w4jit::tools::RunSelftest},
 };
 
-void Usage() {
-  std::printf("usage: w4jit <command> [options]\n\ncommands:\n");
-  for (const auto& c : kSubcommands) std::printf("  %-8s %s\n", c.name, c.help);
-  std::printf("\n`w4jit <command> --help` for a command's options.\n");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 ||
-      std::strcmp(argv[1], "-h") == 0) {
-    Usage();
-    return argc < 2 ? 2 : 0;
+  std::unique_ptr<CLI::App> app = w4jit::flags::NewApp(
+      "w4jit",
+      "JIT-generated int4-weight linear-layer kernels: what the library "
+      "detects on this CPU, and its checks and benchmarks. `w4jit <command> "
+      "--help` for a command's options.");
+  app->require_subcommand(0, 1);
+  for (const Subcommand& c : kSubcommands) {
+    // Everything after the command's name is left for the command's own
+    // options (its --help included).
+    app->add_subcommand(c.name, c.help)->prefix_command();
   }
-  for (const auto& c : kSubcommands) {
-    if (std::strcmp(argv[1], c.name) == 0) return c.run(argc - 2, argv + 2);
+  const absl::StatusOr<bool> help =
+      w4jit::flags::Parse(*app, argc - 1, argv + 1);
+  if (!help.ok()) {
+    std::fprintf(stderr, "w4jit: %s\n\n%s",
+                 std::string(help.status().message()).c_str(),
+                 app->help().c_str());
+    return 2;
   }
-  std::fprintf(stderr, "w4jit: unknown command '%s'\n\n", argv[1]);
-  Usage();
+  if (*help) {
+    std::fputs(app->help().c_str(), stdout);
+    return 0;
+  }
+  for (const Subcommand& c : kSubcommands) {
+    CLI::App* sub = app->get_subcommand(c.name);
+    if (!sub->parsed()) continue;
+    std::vector<std::string> args = sub->remaining();
+    std::vector<char*> ptrs;
+    for (std::string& a : args) ptrs.push_back(a.data());
+    ptrs.push_back(nullptr);
+    return c.run(static_cast<int>(args.size()), ptrs.data());
+  }
+  // No command (an unknown one is an error of Parse's).
+  std::fputs(app->help().c_str(), stderr);
   return 2;
 }

@@ -6,50 +6,22 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "check/moe_selftest.h"
 #include "check/selftest.h"
 #include "dispatch/cpu_profile.h"
 #include "tools/commands.h"
+#include "tools/flags.h"
 
 namespace w4jit::tools {
 namespace {
-
-void Help() {
-  std::printf(
-      "usage: w4jit selftest [options]\n\n"
-      "Creates random layers (shape, group size incl. per-channel and odd,\n"
-      "all checkpoint formats, s4/u4, W4A16/DA8W4, bf16/f32 in and out,\n"
-      "bias, M with every tile tail, padded ldx/ldy, 1..T threads, every\n"
-      "parallel backend) and checks every output against the reference, on\n"
-      "each ISA tier this CPU supports (as W4JIT_ISA would cap them). One\n"
-      "configuration in %d is a MoE layer (experts, top-k, H, I, format,\n"
-      "stacked or per-expert, gate activation, routing) checked against\n"
-      "its float64 oracle.\n\n"
-      "options:\n"
-      "  --configs=N     configurations per ISA tier (default 10000)\n"
-      "  --seconds=S     time limit over all tiers (default 600)\n"
-      "  --seed=N        random seed (default 1)\n"
-      "  --threads=T     at most T threads per layer (default: all cores)\n"
-      "  --isa=LIST      tiers to test, e.g. ref,avx2 (default: all here)\n"
-      "  --backend=LIST  parallel backends (default: all: %s)\n"
-      "  --case=CASE     rerun one configuration (as printed on failure)\n\n"
-      "Exit status 0 if every configuration agreed, 1 if any did not (each\n"
-      "failure is printed as a command line that reruns just it).\n",
-      static_cast<int>(check::kMoeEvery),
-      [] {
-        std::string s;
-        for (const std::string& b : check::SelftestBackends()) {
-          s += (s.empty() ? "" : ",") + b;
-        }
-        return s;
-      }()
-          .c_str());
-}
 
 // The path of this executable, for reproducer lines.
 std::string SelfPath() {
@@ -60,13 +32,6 @@ std::string SelfPath() {
 
 std::string Reproducer(const std::string& case_text) {
   return SelfPath() + " selftest --case='" + case_text + "'";
-}
-
-bool Value(const std::string& arg, const char* name, std::string* out) {
-  const std::string prefix = std::string(name) + "=";
-  if (arg.rfind(prefix, 0) != 0) return false;
-  *out = arg.substr(prefix.size());
-  return true;
 }
 
 void PrintResult(const std::string& case_text, const check::CaseResult& r) {
@@ -101,62 +66,104 @@ int RunOneCase(const std::string& text) {
   return 2;
 }
 
+// Every option of `w4jit selftest`, writing into *options and *one_case.
+std::unique_ptr<CLI::App> SelftestApp(check::SelftestOptions* options,
+                                      std::string* one_case) {
+  const check::SelftestOptions d;
+  auto app = flags::NewApp(
+      "w4jit selftest",
+      absl::StrCat(
+          "Creates random layers (shape, group size incl. per-channel and "
+          "odd, all checkpoint formats, s4/u4, W4A16/DA8W4, bf16/f32 in and "
+          "out, bias, M with every tile tail, padded ldx/ldy, 1..T threads, "
+          "every parallel backend) and checks every output against the "
+          "reference, on each ISA tier this CPU supports (as W4JIT_ISA would "
+          "cap them). One configuration in ",
+          check::kMoeEvery,
+          " is a MoE layer (experts, top-k, H, I, format, stacked or "
+          "per-expert, gate activation, routing) checked against its float64 "
+          "oracle.\n\nExit status 0 if every configuration agreed, 1 if any "
+          "did not (each failure is printed as a command line that reruns "
+          "just it), 2 on a bad option."));
+  CLI::App& a = *app;
+  flags::AddOption<int64_t>(
+      a, "--configs", "N", "configurations per ISA tier",
+      flags::PositiveInteger,
+      [options](int64_t n) { options->configs_per_tier = n; })
+      ->default_str(absl::StrCat(d.configs_per_tier));
+  flags::AddOption<double>(a, "--seconds", "S", "time limit over all tiers",
+                           flags::PositiveNumber,
+                           [options](double s) { options->seconds = s; })
+      ->default_str(absl::StrCat(d.seconds));
+  flags::AddOption<uint64_t>(
+      a, "--seed", "N", "random seed",
+      [](const std::string& text) -> absl::StatusOr<uint64_t> {
+        uint64_t seed = 0;
+        if (!absl::SimpleAtoi(text, &seed)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("'", text, "' is not a non-negative integer"));
+        }
+        return seed;
+      },
+      [options](uint64_t seed) { options->seed = seed; })
+      ->default_str(absl::StrCat(d.seed));
+  flags::AddOption<int64_t>(
+      a, "--threads", "T", "at most T threads per layer (default: all cores)",
+      flags::PositiveInteger, [options](int64_t t) {
+        options->max_threads = static_cast<int>(std::min<int64_t>(t, 1 << 20));
+      });
+  flags::AddOption<std::vector<internal::IsaTier>>(
+      a, "--isa", "LIST",
+      "tiers to test, e.g. ref,avx2 (default: all this CPU runs)",
+      [](const std::string& text)
+          -> absl::StatusOr<std::vector<internal::IsaTier>> {
+        std::vector<internal::IsaTier> tiers;
+        const std::vector<std::string> names = absl::StrSplit(text, ',');
+        for (const std::string& t : names) {
+          internal::IsaTier tier;
+          if (!internal::ParseIsaTier(t, &tier) ||
+              tier > internal::ActiveIsa()) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("'", t, "' is not a tier this CPU runs (up to ",
+                             internal::ToString(internal::ActiveIsa()), ")"));
+          }
+          tiers.push_back(tier);
+        }
+        return tiers;
+      },
+      [options](std::vector<internal::IsaTier> tiers) {
+        options->tiers = std::move(tiers);
+      });
+  const std::vector<std::string> backends = check::SelftestBackends();
+  flags::AddOption<std::vector<std::string>>(
+      a, "--backend", "LIST",
+      absl::StrCat("parallel backends (default: all: ",
+                   absl::StrJoin(backends, ","), ")"),
+      flags::ListOf(backends), [options](std::vector<std::string> b) {
+        options->backends = std::move(b);
+      });
+  flags::AddOption<std::string>(
+      a, "--case", "CASE", "rerun one configuration (as printed on failure)",
+      flags::NonEmpty,
+      [one_case](std::string text) { *one_case = std::move(text); });
+  return app;
+}
+
 }  // namespace
 
 int RunSelftest(int argc, char** argv) {
   check::SelftestOptions options;
   std::string one_case;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    std::string v;
-    bool ok = true;
-    if (arg == "--help" || arg == "-h") {
-      Help();
-      return 0;
-    } else if (Value(arg, "--configs", &v)) {
-      ok = absl::SimpleAtoi(v, &options.configs_per_tier) &&
-           options.configs_per_tier >= 1;
-    } else if (Value(arg, "--seconds", &v)) {
-      ok = absl::SimpleAtod(v, &options.seconds) && options.seconds > 0;
-    } else if (Value(arg, "--seed", &v)) {
-      ok = absl::SimpleAtoi(v, &options.seed);
-    } else if (Value(arg, "--threads", &v)) {
-      ok =
-          absl::SimpleAtoi(v, &options.max_threads) && options.max_threads >= 1;
-    } else if (Value(arg, "--isa", &v)) {
-      const std::vector<std::string> names = absl::StrSplit(v, ',');
-      for (const std::string& t : names) {
-        internal::IsaTier tier;
-        if (!internal::ParseIsaTier(t, &tier) || tier > internal::ActiveIsa()) {
-          std::fprintf(stderr,
-                       "w4jit selftest: --isa: '%s' is not a tier this CPU "
-                       "runs (up to %s)\n",
-                       t.c_str(), internal::ToString(internal::ActiveIsa()));
-          return 2;
-        }
-        options.tiers.push_back(tier);
-      }
-    } else if (Value(arg, "--backend", &v)) {
-      const std::vector<std::string> known = check::SelftestBackends();
-      const std::vector<std::string> names = absl::StrSplit(v, ',');
-      for (const std::string& b : names) {
-        if (std::find(known.begin(), known.end(), b) == known.end()) {
-          std::fprintf(stderr, "w4jit selftest: unknown backend '%s'\n",
-                       b.c_str());
-          return 2;
-        }
-        options.backends.push_back(b);
-      }
-    } else if (Value(arg, "--case", &v)) {
-      one_case = v;
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "w4jit selftest: bad option '%s' (see --help)\n",
-                   arg.c_str());
-      return 2;
-    }
+  std::unique_ptr<CLI::App> app = SelftestApp(&options, &one_case);
+  absl::StatusOr<bool> help = flags::Parse(*app, argc, argv);
+  if (!help.ok()) {
+    std::fprintf(stderr, "w4jit selftest: %s\n",
+                 std::string(help.status().message()).c_str());
+    return 2;
+  }
+  if (*help) {
+    std::fputs(app->help().c_str(), stdout);
+    return 0;
   }
   if (!one_case.empty()) return RunOneCase(one_case);
 

@@ -84,12 +84,15 @@ struct BenchConfig {
   bool help = false;
 };
 
-// Parses the arguments after `bench` (argv[0] is the first option).
-// Accepts --opt=value and --opt value. --quick sets smaller defaults that
-// explicit options still override.
+// Parses the arguments after `bench` (argv[0] is the first option) with
+// the CLI's flags library (tools/flags.h): --opt=value or --opt value;
+// --quick sets smaller defaults that explicit options still override. An
+// unknown option, a missing or bad value is an InvalidArgumentError that
+// names the option; --help gives a config with `help` set.
 absl::StatusOr<BenchConfig> ParseBenchArgs(int argc, const char* const* argv);
 
-// The text `w4jit bench --help` prints.
+// The text `w4jit bench --help` prints, generated from the option
+// definitions ParseBenchArgs parses with.
 std::string BenchUsage();
 
 }  // namespace w4jit::perf

@@ -1,21 +1,27 @@
-// Command line of `w4jit sweep`.
+// Command line of `w4jit sweep`, with the CLI's flags library
+// (tools/flags.h).
 #include <fstream>
-#include <sstream>
+#include <memory>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "perf/lib/cli_args.h"
 #include "perf/lib/sweep_runner.h"
+#include "tools/flags.h"
 
 namespace w4jit::perf {
 namespace {
 
+using flags::AddOption;
+using flags::AddRepeatedOption;
+
 // One shape per line ("N,K[,G]"); '#' starts a comment.
-absl::Status ShapesFromFile(const std::string& path, SweepConfig* c) {
+absl::StatusOr<std::vector<LayerShape>> ShapesFromFile(
+    const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError("--file: cannot read " + path);
+  if (!in) return absl::InvalidArgumentError("cannot read " + path);
+  std::vector<LayerShape> shapes;
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {
@@ -23,129 +29,116 @@ absl::Status ShapesFromFile(const std::string& path, SweepConfig* c) {
     std::string text(
         absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
     if (text.empty()) continue;
-    auto shape = ParseShape(absl::StrCat("--file ", path, ":", line_no), text);
-    if (!shape.ok()) return shape.status();
-    c->layers.push_back(*shape);
+    absl::StatusOr<LayerShape> shape = ParseShape(text);
+    if (!shape.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": ", shape.status().message()));
+    }
+    shapes.push_back(*shape);
   }
-  return absl::OkStatus();
+  return shapes;
 }
 
-absl::Status Apply(const std::string& name, const std::string& value,
-                   SweepConfig* c, bool* custom) {
-  if (name == "--preset") {
-    const ModelPreset* p = FindPreset(value);
-    if (p == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--preset: unknown '", value, "' (known: ", PresetNames(), ")"));
-    }
-    c->preset = value;
-    c->layers.insert(c->layers.end(), p->layers.begin(), p->layers.end());
-  } else if (name == "--shape") {
-    auto shape = ParseShape(name, value);
-    if (!shape.ok()) return shape.status();
-    c->layers.push_back(*shape);
-    *custom = true;
-  } else if (name == "--file") {
-    *custom = true;
-    return ShapesFromFile(value, c);
-  } else if (name == "--modes") {
-    auto modes = ParseModes(name, value);
-    if (!modes.ok()) return modes.status();
-    c->modes = *modes;
-  } else if (name == "--m") {
-    auto ms = ParsePositiveList(name, value);
-    if (!ms.ok()) return ms.status();
-    c->ms = *ms;
-  } else if (name == "--threads") {
-    auto t = ParsePositiveList(name, value);
-    if (!t.ok() || t->size() != 1) {
-      return absl::InvalidArgumentError("--threads: want one positive integer");
-    }
-    c->threads = static_cast<int>((*t)[0]);
-  } else if (name == "--budget") {
-    double s;
-    if (!absl::SimpleAtod(value, &s) || s <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--budget: '", value, "' is not a positive number of seconds"));
-    }
-    c->budget_s = s;
-  } else if (name == "--out") {
-    c->out_dir = value;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown option '", name, "' (see w4jit sweep --help)"));
-  }
-  return absl::OkStatus();
+// Every option of `w4jit sweep`, writing into *c. Callbacks run in this
+// order (tools/flags.h): the layers of --preset, then --shape, then --file.
+std::unique_ptr<CLI::App> SweepApp(SweepConfig* c) {
+  const SweepConfig d;
+  auto app = flags::NewApp(
+      "w4jit sweep",
+      "Tunes the kernels for this CPU: for each layer shape, mode and M it "
+      "checks every candidate configuration against the reference, times "
+      "the correct ones against the defaults (interleaved), combines the "
+      "winners and writes a tuning file that W4JIT_TUNING_FILE or "
+      "LoadTuningFile() applies on this CPU class.");
+  CLI::App& a = *app;
+  a.add_flag_callback(
+      "--quick",
+      [c] {
+        c->quick = true;
+        c->timing.min_reps = 5;
+        c->timing.min_time_s = 0.03;
+        c->timing.budget_s = 0.4;
+      },
+      "fewer candidates and shorter timings");
+  AddRepeatedOption<const ModelPreset*>(
+      a, "--preset", "NAME",
+      absl::StrCat("model shapes (repeatable; ", PresetNames(), ")"),
+      ParsePreset,
+      [c](std::vector<const ModelPreset*> presets) {
+        for (const ModelPreset* p : presets) {
+          c->preset = p->name;
+          c->layers.insert(c->layers.end(), p->layers.begin(), p->layers.end());
+        }
+      })
+      ->default_str(d.preset);
+  AddRepeatedOption<LayerShape>(
+      a, "--shape", "N,K[,G]",
+      "a layer shape instead (repeatable; G default 128, -1 per-channel)",
+      ParseShape, [c](std::vector<LayerShape> shapes) {
+        c->preset = "custom";
+        c->layers.insert(c->layers.end(), shapes.begin(), shapes.end());
+      });
+  AddRepeatedOption<std::vector<LayerShape>>(
+      a, "--file", "PATH",
+      "shapes from a file, one N,K[,G] per line, '#' comments (repeatable)",
+      ShapesFromFile, [c](std::vector<std::vector<LayerShape>> files) {
+        c->preset = "custom";
+        for (const std::vector<LayerShape>& shapes : files) {
+          c->layers.insert(c->layers.end(), shapes.begin(), shapes.end());
+        }
+      });
+  AddOption<std::vector<Mode>>(a, "--modes", "w4a16,da8w4", "modes to tune",
+                               ParseModes,
+                               [c](std::vector<Mode> m) { c->modes = m; })
+      ->default_str("w4a16,da8w4");
+  AddOption<std::vector<int64_t>>(
+      a, "--m", "LIST", "M values to tune for", flags::PositiveIntegerList,
+      [c](std::vector<int64_t> ms) { c->ms = std::move(ms); })
+      ->default_str(absl::StrJoin(d.ms, ","));
+  AddOption<int64_t>(
+      a, "--threads", "N", "threads (default: all available cores)",
+      flags::PositiveInteger, [c](int64_t t) {
+        c->threads = static_cast<int>(std::min<int64_t>(t, 1 << 20));
+      });
+  AddOption<double>(a, "--budget", "SECONDS",
+                    "stop after this long; the rest keeps defaults "
+                    "(default: no limit)",
+                    flags::PositiveNumber, [c](double s) { c->budget_s = s; });
+  AddOption<std::string>(
+      a, "--out", "DIR", "output directory: tuning.json, candidates.csv",
+      flags::NonEmpty, [c](std::string dir) { c->out_dir = std::move(dir); })
+      ->default_str(d.out_dir);
+  return app;
 }
 
-}  // namespace
-
-absl::StatusOr<SweepConfig> ParseSweepArgs(int argc, const char* const* argv) {
+SweepConfig DefaultSweepConfig() {
   SweepConfig c;
   c.timing.min_reps = 10;
   c.timing.min_time_s = 0.1;
   c.timing.budget_s = 1.5;
   c.timing.settle_s = 0.0;  // no OpenMP peers here
-  std::vector<std::pair<std::string, std::string>> options;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      c.help = true;
-      return c;
-    }
-    if (arg == "--quick") {
-      c.quick = true;
-      continue;
-    }
-    const size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      options.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
-    } else if (i + 1 < argc) {
-      options.emplace_back(arg, argv[++i]);
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("option '", arg, "' needs a value"));
-    }
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<SweepConfig> ParseSweepArgs(int argc, const char* const* argv) {
+  SweepConfig c = DefaultSweepConfig();
+  std::unique_ptr<CLI::App> app = SweepApp(&c);
+  absl::StatusOr<bool> help = flags::Parse(*app, argc, argv);
+  if (!help.ok()) return help.status();
+  if (*help) {
+    SweepConfig h;
+    h.help = true;
+    return h;
   }
-  if (c.quick) {
-    c.timing.min_reps = 5;
-    c.timing.min_time_s = 0.03;
-    c.timing.budget_s = 0.4;
-  }
-  bool custom = false;
-  for (const auto& [name, value] : options) {
-    if (absl::Status s = Apply(name, value, &c, &custom); !s.ok()) return s;
-  }
-  if (c.layers.empty()) {
-    c.layers = FindPreset(c.preset)->layers;
-  } else if (custom) {
-    c.preset = "custom";
-  }
+  if (c.layers.empty()) c.layers = FindPreset(c.preset)->layers;
   return c;
 }
 
 std::string SweepUsage() {
-  return absl::StrCat(
-      "usage: w4jit sweep [options]\n\n"
-      "Tunes the kernels for this CPU: for each layer shape, mode and M it\n"
-      "checks every candidate configuration against the reference, times the\n"
-      "correct ones against the defaults (interleaved), combines the winners\n"
-      "and writes a tuning file that W4JIT_TUNING_FILE or LoadTuningFile()\n"
-      "applies on this CPU class.\n\n"
-      "  --preset=NAME        model shapes (default llama3-8b; known: ",
-      PresetNames(),
-      ")\n"
-      "  --shape=N,K[,G]      a layer shape instead (repeatable; G default "
-      "128,\n"
-      "                       -1 per-channel)\n"
-      "  --file=PATH          shapes from a file, one N,K[,G] per line\n"
-      "  --modes=w4a16,da8w4  modes to tune (default both)\n"
-      "  --m=1,16,256         M values to tune for (default 1,16,256)\n"
-      "  --threads=N          threads (default: all available cores)\n"
-      "  --budget=SECONDS     stop after this long; the rest keeps defaults\n"
-      "  --quick              fewer candidates and shorter timings\n"
-      "  --out=DIR            output directory (default w4jit-sweep-out):\n"
-      "                       tuning.json, candidates.csv\n");
+  SweepConfig unused;
+  return SweepApp(&unused)->help();
 }
 
 }  // namespace w4jit::perf
