@@ -112,8 +112,6 @@ std::string RooflineSvg(const BenchReport& report) {
   if (top_peak <= 0) top_peak = y_hi;
   // The bandwidth lines are parallel: in a frame turned to their slope
   // (u along them, v across, upwards), every label is an upright box.
-  // Labels of lines closer in v than a label is high would overlap: those
-  // slide apart along their lines.
   const double angle =
       std::atan2(y.Map(10.0) - y.Map(1.0), x.Map(10.0) - x.Map(1.0));
   const double du = std::cos(angle), dv = std::sin(angle);
@@ -145,19 +143,36 @@ std::string RooflineSvg(const BenchReport& report) {
     l.width = TextWidth(l.text, kLabelSize);
     bw_labels.push_back(l);
   }
-  // Runs of lines closer than a label's height, in v.
+  // Each label's baseline sits 4 px above its line, but of two lines
+  // closer than a label is high the lower one's goes 4 px below: each label
+  // then touches only its own line.
   std::vector<size_t> by_v(bw_labels.size());
   for (size_t i = 0; i < by_v.size(); ++i) by_v[i] = i;
   std::sort(by_v.begin(), by_v.end(), [&](size_t a, size_t b) {
     return bw_labels[a].v < bw_labels[b].v;
   });
   const double label_height = (kTextAscent + kTextDescent) * kLabelSize;
+  std::vector<double> baseline(bw_labels.size());
+  for (size_t j = 0; j < by_v.size(); ++j) {
+    const double v = bw_labels[by_v[j]].v;
+    const bool close_above =
+        j + 1 < by_v.size() &&
+        bw_labels[by_v[j + 1]].v - v < label_height + kLabelGap;
+    const bool close_below =
+        j > 0 && v - bw_labels[by_v[j - 1]].v < label_height + kLabelGap;
+    baseline[by_v[j]] =
+        close_above && !close_below ? v - 4 - kTextAscent * kLabelSize : v + 4;
+  }
+  // Labels whose boxes still meet across (three lines close together, or
+  // a label below its line near one above the next) slide apart along
+  // their lines, as one run each.
+  std::sort(by_v.begin(), by_v.end(),
+            [&](size_t a, size_t b) { return baseline[a] < baseline[b]; });
   std::vector<double> label_u(bw_labels.size());
   for (size_t first = 0; first < by_v.size();) {
     size_t end = first + 1;
-    while (end < by_v.size() &&
-           bw_labels[by_v[end]].v - bw_labels[by_v[end - 1]].v <
-               label_height + kLabelGap) {
+    while (end < by_v.size() && baseline[by_v[end]] - baseline[by_v[end - 1]] <
+                                    label_height + kLabelGap) {
       ++end;
     }
     std::vector<double> wanted, widths;
@@ -175,8 +190,8 @@ std::string RooflineSvg(const BenchReport& report) {
     first = end;
   }
   for (size_t i = 0; i < bw_labels.size(); ++i) {
-    // Back from (u, v + 4): the baseline 4 px above the line.
-    const double u = label_u[i], v = bw_labels[i].v + 4;
+    // Back from the turned frame to the page.
+    const double u = label_u[i], v = baseline[i];
     labels.push_back([&, i, u, v] {
       svg.Text(u * du + v * dv, u * dv - v * du, bw_labels[i].text, kLabelSize,
                "middle", "#666", angle * 180 / M_PI,
