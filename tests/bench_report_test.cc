@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "perf/lib/moe_bench.h"
 #include "perf/lib/report_files.h"
 #include "perf/lib/report_table.h"
 #include "perf/lib/row_metrics.h"
@@ -596,6 +597,14 @@ TEST(BenchReport, MoeRunWritesJsonTextAndCsv) {
   EXPECT_DOUBLE_EQ(m["loop_median_us"].get<double>(), 300.0);
   EXPECT_DOUBLE_EQ(m["roof_pct"].get<double>(), row.roof_pct());
   EXPECT_DOUBLE_EQ(m["peak_pct"].get<double>(), row.peak_pct());
+  // 50% of the read rate, 100% of the peak: the compute bound binds.
+  EXPECT_EQ(m["bound"], kBoundCompute);
+  EXPECT_NE(MoeTable(report.moe).find(" compute "), std::string::npos)
+      << MoeTable(report.moe);
+  MoeBenchRow memory = row;
+  memory.read_bytes_per_s = 1e11;
+  EXPECT_STREQ(memory.bound(), kBoundMemory);
+  EXPECT_STREQ(MoeBenchRow().bound(), "");
 
   // moe.csv's header holds the JSON objects' keys (which nlohmann keeps
   // sorted), and one line per row.

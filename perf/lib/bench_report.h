@@ -231,6 +231,10 @@ struct MoeBenchRow {
   // touched_bytes / min time against read_bytes_per_s, in percent.
   double roof_pct() const;
   double peak_pct() const;
+  // The roofline bound that binds (the larger of the two shares, as each
+  // is bound time / min time): kBoundMemory or kBoundCompute, "" if
+  // neither was measured.
+  const char* bound() const;
 };
 
 struct BenchReport {

@@ -250,6 +250,7 @@ const std::vector<Column<MoeBenchRow>>& MoeColumns() {
           {"macs", [](R r) -> json { return r.macs; }},
           {"peak_macs_per_s", [](R r) -> json { return r.peak_macs_per_s; }},
           {"peak_pct", [](R r) -> json { return r.peak_pct(); }},
+          {"bound", [](R r) -> json { return r.bound(); }},
           {"loop_min_us", [](R r) -> json { return r.loop_min_us; }},
           {"loop_median_us", [](R r) -> json { return r.loop_median_us; }}};
   return *columns;
