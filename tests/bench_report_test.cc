@@ -8,9 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "perf/lib/moe_bench.h"
 #include "perf/lib/report_files.h"
 #include "perf/lib/report_table.h"
 #include "perf/lib/row_metrics.h"
@@ -54,19 +57,22 @@ TEST(BenchReport, DerivedFiguresFollowTheDefinitions) {
   const BenchRow& hot = Find(r, kImplW4a16, 1, false);
   EXPECT_NEAR(hot.gflops, 2.0 * 6144 * 4096 / 900e-6 * 1e-9, 1e-9);
   EXPECT_NEAR(hot.weight_gbps, hot.weight_bytes / 900e-6 * 1e-9, 1e-9);
-  // M <= 8: bandwidth at the footprint (13 MB: the L3-sized measurement).
-  EXPECT_EQ(hot.roofline_basis, "bw 16.8 MB read");
+  // M = 1: the memory bound binds, the read rate at the footprint (13 MB:
+  // in the L3, the L3-sized measurement).
+  EXPECT_EQ(hot.bound, kBoundMemory);
+  EXPECT_EQ(hot.roofline_basis, "L3 read 16.8 MB");
   EXPECT_NEAR(hot.roofline_pct, 100 * hot.weight_gbps / 30, 1e-9);
   // Cold: the rotation's footprint (65 MB) is nearest to DRAM-sized.
-  EXPECT_EQ(Find(r, kImplW4a16, 1, true).roofline_basis, "bw 134.2 MB read");
+  EXPECT_EQ(Find(r, kImplW4a16, 1, true).roofline_basis, "DRAM read 134.2 MB");
   // Large M: MAC rate over the f32 FMA peak for an AVX2 W4A16 kernel.
   const BenchRow& large = Find(r, kImplW4a16, 64, false);
+  EXPECT_EQ(large.bound, kBoundCompute);
   EXPECT_EQ(large.roofline_basis, "peak f32_fma_ymm");
-  EXPECT_NEAR(large.roofline_pct, 100 * 64.0 * 6144 * 4096 / 30000e-6 / 50e9,
+  EXPECT_NEAR(large.roofline_pct, 100 * 64.0 * 6144 * 4096 / 30000e-6 / 100e9,
               1e-9);
   // The same ceiling from the min (the sample report's min is 0.9 x p50).
   EXPECT_NEAR(large.roofline_pct_min,
-              100 * 64.0 * 6144 * 4096 / (0.9 * 30000e-6) / 50e9, 1e-9);
+              100 * 64.0 * 6144 * 4096 / (0.9 * 30000e-6) / 100e9, 1e-9);
   EXPECT_NEAR(hot.roofline_pct_min, hot.roofline_pct / 0.9, 1e-9);
   EXPECT_NEAR(hot.speedup_vs_u8s8, 2000.0 / 900.0, 1e-12);
   EXPECT_EQ(hot.speedup_vs_bf16, 0.0);  // the bf16 peer was n/a
@@ -75,29 +81,176 @@ TEST(BenchReport, DerivedFiguresFollowTheDefinitions) {
   EXPECT_TRUE(r.any_failed());
 }
 
+// The index of `name` in bench.csv's columns (the keys of bench.json's rows).
+size_t Column(const std::string& name) {
+  const std::vector<std::string>& columns = CsvColumns();
+  const auto it = std::find(columns.begin(), columns.end(), name);
+  EXPECT_NE(it, columns.end()) << name;
+  return static_cast<size_t>(it - columns.begin());
+}
+
+// The roofline time of a row is the larger of its memory bound (weight
+// bytes at the read rate of its footprint) and its compute bound (MACs at
+// its instruction's peak), whatever M: in the sample W4A16 at M = 1 is
+// memory-bound and at M = 8 compute-bound (as W4A16 at M = 8 is on Zen 4,
+// at the bf16 peak, where the read rate alone said 8%).
+TEST(BenchReport, TheLargerOfTheTwoBoundsBinds) {
+  const BenchReport r = SampleReport();
+  const double w4 = 6144.0 * 4096 / 2 + 6144.0 * 32 * 4;
+  const double macs = 6144.0 * 4096;  // at M = 1
+  const BenchRow& memory = Find(r, kImplW4a16, 1, false);
+  EXPECT_EQ(memory.bound, kBoundMemory);
+  EXPECT_NEAR(memory.memory_bound_us, w4 / 30e9 * 1e6, 1e-9);
+  EXPECT_EQ(memory.memory_basis, "L3 read 16.8 MB");
+  EXPECT_NEAR(memory.compute_bound_us, macs / 100e9 * 1e6, 1e-9);
+  EXPECT_EQ(memory.compute_basis, "peak f32_fma_ymm");
+  EXPECT_EQ(memory.bound_us, memory.memory_bound_us);
+  EXPECT_EQ(memory.roofline_basis, memory.memory_basis);
+  EXPECT_NEAR(memory.roofline_pct, 100 * memory.bound_us / 900, 1e-9);
+
+  const BenchRow& compute = Find(r, kImplW4a16, 8, false);
+  EXPECT_EQ(compute.bound, kBoundCompute);
+  EXPECT_NEAR(compute.compute_bound_us, 8 * macs / 100e9 * 1e6, 1e-9);
+  EXPECT_NEAR(compute.memory_bound_us, memory.memory_bound_us, 1e-9);
+  EXPECT_EQ(compute.memory_basis, "L3 read 16.8 MB");
+  EXPECT_EQ(compute.bound_us, compute.compute_bound_us);
+  EXPECT_EQ(compute.roofline_basis, "peak f32_fma_ymm");
+  // 2013 us of 2500 us: 81% of the roofline, where the read rate alone
+  // would say 18%.
+  EXPECT_NEAR(compute.roofline_pct, 100 * 8 * macs / 100e9 * 1e6 / 2500, 1e-9);
+  EXPECT_NEAR(compute.roofline_pct_min, compute.roofline_pct / 0.9, 1e-9);
+  EXPECT_TRUE(compute.note.empty()) << compute.note;
+  // Rows that did not run have no bound.
+  EXPECT_EQ(Find(r, kImplDa8w4, 64, false).bound, "");
+
+  // The table names each row's binding bound, the summary splits by it.
+  const std::string table = FormatTable(r, kImplW4a16);
+  EXPECT_NE(table.find("binding bound"), std::string::npos) << table;
+  int lines_seen = 0;
+  for (absl::string_view line : absl::StrSplit(table, '\n')) {
+    if (absl::StartsWith(line, "qkv          1 hot")) {
+      EXPECT_TRUE(absl::StrContains(line, "   50%    55% L3 read 16.8 MB"))
+          << line;
+      ++lines_seen;
+    }
+    if (absl::StartsWith(line, "qkv          8 hot")) {
+      EXPECT_TRUE(absl::StrContains(line, "   81%    89% peak f32_fma_ymm"))
+          << line;
+      ++lines_seen;
+    }
+  }
+  EXPECT_EQ(lines_seen, 2) << table;
+  const std::string summary = FormatSummary(r, kImplW4a16);
+  EXPECT_NE(summary.find("median 74% of the memory bound (2 rows; "),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("of the compute bound (2 rows; "), std::string::npos)
+      << summary;
+
+  // bench.csv and bench.json: the old columns kept, the bounds added.
+  std::istringstream csv(ToCsv(r));
+  std::string line;
+  ASSERT_TRUE(std::getline(csv, line));
+  for (const char* name :
+       {"roofline_pct", "roofline_pct_min", "roofline_basis", "bound",
+        "bound_us", "memory_bound_us", "memory_basis", "compute_bound_us",
+        "compute_basis", "ceiling_basis", "interleaved_pct"}) {
+    EXPECT_TRUE(absl::StrContains(line, name)) << name;
+  }
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(csv, line)) rows.push_back(CsvFields(line));
+  ASSERT_EQ(rows.size(), r.rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][Column("bound")], r.rows[i].bound);
+    EXPECT_EQ(rows[i][Column("roofline_basis")], r.rows[i].roofline_basis);
+  }
+  const nlohmann::json j = nlohmann::json::parse(ToJson(r));
+  int seen = 0;
+  for (const auto& row : j["rows"]) {
+    if (row["impl"] != kImplW4a16 || row["cache"] != "hot") continue;
+    if (row["m"] == 1) {
+      EXPECT_EQ(row["bound"], kBoundMemory);
+      EXPECT_EQ(row["roofline_basis"], "L3 read 16.8 MB");
+      ++seen;
+    } else if (row["m"] == 8) {
+      EXPECT_EQ(row["bound"], kBoundCompute);
+      EXPECT_EQ(row["roofline_basis"], "peak f32_fma_ymm");
+      EXPECT_EQ(row["memory_basis"], "L3 read 16.8 MB");
+      EXPECT_NEAR(row["bound_us"].get<double>(), compute.bound_us, 1e-9);
+      EXPECT_NEAR(row["roofline_pct"].get<double>(), compute.roofline_pct,
+                  1e-9);
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 2);
+}
+
+// A ceiling timed beside a row raises the bound it measures and only that.
+TEST(BenchReport, AnInterleavedCeilingRaisesItsOwnBound) {
+  const BenchReport r = SampleReport();
+  BenchRow row = SampleRow(kImplW4a16, 8, false, 2500, 16 << 20);
+  const RowBounds plain = BoundsFor(row, r.roofline);
+  row.ceiling_basis = "peak f32_fma_ymm";
+  row.ceiling_rate = 200e9;
+  RowBounds b = BoundsFor(row, r.roofline);
+  EXPECT_NEAR(b.compute_us, plain.compute_us / 2, 1e-9);
+  EXPECT_EQ(b.memory_us, plain.memory_us);
+  row.ceiling_basis = "peak int8_avx2";  // not this kernel's instruction
+  b = BoundsFor(row, r.roofline);
+  EXPECT_EQ(b.compute_us, plain.compute_us);
+  row.ceiling_basis = "bw 16.8 MB read";
+  row.ceiling_rate = 60e9;  // the L3-sized one measured 30 GB/s
+  b = BoundsFor(row, r.roofline);
+  EXPECT_NEAR(b.memory_us, plain.memory_us / 2, 1e-9);
+  EXPECT_EQ(b.compute_us, plain.compute_us);
+  row.ceiling_rate = 10e9;  // a lower one: the run's best stands
+  EXPECT_EQ(BoundsFor(row, r.roofline).memory_us, plain.memory_us);
+  // Nothing measured: no bound.
+  EXPECT_EQ(BoundsFor(row, Roofline()).bound_us(), 0.0);
+}
+
+TEST(BenchReport, FootprintsAreNamedByTheLevelTheyAreReadFrom) {
+  Roofline roof;
+  roof.bandwidths = {{"L2-sized", 1 << 20, 90e9, 2, 32},
+                     {"L3-sized", 16 << 20, 30e9, 2, 32},
+                     {"DRAM-sized", 128 << 20, 15e9, 2, 32},
+                     {"qkv weights", 13 << 20, 31e9, 2, 32}};
+  // Without the cache sizes: the nearest level-sized measurement.
+  EXPECT_EQ(roof.LevelFor(int64_t{3} << 19), "L2");
+  EXPECT_EQ(roof.LevelFor(int64_t{13} << 20), "L3");
+  EXPECT_EQ(roof.LevelFor(int64_t{500} << 20), "DRAM");
+  roof.l2_bytes = int64_t{2} << 20;
+  roof.l3_bytes = int64_t{32} << 20;
+  EXPECT_EQ(roof.LevelFor(int64_t{2} << 20), "L2");
+  EXPECT_EQ(roof.LevelFor(int64_t{3} << 20), "L3");
+  EXPECT_EQ(roof.LevelFor(int64_t{32} << 20), "L3");
+  EXPECT_EQ(roof.LevelFor(int64_t{33} << 20), "DRAM");
+  EXPECT_EQ(Roofline().LevelFor(1000), "");
+}
+
 TEST(BenchReport, ComputeRowsAreJudgedAgainstTheBestCeilingOfTheRun) {
   BenchReport r = SampleReport();
   const double macs = 64.0 * 6144 * 4096;
-  const double rate = macs / 40000e-6;  // 40 G: below the 50 G peak
+  const double rate = macs / 40000e-6;  // 40 G: below the 100 G peak
   // A disturbed interleaved ceiling below the row's own rate: the row is
-  // judged against the best one (the roofline's 50 G), the interleaved
+  // judged against the best one (the roofline's 100 G), the interleaved
   // figure is a column above 100%.
   BenchRow row = SampleRow(kImplW4a16, 64, false, 40000, 1000);
   row.ceiling_rate = rate / 1.25;
   row.ceiling_basis = "peak f32_fma_ymm";
   FoldInterleavedCeilings({row}, &r.roofline);
-  EXPECT_EQ(r.roofline.Peak("f32_fma_ymm")->macs_per_s, 50e9);
+  EXPECT_EQ(r.roofline.Peak("f32_fma_ymm")->macs_per_s, 100e9);
   FillRowMetrics(r.roofline, &row);
   EXPECT_EQ(row.roofline_basis, "peak f32_fma_ymm");
-  EXPECT_NEAR(row.roofline_pct, 100 * rate / 50e9, 1e-9);
+  EXPECT_NEAR(row.roofline_pct, 100 * rate / 100e9, 1e-9);
   EXPECT_NEAR(row.interleaved_pct, 125.0, 1e-9);
   EXPECT_LE(row.roofline_pct, 100.0);
   // An interleaved timing above the roofline's best raises the ceiling.
-  row.ceiling_rate = 80e9;
+  row.ceiling_rate = 160e9;
   FoldInterleavedCeilings({row}, &r.roofline);
-  EXPECT_EQ(r.roofline.Peak("f32_fma_ymm")->macs_per_s, 80e9);
+  EXPECT_EQ(r.roofline.Peak("f32_fma_ymm")->macs_per_s, 160e9);
   FillRowMetrics(r.roofline, &row);
-  EXPECT_NEAR(row.roofline_pct, 100 * rate / 80e9, 1e-9);
+  EXPECT_NEAR(row.roofline_pct, 100 * rate / 160e9, 1e-9);
   EXPECT_NEAR(row.roofline_pct, row.interleaved_pct, 1e-9);
   // Bandwidth rows: the measurement at the row's footprint is raised.
   BenchRow small = SampleRow(kImplW4a16, 1, false, 900, 16 << 20);
@@ -107,7 +260,7 @@ TEST(BenchReport, ComputeRowsAreJudgedAgainstTheBestCeilingOfTheRun) {
   FillRowMetrics(r.roofline, &small);
   EXPECT_NEAR(small.roofline_pct, 100 * small.weight_gbps / 45, 1e-9);
   // A row above even the best ceiling says so.
-  BenchRow fast = SampleRow(kImplW4a16, 64, false, 10000, 1000);
+  BenchRow fast = SampleRow(kImplW4a16, 64, false, 5000, 1000);
   FillRowMetrics(r.roofline, &fast);
   EXPECT_GT(fast.roofline_pct, 100.0);
   EXPECT_NE(fast.note.find("disturbed"), std::string::npos) << fast.note;
@@ -150,7 +303,7 @@ TEST(BenchReport, TableShowsEveryModeFailuresAndSummaries) {
   for (const char* needle :
        {"== W4A16 ==", "== DA8W4 ==", "== oneDNN bf16 ==", "== oneDNN u8s8 ==",
         "FAILED: wrong output", "n/a (oneDNN: unimplemented on this ISA)",
-        "W4A16 summary: 3 ok, 0 FAILED", "DA8W4 summary: 2 ok, 1 FAILED",
+        "W4A16 summary: 4 ok, 0 FAILED", "DA8W4 summary: 2 ok, 1 FAILED",
         "int8_vnni_zmm  n/a: CPU lacks AVX512_VNNI", "read DRAM-sized",
         "threads: 2", "2024-01-02T03:04:05Z", "w4a16_kernel__avx2", "p50(us)",
         "min(us)", "     900.0      810.0"}) {
@@ -381,7 +534,7 @@ TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
   }
   EXPECT_EQ(j["rows"][0]["cache"], "hot");
   EXPECT_EQ(j["rows"].back()["status"], "FAILED");
-  EXPECT_EQ(j["options"]["ms"], nlohmann::json::array({1, 64}));
+  EXPECT_EQ(j["options"]["ms"], nlohmann::json::array({1, 8, 64}));
 }
 
 TEST(BenchReport, WritesAllFilesIntoTheDirectory) {
@@ -444,6 +597,14 @@ TEST(BenchReport, MoeRunWritesJsonTextAndCsv) {
   EXPECT_DOUBLE_EQ(m["loop_median_us"].get<double>(), 300.0);
   EXPECT_DOUBLE_EQ(m["roof_pct"].get<double>(), row.roof_pct());
   EXPECT_DOUBLE_EQ(m["peak_pct"].get<double>(), row.peak_pct());
+  // 50% of the read rate, 100% of the peak: the compute bound binds.
+  EXPECT_EQ(m["bound"], kBoundCompute);
+  EXPECT_NE(MoeTable(report.moe).find(" compute "), std::string::npos)
+      << MoeTable(report.moe);
+  MoeBenchRow memory = row;
+  memory.read_bytes_per_s = 1e11;
+  EXPECT_STREQ(memory.bound(), kBoundMemory);
+  EXPECT_STREQ(MoeBenchRow().bound(), "");
 
   // moe.csv's header holds the JSON objects' keys (which nlohmann keeps
   // sorted), and one line per row.

@@ -54,6 +54,12 @@ double MoeBenchRow::peak_pct() const {
   return 100.0 * macs / (min_us * 1e-6) / peak_macs_per_s;
 }
 
+const char* MoeBenchRow::bound() const {
+  const double memory = roof_pct(), compute = peak_pct();
+  if (memory <= 0 && compute <= 0) return "";
+  return compute > memory ? kBoundCompute : kBoundMemory;
+}
+
 bool BenchReport::any_failed() const {
   for (const BenchRow& r : rows) {
     if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {

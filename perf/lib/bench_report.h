@@ -20,6 +20,10 @@ inline constexpr const char* kImplDa8w4 = "da8w4";
 inline constexpr const char* kImplOneDnnBf16 = "onednn_bf16";
 inline constexpr const char* kImplOneDnnU8s8 = "onednn_u8s8";
 
+// BenchRow::bound: which roofline bound binds.
+inline constexpr const char* kBoundMemory = "memory";
+inline constexpr const char* kBoundCompute = "compute";
+
 enum class RowStatus : int {
   kOk = 0,
   kFailed = 1,        // wrong output: never reported as a figure
@@ -45,17 +49,30 @@ struct BenchRow {
   int cold_copies = 0;
   double gflops = 0.0;       // 2 M N K / t
   double weight_gbps = 0.0;  // weight_bytes / t
-  // Fraction of the relevant ceiling: M <= 8 bandwidth over the read
-  // bandwidth at footprint_bytes, else MAC rate over a compute peak.
+  // The roofline (shared/design/performance.md): the time to read
+  // weight_bytes at the read rate measured at footprint_bytes, and the time
+  // of the M N K MACs at the compute peak of the kernel's instruction
+  // (RowBounds in row_metrics.h); 0 where not measured. The larger one
+  // binds: `bound` says which (kBoundMemory / kBoundCompute, "" if
+  // neither), bound_us is its time.
+  double memory_bound_us = 0.0;
+  std::string memory_basis;  // "L3 read 16.8 MB": level, probe footprint
+  double compute_bound_us = 0.0;
+  std::string compute_basis;  // "peak bf16_dot_zmm"
+  std::string bound;
+  double bound_us = 0.0;
+  // The share of the binding bound: 100 * bound_us / time_us. A row at
+  // 100% runs at the roofline.
   double roofline_pct = 0.0;
   // The same from min_us: on a shared machine the p50 carries the noise of
   // other tenants while the ceiling is the best of its timings, so the min
   // is the like-for-like figure and the p50 the one a user will see.
   double roofline_pct_min = 0.0;
-  std::string roofline_basis;  // "bw DRAM-sized", "peak int8_avx2", ...
+  std::string roofline_basis;  // the binding bound's basis
   // The ceiling that was timed interleaved with this row, if any: bytes/s
-  // (M <= 8) or MAC/s, and what it is ("bw 13.4 MB read", "peak
-  // int8_avx2_i16"), and the row's rate as a percentage of it. It met the
+  // or MAC/s (the bound the run's roofline says binds), and what it is
+  // ("bw 13.4 MB read", "peak int8_avx2_i16"), and the row's rate as a
+  // percentage of it. It met the
   // same load as the row, but on a shared machine it can catch a busy
   // moment and read low, so roofline_pct is of the best figure of that
   // ceiling in the run (FoldInterleavedCeilings) and this is a column.
@@ -214,6 +231,10 @@ struct MoeBenchRow {
   // touched_bytes / min time against read_bytes_per_s, in percent.
   double roof_pct() const;
   double peak_pct() const;
+  // The roofline bound that binds (the larger of the two shares, as each
+  // is bound time / min time): kBoundMemory or kBoundCompute, "" if
+  // neither was measured.
+  const char* bound() const;
 };
 
 struct BenchReport {

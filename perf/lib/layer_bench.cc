@@ -80,28 +80,43 @@ const CeilingProbe* Probe(
   return it->second.get();
 }
 
+// The basis of the ceiling a row is timed beside: the bound that binds it
+// under the run's roofline (RowBounds), "bw <footprint> MB read" or
+// "peak <key>"; "" if neither was measured.
+std::string InterleavedBasis(const BenchRow& row, const Roofline& roof) {
+  const RowBounds bounds = BoundsFor(row, roof);
+  if (bounds.bound_us() <= 0) return "";
+  return bounds.compute_binds()
+             ? bounds.compute_basis
+             : absl::StrFormat("bw %.1f MB read", row.footprint_bytes / 1e6);
+}
+
 // The ceiling probes for the w4jit rows at M: the read loop over their
-// footprint (M <= 8), else the compute loop each kernel is judged by.
+// footprint where the memory bound binds, else the compute loop of the
+// kernel's instruction.
 std::vector<std::pair<std::string, const CeilingProbe*>> ProbesFor(
     const LayerContext& ctx, const std::vector<Contestant>& modes, int64_t m) {
   std::vector<std::pair<std::string, const CeilingProbe*>> out;
   for (const Contestant& c : modes) {
     if (!c.run) continue;
-    std::string basis;
+    BenchRow row;
+    row.impl = c.impl;
+    row.kernel = c.kernel;
+    row.m = m;
+    row.n = ctx.shape.n;
+    row.k = ctx.shape.k;
+    row.weight_bytes = c.weight_bytes;
+    row.footprint_bytes = c.footprint_bytes;
+    const Roofline& roof = ctx.report->roofline;
+    const std::string basis = InterleavedBasis(row, roof);
     const CeilingProbe* probe = nullptr;
-    if (m <= kBandwidthBoundMaxM) {
-      basis = absl::StrFormat("bw %.1f MB read", c.footprint_bytes / 1e6);
+    if (absl::StartsWith(basis, "bw ")) {
       probe = Probe(ctx.probes, basis, [&] {
         return CeilingProbe::Read(c.footprint_bytes, kProbeSeconds);
       });
-    } else {
-      BenchRow row;
-      row.impl = c.impl;
-      row.kernel = c.kernel;
-      const std::string key = ComputePeakKeyFor(row, ctx.report->roofline);
-      const ComputePeak* peak = ctx.report->roofline.Peak(key);
-      if (peak == nullptr) continue;
-      basis = absl::StrCat("peak ", key);
+    } else if (const ComputePeak* peak =
+                   roof.Peak(ComputePeakKeyFor(row, roof));
+               !basis.empty() && peak != nullptr) {
       probe = Probe(ctx.probes, basis, [&] {
         return CeilingProbe::Compute(peak->op, kProbeSeconds);
       });
@@ -277,11 +292,7 @@ void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
           row.footprint_bytes / std::max<int64_t>(1, row.weight_bytes));
     }
     const bool mode = row.impl == kImplW4a16 || row.impl == kImplDa8w4;
-    const std::string basis =
-        m <= kBandwidthBoundMaxM
-            ? absl::StrFormat("bw %.1f MB read", row.footprint_bytes / 1e6)
-            : absl::StrCat("peak ",
-                           ComputePeakKeyFor(row, ctx.report->roofline));
+    const std::string basis = InterleavedBasis(row, ctx.report->roofline);
     if (mode && ceilings.count(basis) > 0) {
       row.ceiling_rate = ceilings[basis];
       row.ceiling_basis = basis;

@@ -113,6 +113,12 @@ const std::vector<Column<BenchRow>>& RowColumns() {
            {"roofline_pct", [](R r) -> json { return r.roofline_pct; }},
            {"roofline_pct_min", [](R r) -> json { return r.roofline_pct_min; }},
            {"roofline_basis", [](R r) -> json { return r.roofline_basis; }},
+           {"bound", [](R r) -> json { return r.bound; }},
+           {"bound_us", [](R r) -> json { return r.bound_us; }},
+           {"memory_bound_us", [](R r) -> json { return r.memory_bound_us; }},
+           {"memory_basis", [](R r) -> json { return r.memory_basis; }},
+           {"compute_bound_us", [](R r) -> json { return r.compute_bound_us; }},
+           {"compute_basis", [](R r) -> json { return r.compute_basis; }},
            {"ceiling_rate", [](R r) -> json { return r.ceiling_rate; }},
            {"ceiling_basis", [](R r) -> json { return r.ceiling_basis; }},
            {"interleaved_pct", [](R r) -> json { return r.interleaved_pct; }},
@@ -244,6 +250,7 @@ const std::vector<Column<MoeBenchRow>>& MoeColumns() {
           {"macs", [](R r) -> json { return r.macs; }},
           {"peak_macs_per_s", [](R r) -> json { return r.peak_macs_per_s; }},
           {"peak_pct", [](R r) -> json { return r.peak_pct(); }},
+          {"bound", [](R r) -> json { return r.bound(); }},
           {"loop_min_us", [](R r) -> json { return r.loop_min_us; }},
           {"loop_median_us", [](R r) -> json { return r.loop_median_us; }}};
   return *columns;

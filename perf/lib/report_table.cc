@@ -15,6 +15,9 @@
 namespace w4jit::perf {
 namespace {
 
+// The speedup summary splits decode-sized M (up to this) from larger M.
+constexpr int64_t kDecodeMaxM = 8;
+
 std::string Speedup(double s) {
   return s > 0 ? absl::StrFormat("%.2fx", s) : std::string("n/a");
 }
@@ -33,14 +36,13 @@ std::string SpeedupSummary(const std::vector<const BenchRow*>& rows,
     const double s = r->*field;
     if (s <= 0) continue;
     all.push_back(s);
-    (r->m <= kBandwidthBoundMaxM ? small : large).push_back(s);
+    (r->m <= kDecodeMaxM ? small : large).push_back(s);
   }
   if (all.empty()) return "n/a";
   std::string out = absl::StrFormat("geomean %.2fx", GeoMean(all));
   if (!small.empty() && !large.empty()) {
-    absl::StrAppendFormat(&out, " (M<=%d: %.2fx, M>%d: %.2fx)",
-                          kBandwidthBoundMaxM, GeoMean(small),
-                          kBandwidthBoundMaxM, GeoMean(large));
+    absl::StrAppendFormat(&out, " (M<=%d: %.2fx, M>%d: %.2fx)", kDecodeMaxM,
+                          GeoMean(small), kDecodeMaxM, GeoMean(large));
   }
   return out;
 }
@@ -126,15 +128,18 @@ std::string FormatHeader(const BenchReport& r) {
   if (r.roofline.peaks.empty() && r.roofline.bandwidths.empty()) return out;
   absl::StrAppendFormat(
       &out,
-      "roofline: roof%% is the p50's %% of the best ceiling measured in this "
-      "run (the\n  ceilings below: best of several runs, raised to any higher "
-      "timing of the same\n  ceiling interleaved with the rows), min%% the "
-      "min's; ilv%% is the p50's %% of the\n  ceiling timed interleaved with "
-      "that row alone. M <= %d: weight "
-      "bytes/s over read bandwidth at the\n  footprint; larger M: MAC/s over "
-      "the compute peak of the kernel's instruction.\n\n"
+      "roofline: a row's roofline time is the larger of two bounds: its "
+      "weight bytes at the\n  read rate measured at its footprint (memory: "
+      "\"L3 read 16.8 MB\" names the level\n  and the probe's footprint) "
+      "and its M*N*K MACs at the compute peak of the\n  kernel's "
+      "instruction (compute: \"peak bf16_dot_zmm\"). \"binding bound\" "
+      "names the\n  larger; roof%% is roofline time / p50 (the share of "
+      "the roofline the row\n  reaches), min%% the same of the min; ilv%% "
+      "is the p50 against that bound's ceiling\n  timed interleaved with "
+      "the row alone. Each ceiling below is the best of several\n  runs, "
+      "raised to any higher interleaved timing of the same ceiling.\n\n"
       "ceilings (measured in this run, best of all timings, %d thread(s)):\n",
-      kBandwidthBoundMaxM, r.threads);
+      r.threads);
   for (const ComputePeak& p : r.roofline.peaks) {
     if (p.available) {
       absl::StrAppendFormat(&out, "  %-14s %8.1f GMAC/s  %s, %d chains\n",
@@ -165,7 +170,7 @@ std::string FormatTable(const BenchReport& report, const std::string& impl) {
       "\n== %s ==\n%-8s %5s %-5s %10s %10s %9s %8s %6s %6s %-22s %5s %7s "
       "%7s  %s\n",
       ImplTitle(impl), "layer", "M", "cache", "p50(us)", "min(us)", "GFLOP/s",
-      "W GB/s", "roof%", "min%", "roofline basis", "ilv%", "x bf16", "x u8s8",
+      "W GB/s", "roof%", "min%", "binding bound", "ilv%", "x bf16", "x u8s8",
       "kernel");
   for (const BenchRow& row : report.rows) {
     if (row.impl != impl) continue;
@@ -193,7 +198,8 @@ std::string FormatTable(const BenchReport& report, const std::string& impl) {
 std::string FormatSummary(const BenchReport& report, const std::string& impl) {
   std::vector<const BenchRow*> ok;
   int failed = 0, unavailable = 0, errors = 0;
-  std::vector<double> bw_pct, compute_pct, compute_pct_min;
+  // The shares of the binding bound (p50 and min), memory and compute.
+  std::vector<double> memory_pct, memory_pct_min, compute_pct, compute_pct_min;
   for (const BenchRow& row : report.rows) {
     if (row.impl != impl) continue;
     if (row.status == RowStatus::kFailed) ++failed;
@@ -202,11 +208,10 @@ std::string FormatSummary(const BenchReport& report, const std::string& impl) {
     if (!row.ok()) continue;
     ok.push_back(&row);
     if (row.roofline_pct > 0) {
-      (row.m <= kBandwidthBoundMaxM ? bw_pct : compute_pct)
-          .push_back(row.roofline_pct);
-      if (row.m > kBandwidthBoundMaxM) {
-        compute_pct_min.push_back(row.roofline_pct_min);
-      }
+      const bool compute = row.bound == kBoundCompute;
+      (compute ? compute_pct : memory_pct).push_back(row.roofline_pct);
+      (compute ? compute_pct_min : memory_pct_min)
+          .push_back(row.roofline_pct_min);
     }
   }
   std::string out =
@@ -219,15 +224,15 @@ std::string FormatSummary(const BenchReport& report, const std::string& impl) {
                     "; vs oneDNN bf16 ",
                     SpeedupSummary(ok, &BenchRow::speedup_vs_bf16));
   }
-  if (!bw_pct.empty()) {
-    absl::StrAppendFormat(&out, "; median %.0f%% of read bandwidth (M<=%d)",
-                          Median(bw_pct), kBandwidthBoundMaxM);
-  }
-  if (!compute_pct.empty()) {
+  const auto share = [&](const char* what, std::vector<double> p50,
+                         std::vector<double> min) {
+    if (p50.empty()) return;
     absl::StrAppendFormat(
-        &out, "; median %.0f%% of compute peak (M>%d; %.0f%% on the min)",
-        Median(compute_pct), kBandwidthBoundMaxM, Median(compute_pct_min));
-  }
+        &out, "; median %.0f%% of the %s bound (%d row%s; %.0f%% on the min)",
+        Median(p50), what, p50.size(), p50.size() == 1 ? "" : "s", Median(min));
+  };
+  share(kBoundMemory, memory_pct, memory_pct_min);
+  share(kBoundCompute, compute_pct, compute_pct_min);
   return out + "\n";
 }
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "dispatch/cpu_profile.h"
 #include "perf/lib/ceiling_probe.h"
 #include "runtime/threads/parallel.h"
@@ -80,6 +82,27 @@ const ReadBandwidth* Roofline::BandwidthFor(int64_t bytes) const {
   return best;
 }
 
+std::string Roofline::LevelFor(int64_t bytes) const {
+  if (l2_bytes > 0 && l3_bytes > 0) {
+    if (bytes <= l2_bytes) return "L2";
+    return bytes <= l3_bytes ? "L3" : "DRAM";
+  }
+  constexpr absl::string_view kSized = "-sized";
+  const ReadBandwidth* best = nullptr;
+  double best_distance = 0.0;
+  for (const ReadBandwidth& b : bandwidths) {
+    if (!absl::EndsWith(b.label, kSized)) continue;
+    const double d = std::fabs(
+        std::log(static_cast<double>(b.bytes) / static_cast<double>(bytes)));
+    if (best == nullptr || d < best_distance) {
+      best = &b;
+      best_distance = d;
+    }
+  }
+  if (best == nullptr) return "";
+  return best->label.substr(0, best->label.size() - kSized.size());
+}
+
 absl::Status AddBandwidthFor(int64_t bytes, const std::string& label,
                              const RooflineOptions& options, Roofline* roof) {
   if (const ReadBandwidth* near = roof->BandwidthFor(bytes);
@@ -124,6 +147,8 @@ absl::StatusOr<Roofline> MeasureRoofline(const RooflineOptions& options) {
   const int64_t l2 = cpu.l2_bytes > 0 ? cpu.l2_bytes : (int64_t{1} << 20);
   const int64_t l3 = cpu.l3_bytes > 0 ? cpu.l3_bytes : (int64_t{32} << 20);
   const int threads = internal::Concurrency();
+  roof.l2_bytes = l2 * threads;
+  roof.l3_bytes = l3;
   const struct {
     int64_t bytes;
     const char* label;

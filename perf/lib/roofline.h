@@ -46,7 +46,15 @@ absl::StatusOr<ReadBandwidth> MeasureReadBandwidth(
 struct Roofline {
   std::vector<ComputePeak> peaks;  // one per PeakOp, unavailable ones noted
   std::vector<ReadBandwidth> bandwidths;
+  // What the caches hold with every thread reading (their L2s together,
+  // the L3), to name the level a footprint is read from; 0 if unknown.
+  int64_t l2_bytes = 0;
+  int64_t l3_bytes = 0;
 
+  // "L2", "L3" or "DRAM": the level a footprint of `bytes` is read from.
+  // Without the cache sizes: the label of the nearest "<level>-sized"
+  // measurement without "-sized", or "" if there is none.
+  std::string LevelFor(int64_t bytes) const;
   // nullptr if no peak has this key or it is unavailable.
   const ComputePeak* Peak(const std::string& key) const;
   // The measurement whose footprint is closest (in ratio) to `bytes`;

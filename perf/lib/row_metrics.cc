@@ -65,47 +65,76 @@ void FoldInterleavedCeilings(const std::vector<BenchRow>& rows,
   }
 }
 
+RowBounds BoundsFor(const BenchRow& row, const Roofline& roof) {
+  RowBounds b;
+  const double macs = static_cast<double>(row.m) * row.n * row.k;
+  const bool interleaved_peak = absl::StartsWith(row.ceiling_basis, "peak ");
+  const int64_t footprint =
+      row.footprint_bytes > 0 ? row.footprint_bytes : row.weight_bytes;
+  if (const ReadBandwidth* bw = roof.BandwidthFor(footprint);
+      bw != nullptr && row.weight_bytes > 0) {
+    double rate = bw->bytes_per_s;
+    if (!interleaved_peak && !row.ceiling_basis.empty()) {
+      rate = std::max(rate, row.ceiling_rate);
+    }
+    if (rate > 0) {
+      b.memory_us = row.weight_bytes / rate * 1e6;
+      const std::string level = roof.LevelFor(footprint);
+      b.memory_basis =
+          absl::StrFormat("%s%sread %.1f MB", level, level.empty() ? "" : " ",
+                          static_cast<double>(bw->bytes) / 1e6);
+    }
+  }
+  const std::string key = ComputePeakKeyFor(row, roof);
+  if (const ComputePeak* peak = roof.Peak(key); peak != nullptr && macs > 0) {
+    double rate = peak->macs_per_s;
+    if (interleaved_peak && row.ceiling_basis.substr(5) == key) {
+      rate = std::max(rate, row.ceiling_rate);
+    }
+    if (rate > 0) {
+      b.compute_us = macs / rate * 1e6;
+      b.compute_basis = absl::StrCat("peak ", key);
+    }
+  }
+  return b;
+}
+
 void FillRowMetrics(const Roofline& roof, BenchRow* row) {
   if (!row->ok() || row->time_us <= 0) return;
   const double seconds = row->time_us * 1e-6;
   const double macs = static_cast<double>(row->m) * row->n * row->k;
   row->gflops = 2.0 * macs / seconds * 1e-9;
   row->weight_gbps = row->weight_bytes / seconds * 1e-9;
-  const bool bandwidth_bound = row->m <= kBandwidthBoundMaxM;
-  const double rate =
-      bandwidth_bound ? row->weight_bytes / seconds : macs / seconds;
+  const RowBounds bounds = BoundsFor(*row, roof);
+  row->memory_bound_us = bounds.memory_us;
+  row->memory_basis = bounds.memory_basis;
+  row->compute_bound_us = bounds.compute_us;
+  row->compute_basis = bounds.compute_basis;
+  row->bound_us = bounds.bound_us();
+  row->bound.clear();
+  row->roofline_basis.clear();
   row->roofline_pct = 0.0;
   row->roofline_pct_min = 0.0;
-  row->roofline_basis.clear();
-  row->interleaved_pct =
-      row->ceiling_rate > 0 ? 100.0 * rate / row->ceiling_rate : 0.0;
-  // The run's ceiling for this row and what it is.
-  double ceiling = 0.0;
-  if (bandwidth_bound) {
-    const ReadBandwidth* bw = roof.BandwidthFor(
-        row->footprint_bytes > 0 ? row->footprint_bytes : row->weight_bytes);
-    if (bw != nullptr && bw->bytes_per_s > 0) {
-      ceiling = bw->bytes_per_s;
-      // By footprint: the ceilings list says what each measurement was.
-      row->roofline_basis = absl::StrFormat(
-          "bw %.1f MB read", static_cast<double>(bw->bytes) / 1e6);
-    }
-  } else {
-    const std::string key = ComputePeakKeyFor(*row, roof);
-    if (const ComputePeak* peak = roof.Peak(key); peak != nullptr) {
-      ceiling = peak->macs_per_s;
-      row->roofline_basis = absl::StrCat("peak ", key);
+  if (row->bound_us > 0) {
+    row->bound = bounds.compute_binds() ? kBoundCompute : kBoundMemory;
+    row->roofline_basis = bounds.basis();
+    row->roofline_pct = 100.0 * row->bound_us / row->time_us;
+    if (row->min_us > 0) {
+      row->roofline_pct_min = 100.0 * row->bound_us / row->min_us;
     }
   }
-  if (row->ceiling_rate > ceiling) {
-    ceiling = row->ceiling_rate;
-    row->roofline_basis = row->ceiling_basis;
+  // The row against the ceiling timed beside it alone, whichever bound
+  // that ceiling is.
+  row->interleaved_pct = 0.0;
+  if (row->ceiling_rate > 0) {
+    const double rate = absl::StartsWith(row->ceiling_basis, "peak ")
+                            ? macs / seconds
+                            : row->weight_bytes / seconds;
+    row->interleaved_pct = 100.0 * rate / row->ceiling_rate;
   }
-  if (ceiling > 0) row->roofline_pct = 100.0 * rate / ceiling;
-  row->roofline_pct_min =
-      row->min_us > 0 ? row->roofline_pct * row->time_us / row->min_us : 0.0;
   // The kernel cannot outrun the loop that measures its instruction's
-  // peak: every timing of that ceiling in the run met a busy machine.
+  // peak or its read rate: every timing of that ceiling in the run met a
+  // busy machine.
   if (row->roofline_pct > 100.0 && row->note.empty()) {
     row->note =
         "above the best ceiling of the run: every timing of it was "

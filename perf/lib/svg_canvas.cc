@@ -15,6 +15,13 @@ std::string DashAttr(const std::string& dash) {
   return dash.empty() ? "" : absl::StrCat(" stroke-dasharray=\"", dash, "\"");
 }
 
+// The end of an element whose attributes are written: "/>" or, with a
+// tooltip, "><title>...</title></name>".
+std::string Closing(const char* name, const std::string& title) {
+  if (title.empty()) return "/>\n";
+  return absl::StrCat("><title>", XmlEscape(title), "</title></", name, ">\n");
+}
+
 }  // namespace
 
 std::string XmlEscape(const std::string& text) {
@@ -67,26 +74,40 @@ void SvgCanvas::Polyline(const std::vector<std::pair<double, double>>& points,
 }
 
 void SvgCanvas::Circle(double cx, double cy, double r, const std::string& fill,
-                       const std::string& stroke) {
+                       const std::string& stroke, const std::string& title) {
   absl::StrAppend(&body_, "<circle cx=\"", Px(cx), "\" cy=\"", Px(cy),
                   "\" r=\"", Px(r), "\" fill=\"", XmlEscape(fill),
-                  "\" stroke=\"", XmlEscape(stroke), "\"/>\n");
+                  "\" stroke=\"", XmlEscape(stroke), "\"",
+                  Closing("circle", title));
 }
 
 void SvgCanvas::Rect(double x, double y, double w, double h,
-                     const std::string& fill, const std::string& stroke) {
+                     const std::string& fill, const std::string& stroke,
+                     const std::string& title) {
   absl::StrAppend(&body_, "<rect x=\"", Px(x), "\" y=\"", Px(y), "\" width=\"",
                   Px(w), "\" height=\"", Px(h), "\" fill=\"", XmlEscape(fill),
-                  "\" stroke=\"", XmlEscape(stroke), "\"/>\n");
+                  "\" stroke=\"", XmlEscape(stroke), "\"",
+                  Closing("rect", title));
 }
 
 void SvgCanvas::Text(double x, double y, const std::string& text, int size,
                      const std::string& anchor, const std::string& fill,
-                     double rotate) {
+                     double rotate, bool backdrop) {
   std::string transform;
   if (rotate != 0.0) {
     transform = absl::StrCat(" transform=\"rotate(", Px(rotate), " ", Px(x),
                              " ", Px(y), ")\"");
+  }
+  if (backdrop) {
+    const double w = TextWidth(text, size);
+    const double left = anchor == "middle" ? x - w / 2
+                        : anchor == "end"  ? x - w
+                                           : x;
+    absl::StrAppend(&body_, "<rect x=\"", Px(left), "\" y=\"",
+                    Px(y - kTextAscent * size), "\" width=\"", Px(w),
+                    "\" height=\"", Px((kTextAscent + kTextDescent) * size),
+                    "\" fill=\"white\" fill-opacity=\"0.85\"", transform,
+                    "/>\n");
   }
   absl::StrAppend(&body_, "<text x=\"", Px(x), "\" y=\"", Px(y),
                   "\" font-size=\"", size, "\" text-anchor=\"", anchor,
@@ -137,6 +158,64 @@ std::string ShortNumber(double v) {
   if (v >= 1e6) return absl::StrFormat("%gM", v / 1e6);
   if (v >= 1e3) return absl::StrFormat("%gk", v / 1e3);
   return absl::StrFormat("%g", v);
+}
+
+double TextWidth(const std::string& text, int size) {
+  return 0.62 * size * static_cast<double>(text.size());
+}
+
+std::vector<double> SpreadApart(const std::vector<double>& wanted,
+                                const std::vector<double>& sizes, double gap,
+                                double lo, double hi, bool towards_lo) {
+  std::vector<size_t> order(wanted.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return wanted[a] < wanted[b]; });
+  // Blocks of neighbours laid end to end: the first member (in `order`),
+  // how many, and where the block starts.
+  struct Block {
+    size_t first, count;
+    double start, length;
+  };
+  // Puts a block where its members want it on average (each member's
+  // wanted centre less its offset inside the block), inside [lo, hi].
+  const auto place = [&](Block* b) {
+    double sum = 0.0, offset = 0.0, least = 1e300;
+    for (size_t j = b->first; j < b->first + b->count; ++j) {
+      const double size = sizes[order[j]];
+      const double start = wanted[order[j]] - (offset + size / 2);
+      sum += start;
+      least = std::min(least, start);
+      offset += size + gap;
+    }
+    b->length = offset - gap;
+    b->start = towards_lo ? least : sum / static_cast<double>(b->count);
+    b->start = std::max(std::min(b->start, hi - b->length), lo);
+  };
+  std::vector<Block> blocks;
+  for (size_t j = 0; j < order.size(); ++j) {
+    blocks.push_back({j, 1, 0.0, 0.0});
+    place(&blocks.back());
+    // Merge with the block before while the two would overlap.
+    while (blocks.size() > 1) {
+      Block& prev = blocks[blocks.size() - 2];
+      const Block& last = blocks.back();
+      if (prev.start + prev.length + gap <= last.start) break;
+      prev.count += last.count;
+      blocks.pop_back();
+      place(&blocks.back());
+    }
+  }
+  std::vector<double> centres(wanted.size());
+  for (const Block& b : blocks) {
+    double at = b.start;
+    for (size_t j = b.first; j < b.first + b.count; ++j) {
+      const double size = sizes[order[j]];
+      centres[order[j]] = at + size / 2;
+      at += size + gap;
+    }
+  }
+  return centres;
 }
 
 void DrawLogAxes(SvgCanvas* svg, const LogAxis& x, const LogAxis& y,
