@@ -9,10 +9,10 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "perf/lib/accuracy_bench.h"
 #include "perf/lib/bench_config.h"
-#include "perf/lib/report_files.h"
-#include "perf/lib/report_table.h"
+#include "perf/lib/report/report_files.h"
+#include "perf/lib/report/report_table.h"
+#include "perf/lib/sections/accuracy_bench.h"
 #include "tests/bench_sample_report.h"
 
 namespace w4jit::perf {

@@ -7,8 +7,8 @@
 
 #include "base/numeric.h"
 #include "gtest/gtest.h"
-#include "perf/lib/checked_timing.h"
 #include "perf/lib/output_check.h"
+#include "perf/lib/timing/checked_timing.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"
 

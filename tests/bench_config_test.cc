@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "perf/lib/scaling_bench.h"
-#include "perf/lib/sweep_runner.h"
+#include "perf/lib/sections/scaling_bench.h"
+#include "perf/lib/sweep/sweep_runner.h"
 #include "perf/model_presets.h"
 
 namespace w4jit::perf {

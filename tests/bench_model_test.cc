@@ -10,9 +10,9 @@
 #include "nlohmann/json.hpp"
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
-#include "perf/lib/model_bench.h"
-#include "perf/lib/report_files.h"
-#include "perf/lib/report_table.h"
+#include "perf/lib/report/report_files.h"
+#include "perf/lib/report/report_table.h"
+#include "perf/lib/sections/model_bench.h"
 #include "runtime/formats/import.h"
 #include "w4jit/layer.hpp"
 

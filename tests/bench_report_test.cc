@@ -13,10 +13,10 @@
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "perf/lib/moe_bench.h"
-#include "perf/lib/report_files.h"
-#include "perf/lib/report_table.h"
-#include "perf/lib/row_metrics.h"
+#include "perf/lib/report/report_files.h"
+#include "perf/lib/report/report_table.h"
+#include "perf/lib/report/row_metrics.h"
+#include "perf/lib/sections/moe_bench.h"
 #include "tests/bench_sample_report.h"
 
 namespace w4jit::perf {

@@ -11,10 +11,10 @@
 
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
-#include "perf/lib/ceiling_probe.h"
-#include "perf/lib/peak_loop_generator.h"
-#include "perf/lib/read_loop_generator.h"
-#include "perf/lib/roofline.h"
+#include "perf/lib/ceilings/ceiling_probe.h"
+#include "perf/lib/ceilings/peak_loop_generator.h"
+#include "perf/lib/ceilings/read_loop_generator.h"
+#include "perf/lib/ceilings/roofline.h"
 
 namespace w4jit::perf {
 namespace {

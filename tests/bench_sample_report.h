@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "perf/lib/bench_report.h"
-#include "perf/lib/row_metrics.h"
+#include "perf/lib/report/bench_report.h"
+#include "perf/lib/report/row_metrics.h"
 
 namespace w4jit::perf {
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "perf/lib/svg_canvas.h"
-#include "perf/lib/svg_charts.h"
+#include "perf/lib/report/svg_canvas.h"
+#include "perf/lib/report/svg_charts.h"
 #include "tests/bench_sample_report.h"
 
 namespace w4jit::perf {

@@ -11,9 +11,9 @@
 #include "gtest/gtest.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/output_check.h"
-#include "perf/lib/sweep_candidates.h"
-#include "perf/lib/sweep_output.h"
-#include "perf/lib/sweep_runner.h"
+#include "perf/lib/sweep/sweep_candidates.h"
+#include "perf/lib/sweep/sweep_output.h"
+#include "perf/lib/sweep/sweep_runner.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"
 

@@ -7,9 +7,9 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "perf/lib/bench_runner.h"
-#include "perf/lib/layer_bench.h"
-#include "perf/lib/report_files.h"
-#include "perf/lib/timing.h"
+#include "perf/lib/report/report_files.h"
+#include "perf/lib/sections/layer_bench.h"
+#include "perf/lib/timing/timing.h"
 
 namespace w4jit::perf {
 namespace {

@@ -12,9 +12,9 @@
 #include "absl/strings/str_join.h"
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_runner.h"
-#include "perf/lib/moe_bench.h"
-#include "perf/lib/report_files.h"
-#include "perf/lib/report_table.h"
+#include "perf/lib/report/report_files.h"
+#include "perf/lib/report/report_table.h"
+#include "perf/lib/sections/moe_bench.h"
 #include "w4jit/parallel.hpp"
 #endif
 

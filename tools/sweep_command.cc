@@ -1,5 +1,5 @@
 // `w4jit sweep`: tunes kernel parameters for this CPU and writes a tuning
-// file (perf/lib/sweep_runner.h does the work).
+// file (perf/lib/sweep/sweep_runner.h does the work).
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include "tools/commands.h"
 
 #ifdef W4JIT_HAVE_PERF
-#include "perf/lib/sweep_output.h"
-#include "perf/lib/sweep_runner.h"
+#include "perf/lib/sweep/sweep_output.h"
+#include "perf/lib/sweep/sweep_runner.h"
 #endif
 
 namespace w4jit::tools {

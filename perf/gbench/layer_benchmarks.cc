@@ -12,7 +12,7 @@
 #include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/output_check.h"
-#include "perf/lib/report_table.h"
+#include "perf/lib/report/report_table.h"
 
 namespace w4jit::perf {
 namespace {

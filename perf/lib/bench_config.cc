@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "perf/lib/cli_args.h"
-#include "perf/lib/moe_bench.h"
+#include "perf/lib/sections/moe_bench.h"
 #include "tools/flags.h"
 
 namespace w4jit::perf {

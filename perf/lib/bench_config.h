@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "perf/lib/roofline.h"
-#include "perf/lib/timing.h"
+#include "perf/lib/ceilings/roofline.h"
+#include "perf/lib/timing/timing.h"
 #include "perf/model_presets.h"
 #include "w4jit/types.hpp"
 
@@ -41,22 +41,22 @@ struct BenchConfig {
   bool scaling = false;
   std::string scaling_layer;
   // The --act-order section: every layer at every M, plain versus GPTQ
-  // act-order (perf/lib/act_order_bench.h).
+  // act-order (perf/lib/sections/act_order_bench.h).
   bool act_order = false;
   // --moe=<model>,...: run only the fused-MoE section
-  // (perf/lib/moe_bench.h) for these models, at moe_tokens (the --m list
-  // when one was given).
+  // (perf/lib/sections/moe_bench.h) for these models, at moe_tokens (the --m
+  // list when one was given).
   std::vector<std::string> moe;
   std::vector<int64_t> moe_tokens = {1, 4, 16, 64, 256};
   // The --accuracy section: every layer, W4A16 and DA8W4 per token and per
   // group, error on activations with outlier channels beside the speed at
-  // every M (perf/lib/accuracy_bench.h).
+  // every M (perf/lib/sections/accuracy_bench.h).
   bool accuracy = false;
   int outliers = 8;             // outlier channels of K
   float outlier_scale = 50.0f;  // their magnitude over the others'
   int accuracy_rows = 16;       // rows of x the error is measured on
-  // The --model section (perf/lib/model_bench.h): every linear layer of a
-  // whole model (a preset name; "" = off), timed step by step from DRAM.
+  // The --model section (perf/lib/sections/model_bench.h): every linear layer
+  // of a whole model (a preset name; "" = off), timed step by step from DRAM.
   // With it, `w4jit bench` runs only that section, at decode M = ms (1, 4,
   // 8, 16 unless --m says otherwise) and prefill M = prefill_ms.
   std::string model;

@@ -4,13 +4,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "perf/lib/accuracy_bench.h"
-#include "perf/lib/act_order_bench.h"
-#include "perf/lib/layer_bench.h"
-#include "perf/lib/model_bench.h"
 #include "perf/lib/onednn_peer.h"
-#include "perf/lib/row_metrics.h"
-#include "perf/lib/scaling_bench.h"
+#include "perf/lib/report/row_metrics.h"
+#include "perf/lib/sections/accuracy_bench.h"
+#include "perf/lib/sections/act_order_bench.h"
+#include "perf/lib/sections/layer_bench.h"
+#include "perf/lib/sections/model_bench.h"
+#include "perf/lib/sections/scaling_bench.h"
 #include "w4jit/w4jit.hpp"
 
 namespace w4jit::perf {

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "perf/lib/bench_config.h"
-#include "perf/lib/bench_report.h"
+#include "perf/lib/report/bench_report.h"
 
 namespace w4jit::perf {
 

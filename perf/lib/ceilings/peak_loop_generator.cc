@@ -1,0 +1,122 @@
+#include "perf/lib/ceilings/peak_loop_generator.h"
+
+#include <cstddef>
+
+namespace w4jit::perf {
+namespace {
+
+// AVX2 has 16 vector registers: 12 chains plus sources, constants and a
+// temporary. AVX-512 has 32: 24 chains plus two sources.
+constexpr PeakOpInfo kInfos[] = {
+    {PeakOp::kInt8DotAvx2, "int8_avx2",
+     "int8 dot, AVX2 emulation vpmaddubsw+vpmaddwd+vpaddd ymm", 12, 32},
+    {PeakOp::kInt8DotVnniZmm, "int8_vnni_zmm", "int8 dot, vpdpbusd zmm", 24,
+     64},
+    {PeakOp::kBf16DotZmm, "bf16_dot_zmm", "bf16 dot, vdpbf16ps zmm", 24, 32},
+    {PeakOp::kF32FmaYmm, "f32_fma_ymm", "f32 FMA, vfmadd231ps ymm", 12, 8},
+    {PeakOp::kF32FmaZmm, "f32_fma_zmm", "f32 FMA, vfmadd231ps zmm", 24, 16},
+    {PeakOp::kInt8DotAvx2I16, "int8_avx2_i16",
+     "int8 dot into int16, vpmaddubsw+vpaddw ymm (AVX2 DA8W4 inner loop)", 12,
+     32},
+};
+
+bool IsZmm(PeakOp op) {
+  return op == PeakOp::kInt8DotVnniZmm || op == PeakOp::kBf16DotZmm ||
+         op == PeakOp::kF32FmaZmm;
+}
+
+}  // namespace
+
+const PeakOpInfo& GetPeakOpInfo(PeakOp op) {
+  return kInfos[static_cast<int>(op)];
+}
+
+std::vector<PeakOp> AllPeakOps() {
+  std::vector<PeakOp> ops;
+  for (const PeakOpInfo& info : kInfos) ops.push_back(info.op);
+  return ops;
+}
+
+std::string MissingFeatureFor(PeakOp op, const internal::CpuFeatures& cpu) {
+  switch (op) {
+    case PeakOp::kInt8DotAvx2:
+    case PeakOp::kInt8DotAvx2I16:
+      return cpu.avx2 ? "" : "AVX2";
+    case PeakOp::kF32FmaYmm:
+      return !cpu.avx2 ? "AVX2" : (!cpu.fma ? "FMA" : "");
+    case PeakOp::kF32FmaZmm:
+      return cpu.avx512f ? "" : "AVX512F";
+    case PeakOp::kInt8DotVnniZmm:
+      return !cpu.avx512vnni ? "AVX512_VNNI"
+                             : (!cpu.avx512bw ? "AVX512BW" : "");
+    case PeakOp::kBf16DotZmm:
+      return !cpu.avx512bf16 ? "AVX512_BF16"
+                             : (!cpu.avx512bw ? "AVX512BW" : "");
+  }
+  return "?";
+}
+
+PeakLoopGenerator::PeakLoopGenerator(PeakOp op)
+    : Generator(std::string("peak_") + GetPeakOpInfo(op).key), op_(op) {}
+
+int64_t PeakLoopGenerator::MacsPerIteration() const {
+  const PeakOpInfo& info = GetPeakOpInfo(op_);
+  return int64_t{kUnroll} * info.chains * info.macs_per_step;
+}
+
+void PeakLoopGenerator::EmitStep(int chain) {
+  const int chains = GetPeakOpInfo(op_).chains;
+  if (IsZmm(op_)) {
+    const Xbyak::Zmm acc(chain), a(chains), b(chains + 1);
+    if (op_ == PeakOp::kInt8DotVnniZmm) {
+      vpdpbusd(acc, a, b, Xbyak::EvexEncoding);
+    } else if (op_ == PeakOp::kBf16DotZmm) {
+      vdpbf16ps(acc, a, b);
+    } else {
+      vfmadd231ps(acc, a, b);
+    }
+    return;
+  }
+  const Xbyak::Ymm acc(chain), a(12), b(13);
+  if (op_ == PeakOp::kF32FmaYmm) {
+    vfmadd231ps(acc, a, b);
+    return;
+  }
+  // One temporary serves every chain: register renaming removes the false
+  // dependency, and only the add is on the loop-carried chain, exactly as
+  // in a kernel that reuses one register for the products.
+  const Xbyak::Ymm ones(14), tmp(15);
+  vpmaddubsw(tmp, a, b);
+  if (op_ == PeakOp::kInt8DotAvx2I16) {
+    vpaddw(acc, acc, tmp);
+    return;
+  }
+  vpmaddwd(tmp, tmp, ones);
+  vpaddd(acc, acc, tmp);
+}
+
+void PeakLoopGenerator::Generate() {
+  Preamble();
+  const int regs = IsZmm(op_) ? GetPeakOpInfo(op_).chains + 2 : 16;
+  // All-zero operands: the instructions' speed does not depend on values
+  // and zeros cannot produce denormals.
+  for (int r = 0; r < regs; ++r) {
+    if (IsZmm(op_)) {
+      vpxord(Xbyak::Zmm(r), Xbyak::Zmm(r), Xbyak::Zmm(r));
+    } else {
+      vpxor(Xbyak::Ymm(r), Xbyak::Ymm(r), Xbyak::Ymm(r));
+    }
+  }
+  const Xbyak::Reg64 args(kArg1), count = rax;
+  mov(count, ptr[args + offsetof(Args, iterations)]);
+  Xbyak::Label loop;
+  L(loop);
+  for (int u = 0; u < kUnroll; ++u) {
+    for (int c = 0; c < GetPeakOpInfo(op_).chains; ++c) EmitStep(c);
+  }
+  dec(count);
+  jnz(loop, T_NEAR);
+  Postamble();
+}
+
+}  // namespace w4jit::perf

@@ -1,0 +1,272 @@
+// Everything one `w4jit bench` run measured: the machine, its ceilings and
+// one row per (implementation, layer, M, hot/cold). Produced by RunBench,
+// consumed by the table, CSV, JSON and SVG writers.
+#ifndef W4JIT_PERF_LIB_REPORT_BENCH_REPORT_H_
+#define W4JIT_PERF_LIB_REPORT_BENCH_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dispatch/cpu_profile.h"
+#include "perf/lib/ceilings/roofline.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::perf {
+
+// Implementations a row can time. The first two are w4jit's modes.
+inline constexpr const char* kImplW4a16 = "w4a16";
+inline constexpr const char* kImplDa8w4 = "da8w4";
+inline constexpr const char* kImplOneDnnBf16 = "onednn_bf16";
+inline constexpr const char* kImplOneDnnU8s8 = "onednn_u8s8";
+
+// BenchRow::bound: which roofline bound binds.
+inline constexpr const char* kBoundMemory = "memory";
+inline constexpr const char* kBoundCompute = "compute";
+
+enum class RowStatus : int {
+  kOk = 0,
+  kFailed = 1,        // wrong output: never reported as a figure
+  kNotAvailable = 2,  // the implementation cannot run here (note says why)
+  kError = 3,         // it should have run but did not (note says why)
+};
+const char* ToString(RowStatus s);  // "ok", "FAILED", "n/a", "error"
+
+struct BenchRow {
+  std::string impl;   // kImpl*
+  std::string layer;  // "qkv", ...
+  int64_t n = 0, k = 0, group_size = 0, m = 0;
+  bool cold = false;
+  RowStatus status = RowStatus::kOk;
+  std::string note;    // why FAILED / n/a / error, or a caveat
+  std::string kernel;  // Layer::kernel_names() joined by "+", oneDNN impl
+  int samples = 0;
+  double time_us = 0.0;  // median
+  double min_us = 0.0;
+  double p90_us = 0.0;
+  int64_t weight_bytes = 0;     // weights (+ scales, zeros, bias) per call
+  int64_t footprint_bytes = 0;  // what is cycled through: copies * weights
+  int cold_copies = 0;
+  double gflops = 0.0;       // 2 M N K / t
+  double weight_gbps = 0.0;  // weight_bytes / t
+  // The roofline (shared/design/performance.md): the time to read
+  // weight_bytes at the read rate measured at footprint_bytes, and the time
+  // of the M N K MACs at the compute peak of the kernel's instruction
+  // (RowBounds in row_metrics.h); 0 where not measured. The larger one
+  // binds: `bound` says which (kBoundMemory / kBoundCompute, "" if
+  // neither), bound_us is its time.
+  double memory_bound_us = 0.0;
+  std::string memory_basis;  // "L3 read 16.8 MB": level, probe footprint
+  double compute_bound_us = 0.0;
+  std::string compute_basis;  // "peak bf16_dot_zmm"
+  std::string bound;
+  double bound_us = 0.0;
+  // The share of the binding bound: 100 * bound_us / time_us. A row at
+  // 100% runs at the roofline.
+  double roofline_pct = 0.0;
+  // The same from min_us: on a shared machine the p50 carries the noise of
+  // other tenants while the ceiling is the best of its timings, so the min
+  // is the like-for-like figure and the p50 the one a user will see.
+  double roofline_pct_min = 0.0;
+  std::string roofline_basis;  // the binding bound's basis
+  // The ceiling that was timed interleaved with this row, if any: bytes/s
+  // or MAC/s (the bound the run's roofline says binds), and what it is
+  // ("bw 13.4 MB read", "peak int8_avx2_i16"), and the row's rate as a
+  // percentage of it. It met the
+  // same load as the row, but on a shared machine it can catch a busy
+  // moment and read low, so roofline_pct is of the best figure of that
+  // ceiling in the run (FoldInterleavedCeilings) and this is a column.
+  double ceiling_rate = 0.0;
+  std::string ceiling_basis;
+  double interleaved_pct = 0.0;
+  // time(oneDNN peer) / time(this row); 0 where unknown.
+  double speedup_vs_bf16 = 0.0;
+  double speedup_vs_u8s8 = 0.0;
+
+  bool ok() const { return status == RowStatus::kOk; }
+};
+
+// One prepared w4jit layer: creation (import + repack) and JIT cost.
+struct LayerInfo {
+  std::string impl;  // kImplW4a16 / kImplDa8w4
+  std::string layer;
+  int64_t n = 0, k = 0, group_size = 0;
+  int64_t packed_bytes = 0;
+  double create_ms = 0.0;  // Layer::Create, JIT included
+  int64_t jit_generations = 0;
+  double jit_ms = 0.0;  // kernel cache generation time during Create
+  std::string kernel;
+};
+
+// One layer at one M on one threading backend and thread count (the
+// --scaling section). efficiency = p50(1 thread) / (threads * p50), same
+// backend, mode and M.
+struct ScalingRow {
+  std::string impl;     // kImplW4a16 / kImplDa8w4
+  std::string backend;  // "pool" / "omp"
+  std::string layer;
+  int64_t n = 0, k = 0, m = 0;
+  int threads = 0;
+  RowStatus status = RowStatus::kOk;
+  std::string note;
+  int samples = 0;
+  double time_us = 0.0;  // median
+  double min_us = 0.0;
+  double p90_us = 0.0;
+  double efficiency = 0.0;
+};
+
+// One layer in one mode at one M, with and without GPTQ act-order (the
+// --act-order section): the same weights, the act-order layer made from a
+// GPTQ checkpoint whose g_idx permutes K, all timed interleaved.
+struct ActOrderRow {
+  std::string impl;  // kImplW4a16 / kImplDa8w4
+  std::string layer;
+  int64_t n = 0, k = 0, group_size = 0, m = 0;
+  RowStatus status = RowStatus::kOk;
+  std::string note;
+  int samples = 0;
+  double plain_p50_us = 0.0, plain_min_us = 0.0;
+  double act_p50_us = 0.0, act_min_us = 0.0;
+  // A second plain layer from the same checkpoint, timed alongside: the
+  // noise floor of the comparison.
+  double copy_p50_us = 0.0, copy_min_us = 0.0;
+
+  bool ok() const { return status == RowStatus::kOk; }
+  // act / plain and copy / plain, of the p50s and of the mins: the figures
+  // the table prints as a cost (ratio - 1) and the files carry. 0 unless
+  // the row is ok.
+  double act_over_plain_p50() const;
+  double act_over_plain_min() const;
+  double copy_over_plain_p50() const;
+  double copy_over_plain_min() const;
+};
+
+// One layer at one M in one of the --accuracy section's variants: W4A16,
+// DA8W4 with per-token or per-group activation scales. The error is the
+// layer's (measured once on accuracy_rows rows of Gaussian x with outlier
+// channels, against float64 on the same int4 weights); the times are hot,
+// the three variants interleaved at this M.
+struct AccuracyRow {
+  std::string impl;  // kImplW4a16 / kImplDa8w4
+  std::string layer;
+  int64_t n = 0, k = 0, group_size = 0, m = 0;
+  std::string act_quant;  // DA8W4: "per_token" / "per_group"; W4A16: ""
+  RowStatus status = RowStatus::kOk;
+  std::string note;
+  int outliers = 0;
+  double outlier_scale = 0.0;
+  double rel_error = 0.0;         // relative L2 error
+  double error_over_w4a16 = 0.0;  // rel_error / W4A16's (0 if unknown)
+  int samples = 0;
+  double p50_us = 0.0, min_us = 0.0;
+  // Time over the per-token DA8W4 layer's at this M (0 if unknown).
+  double over_per_token_p50 = 0.0, over_per_token_min = 0.0;
+
+  bool ok() const { return status == RowStatus::kOk; }
+};
+
+// One mode at one M through a whole model (the --model section): a step
+// runs every linear layer of every decoder layer in order, 4 calls per
+// decoder layer. The DRAM read rate is a plain streaming read of a
+// DRAM-sized buffer timed in the same rounds as the steps.
+struct ModelRow {
+  std::string impl;         // kImplW4a16 / kImplDa8w4
+  std::string model;        // preset name
+  int layers = 0;           // decoder layers built
+  std::string variant;      // "plain" (linears only) / "fused" (host epilogues)
+  std::string step;         // "decode" / "prefill"
+  int prefetch = -1;        // the --prefetch distance; -1: the defaults
+  std::string tuning;       // the --tunings file's stem; empty: none
+  bool huge_pages = false;  // LayerOptions::huge_pages
+  int64_t m = 0;
+  int64_t calls = 0;  // linear calls per step
+  RowStatus status = RowStatus::kOk;
+  std::string note;
+  int samples = 0;
+  double time_ms = 0.0;  // p50 of a step
+  double min_ms = 0.0;
+  double p90_ms = 0.0;
+  double tokens_per_s = 0.0;     // M / p50
+  int64_t weight_bytes = 0;      // packed weights, scales, bias per step
+  double weight_gbps = 0.0;      // weight_bytes / p50
+  double weight_gbps_max = 0.0;  // weight_bytes / min
+  // The streaming read timed in the same rounds: its p50 rate and its best
+  // (from its min), and the step's rates as a percentage of them.
+  double read_gbps = 0.0;
+  double read_gbps_best = 0.0;
+  double read_pct = 0.0;      // weight_gbps / read_gbps
+  double read_pct_min = 0.0;  // weight_gbps_max / read_gbps_best
+  // Tails: p90 over min of the step, and of the read in the same rounds
+  // (the machine's own noise: a step's tail above it is the library's).
+  double tail = 0.0;
+  double read_tail = 0.0;
+
+  bool ok() const { return status == RowStatus::kOk; }
+};
+
+// What a model copy was built under besides its mode: "pf<prefetch>", the
+// --tunings label, or "" for the defaults (prefetch < 0, tuning empty).
+std::string ModelSettingLabel(int prefetch, const std::string& tuning);
+
+// One fused MoE layer (MoeLayer) of a model preset per mode, routing and
+// token count (the --moe section, perf/lib/sections/moe_bench.h).
+struct MoeBenchRow {
+  std::string preset;
+  Mode mode = Mode::kW4A16;
+  bool skewed = false;  // expert 0 in every token, the rest uniform
+  int64_t tokens = 0;
+  int threads = 0;
+  double min_us = 0.0, median_us = 0.0;
+  // The same layer as a host writes it without MoeLayer: for each active
+  // expert in turn, its rows gathered, its w13 and w2 Layer::Run (each
+  // parallel on its own), the weighted rows added into y; timed
+  // interleaved with the fused layer.
+  double loop_min_us = 0.0, loop_median_us = 0.0;
+  int64_t touched_experts = 0;
+  double touched_bytes = 0.0;
+  double read_bytes_per_s = 0.0;  // measured at the touched footprint
+  double macs = 0.0;              // multiply-accumulates per call
+  double peak_macs_per_s = 0.0;   // the mode's instruction, 0 if unknown
+  // touched_bytes / min time against read_bytes_per_s, in percent.
+  double roof_pct() const;
+  double peak_pct() const;
+  // The roofline bound that binds (the larger of the two shares, as each
+  // is bound time / min time): kBoundMemory or kBoundCompute, "" if
+  // neither was measured.
+  const char* bound() const;
+};
+
+struct BenchReport {
+  std::string w4jit_version;
+  std::string onednn_version;
+  std::string date_utc;  // ISO 8601
+  std::string preset;
+  internal::CpuProfile cpu;
+  int threads = 0;
+  std::vector<int64_t> ms;
+  std::vector<std::string> impls;  // modes and peers that were run
+  double min_time_s = 0.0;
+  int reps = 0;
+  Roofline roofline;
+  std::vector<LayerInfo> layers;
+  std::vector<BenchRow> rows;
+  // How waiting threads behave while the rows are timed (header line).
+  std::string wait_policy;
+  std::vector<ScalingRow> scaling;     // empty without --scaling
+  std::vector<ActOrderRow> act_order;  // empty without --act-order
+  std::vector<AccuracyRow> accuracy;   // empty without --accuracy
+  // The --model section: the model, its packed bytes per mode and
+  // variant, the read probe's buffer, and one row per mode, variant and M.
+  std::string model;
+  int64_t model_read_bytes = 0;
+  std::vector<LayerInfo> model_layers;  // one per mode, variant and shape
+  std::vector<ModelRow> model_rows;
+  std::vector<MoeBenchRow> moe;  // the --moe section (it runs alone)
+
+  bool any_failed() const;
+};
+
+}  // namespace w4jit::perf
+
+#endif  // W4JIT_PERF_LIB_REPORT_BENCH_REPORT_H_
