@@ -65,6 +65,8 @@ double Activation64(Activation a, double t) {
     case Activation::kGeluErf:
       return t >= 0 ? t * (1.0 - 0.5 * std::erfc(t / std::sqrt(2.0)))
                     : t * 0.5 * std::erfc(-t / std::sqrt(2.0));
+    case Activation::kSwigluOai:  // a pair function: SwigluOai64
+      return t;
   }
   return t;
 }
