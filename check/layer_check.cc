@@ -283,7 +283,20 @@ EpilogueExpectation ExpectEpilogue(const LayerDesc& desc,
   const Expected& g = t[j];
   const double tol_g = Tolerance(plain, g);
   double want, tol;
-  if (e.silu_mul) {
+  if (e.silu_mul && e.activation == Activation::kSwigluOai) {
+    // g' sigmoid(alpha g') (u' + 1): the clamps are 1-Lipschitz, g'
+    // sigmoid(alpha g') has silu's slope (a scaled silu).
+    const Expected& u = t[desc.n / 2 + j];
+    const double tol_u = Tolerance(plain, u);
+    want = internal::EpilogueRef(e, g.value, u.value, opv);
+    const double gc = std::min<double>(g.value, e.gate_limit);
+    const double up = std::fabs(
+        std::clamp<double>(u.value, -e.gate_limit, e.gate_limit) + 1.0);
+    const double s = std::fabs(
+        gc / (1.0 + std::exp(-static_cast<double>(e.gate_alpha) * gc)));
+    tol = ActivationSlope(Activation::kSilu) * tol_g * (up + tol_u) +
+          s * tol_u + kEpilogueRelErr * s * up;
+  } else if (e.silu_mul) {
     const Expected& u = t[desc.n / 2 + j];
     const double tol_u = Tolerance(plain, u);
     want = internal::EpilogueRef(e, g.value, u.value, opv);

@@ -165,7 +165,14 @@ MoeExpected MoeOracle(const MoeDesc& desc, const MoeCheckpoint& ckpt, int64_t t,
                       int64_t ldy, bool accumulate) {
   const int64_t hidden = desc.hidden, inter = desc.intermediate;
   const bool quantized = desc.mode == Mode::kDA8W4;
-  const double slope = desc.activation == Activation::kSilu ? 1.1 : 1.13;
+  // The gate's largest slope: silu's 1.0998 (also that of swigluoai's
+  // g sigmoid(alpha g), a scaled silu), gelu's 1.129.
+  const double slope = desc.activation == Activation::kSilu ||
+                               desc.activation == Activation::kSwigluOai
+                           ? 1.1
+                           : 1.13;
+  const bool oai = desc.activation == Activation::kSwigluOai;
+  const double alpha = desc.swiglu_alpha, limit = desc.swiglu_limit;
   std::vector<std::vector<double>> deq13(ckpt.w13.size()), deq2(ckpt.w2.size());
   MoeExpected out;
   out.value.assign(static_cast<size_t>(t * hidden), 0.0);
@@ -196,10 +203,20 @@ MoeExpected MoeOracle(const MoeDesc& desc, const MoeCheckpoint& ckpt, int64_t t,
       }
       const Product g = MatVec(deq13[e], ckpt.w13[e], xr, ex, quantized);
       for (int64_t r = 0; r < inter; ++r) {
-        const double a = ActF64(desc.activation, g.value[r]);
-        const double u = g.value[inter + r], eu = g.err[inter + r];
+        // Gate r and up r: rows r and I + r, or 2r and 2r + 1 (swigluoai).
+        const int64_t gr = oai ? 2 * r : r;
+        const int64_t ur = oai ? 2 * r + 1 : inter + r;
+        double gv = g.value[gr], u = g.value[ur];
+        const double eu = g.err[ur];
+        if (oai) {
+          // Clamps are 1-Lipschitz: the bounds pass through them.
+          gv = std::min(gv, limit);
+          u = std::clamp(u, -limit, limit) + 1.0;
+        }
+        const double a = oai ? gv / (1.0 + std::exp(-alpha * gv))
+                             : ActF64(desc.activation, gv);
         h[r] = a * u;
-        eh[r] = slope * g.err[r] * (std::fabs(u) + eu) + std::fabs(a) * eu +
+        eh[r] = slope * g.err[gr] * (std::fabs(u) + eu) + std::fabs(a) * eu +
                 1e-5 * std::fabs(h[r]) + 1e-30;
         if (round_h) eh[r] += BfUlp(std::fabs(h[r]) + eh[r]) / 2;
       }

@@ -28,9 +28,10 @@ constexpr const char* kMoePrefix = "moe=1,";
 constexpr int64_t kMacBudget = int64_t{1} << 20;  // T * k * H * I per case
 
 const char* GateName(Activation a) {
-  return a == Activation::kGeluErf    ? "gelu"
-         : a == Activation::kGeluTanh ? "gelu_tanh"
-                                      : "silu";
+  return a == Activation::kGeluErf     ? "gelu"
+         : a == Activation::kGeluTanh  ? "gelu_tanh"
+         : a == Activation::kSwigluOai ? "swigluoai"
+                                       : "silu";
 }
 
 // Token i's k expert ids from `seed`: distinct (a shuffle of the experts'
@@ -75,7 +76,7 @@ bool IsMoeCaseText(const std::string& text) {
 
 std::string MoeCaseToString(const MoeCase& c) {
   const MoeDesc& d = c.desc;
-  return absl::StrFormat(
+  std::string s = absl::StrFormat(
       "%sisa=%s,mode=%s,act_quant=%s,experts=%d,hidden=%d,inter=%d,group=%d,"
       "weights=%s,format=%s,stacked=%d,scales=%s,act=%s,out=%s,gate=%s,"
       "w13_bias=%d,w2_bias=%d,bias=%s,bf16_compute=%d,t=%d,k=%d,skewed=%d,"
@@ -90,6 +91,11 @@ std::string MoeCaseToString(const MoeCase& c) {
       c.skewed ? 1 : 0, c.repeats ? 1 : 0, c.accumulate ? 1 : 0,
       c.unweighted ? 1 : 0, c.ldx, c.ldy, c.threads, c.backend, c.weight_seed,
       c.x_seed);
+  if (d.activation == Activation::kSwigluOai) {
+    absl::StrAppendFormat(&s, ",alpha=%.9g,limit=%.9g", d.swiglu_alpha,
+                          d.swiglu_limit);
+  }
+  return s;
 }
 
 absl::StatusOr<MoeCase> ParseMoeCase(const std::string& text) {
@@ -119,13 +125,17 @@ absl::StatusOr<MoeCase> ParseMoeCase(const std::string& text) {
       ok = ParseEnum(value, {DType::kF32, DType::kBF16}, &d.bias_dtype);
     } else if (name == "gate") {
       ok = false;
-      for (Activation a :
-           {Activation::kSilu, Activation::kGeluErf, Activation::kGeluTanh}) {
+      for (Activation a : {Activation::kSilu, Activation::kGeluErf,
+                           Activation::kGeluTanh, Activation::kSwigluOai}) {
         if (value == GateName(a)) {
           d.activation = a;
           ok = true;
         }
       }
+    } else if (name == "alpha" || name == "limit") {
+      float f = 0.0f;
+      ok = absl::SimpleAtof(value, &f);
+      (name == "alpha" ? d.swiglu_alpha : d.swiglu_limit) = f;
     } else if (!is_num) {
       ok = false;
     } else if (name == "experts") {
@@ -178,7 +188,8 @@ MoeCase RandomMoeCase(std::mt19937_64* rng, internal::IsaTier isa,
                                           DType::kF16};
   static constexpr DType kIoTypes[] = {DType::kBF16, DType::kF32};
   static constexpr Activation kGates[] = {
-      Activation::kSilu, Activation::kGeluErf, Activation::kGeluTanh};
+      Activation::kSilu, Activation::kGeluErf, Activation::kGeluTanh,
+      Activation::kSwigluOai};
   // Per channel (-1), even and odd groups, multiples of 4 and 8 or not.
   static constexpr int64_t kGroups[] = {-1, 3, 4, 8, 12, 16, 20, 32, 64, 128};
   MoeCase c;
@@ -192,6 +203,12 @@ MoeCase RandomMoeCase(std::mt19937_64* rng, internal::IsaTier isa,
   d.act_dtype = Pick(rng, kIoTypes);
   d.out_dtype = Pick(rng, kIoTypes);
   d.activation = Pick(rng, kGates);
+  if (d.activation == Activation::kSwigluOai && Coin(rng, 0.3)) {
+    // Other constants than gpt-oss's: the limit often inside the range
+    // of the gate and up values, alpha of either sign.
+    d.swiglu_alpha = static_cast<float>(Uniform(rng, -40, 40)) / 8.0f;
+    d.swiglu_limit = static_cast<float>(Uniform(rng, 1, 64)) / 16.0f;
+  }
   d.has_w13_bias = Coin(rng, 0.3);
   d.has_w2_bias = Coin(rng, 0.3);
   d.bias_dtype = Pick(rng, kIoTypes);

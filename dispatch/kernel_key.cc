@@ -1,5 +1,7 @@
 #include "dispatch/kernel_key.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -50,6 +52,8 @@ const char* ActivationShort(Activation a) {
       return "_geluerf";
     case Activation::kSilu:
       return "_silu";
+    case Activation::kSwigluOai:
+      return "_swigluoai";
   }
   return "_act";
 }
@@ -93,12 +97,32 @@ Epilogue EpilogueFromCode(uint32_t code) {
   return e;
 }
 
+void SetKeyEpilogue(KernelKey* key, const Epilogue& e) {
+  key->epilogue = EpilogueCode(e);
+  key->gate_alpha_bits = 0;
+  key->gate_limit_bits = 0;
+  if (e.silu_mul && e.activation == Activation::kSwigluOai) {
+    std::memcpy(&key->gate_alpha_bits, &e.gate_alpha, sizeof(float));
+    std::memcpy(&key->gate_limit_bits, &e.gate_limit, sizeof(float));
+  }
+}
+
+Epilogue KeyEpilogue(const KernelKey& key) {
+  Epilogue e = EpilogueFromCode(key.epilogue);
+  if (e.silu_mul && e.activation == Activation::kSwigluOai) {
+    std::memcpy(&e.gate_alpha, &key.gate_alpha_bits, sizeof(float));
+    std::memcpy(&e.gate_limit, &key.gate_limit_bits, sizeof(float));
+  }
+  return e;
+}
+
 std::string EpilogueSuffix(uint32_t code) {
   if (code == 0) return "";
   const Epilogue e = EpilogueFromCode(code);
   std::string s = !e.silu_mul ? ActivationShort(e.activation)
-                  : e.gate_activation() == Activation::kSilu
-                      ? "_silumul"
+                  : e.gate_activation() == Activation::kSilu ? "_silumul"
+                  : e.activation == Activation::kSwigluOai
+                      ? ActivationShort(e.activation)
                       : absl::StrCat(ActivationShort(e.activation), "mul");
   for (int i = 0; i < e.num_binary; ++i) {
     absl::StrAppend(&s, "_", e.binary[i].op == BinaryOp::kMul ? "mul" : "add",
@@ -129,6 +153,15 @@ std::string KernelKey::name() const {
   if (flags != 0) absl::StrAppend(&s, absl::StrFormat("_f%x", flags));
   if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
   absl::StrAppend(&s, EpilogueSuffix(epilogue));
+  if (gate_alpha_bits != 0 || gate_limit_bits != 0) {
+    const Epilogue defaults;
+    const Epilogue e = KeyEpilogue(*this);
+    if (e.gate_alpha != defaults.gate_alpha ||
+        e.gate_limit != defaults.gate_limit) {
+      absl::StrAppend(&s,
+                      absl::StrFormat("_a%a_l%a", e.gate_alpha, e.gate_limit));
+    }
+  }
   if (meta_dtype != DType::kF32) {
     absl::StrAppend(&s, "_m", DtypeShort(meta_dtype));
   }

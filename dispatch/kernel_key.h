@@ -68,12 +68,17 @@ struct KernelKey {
   // packing (jit/w4a16_layout.h), held in the meta as 8 - z; the kernel
   // multiplies them by the scale at the group end. Named "_zfold".
   bool folded_zero = false;
+  // A swigluoai gate's alpha and limit (Epilogue::gate_alpha, gate_limit)
+  // as f32 bits, compiled into its constants; 0 for any other epilogue.
+  // Set both with SetKeyEpilogue, read them with KeyEpilogue.
+  uint32_t gate_alpha_bits = 0;
+  uint32_t gate_limit_bits = 0;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
                     epilogue, out_n, act_per_group, prefetch, float_zero,
-                    meta_dtype, folded_zero);
+                    meta_dtype, folded_zero, gate_alpha_bits, gate_limit_bits);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -86,7 +91,8 @@ struct KernelKey {
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
         key.flags, key.epilogue, key.out_n, key.act_per_group, key.prefetch,
-        key.float_zero, static_cast<int>(key.meta_dtype), key.folded_zero);
+        key.float_zero, static_cast<int>(key.meta_dtype), key.folded_zero,
+        key.gate_alpha_bits, key.gate_limit_bits);
   }
 
   // Readable, unique for distinct keys.
@@ -98,6 +104,10 @@ struct KernelKey {
 // (1 = bf16), 9 silu_mul. 0 is "no epilogue".
 uint32_t EpilogueCode(const Epilogue& e);
 Epilogue EpilogueFromCode(uint32_t code);
+// The whole epilogue of a key: its code and, for a swigluoai gate, the
+// gate's constants.
+void SetKeyEpilogue(KernelKey* key, const Epilogue& e);
+Epilogue KeyEpilogue(const KernelKey& key);
 // "_silumul_mulbf16_addf32", "_gelutanh", or "" for none: the part of a
 // kernel name that says which epilogue it applies.
 std::string EpilogueSuffix(uint32_t code);

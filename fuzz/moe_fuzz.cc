@@ -36,11 +36,20 @@ MoeDesc ConsumeDesc(FuzzedDataProvider* fdp, WeightFormat format) {
   d.has_w2_bias = fdp->ConsumeBool();
   d.bias_dtype = fdp->ConsumeBool() ? DType::kF32 : DType::kBF16;
   // Any activation, for the validation; mostly the three gates.
-  d.activation = static_cast<Activation>(fdp->ConsumeIntegralInRange(0, 5));
+  d.activation = static_cast<Activation>(fdp->ConsumeIntegralInRange(0, 7));
   if (fdp->ConsumeIntegralInRange(0, 3) != 3) {
     constexpr Activation kGates[] = {Activation::kSilu, Activation::kGeluErf,
-                                     Activation::kGeluTanh};
+                                     Activation::kGeluTanh,
+                                     Activation::kSwigluOai};
     d.activation = fdp->PickValueInArray(kGates);
+  }
+  if (fdp->ConsumeBool()) {
+    // swigluoai's constants: mostly usable ones, sometimes anything (a
+    // zero, negative or non-finite limit must be refused).
+    d.swiglu_alpha = fdp->ConsumeFloatingPointInRange(-8.0f, 8.0f);
+    d.swiglu_limit = fdp->ConsumeIntegralInRange(0, 9) == 9
+                         ? fdp->ConsumeFloatingPoint<float>()
+                         : fdp->ConsumeFloatingPointInRange(0.25f, 16.0f);
   }
   if (d.mode == Mode::kDA8W4 && fdp->ConsumeBool()) {
     d.act_quant = ActQuant::kPerGroup;

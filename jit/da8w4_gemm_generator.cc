@@ -103,7 +103,7 @@ KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
   key.flags =
       (c.n_tail ? 1u : 0u) | (c.decoded ? 2u : 0u) |
       (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
-  key.epilogue = EpilogueCode(c.epilogue);
+  SetKeyEpilogue(&key, c.epilogue);
   key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
   key.act_per_group = c.act_per_group;
   key.prefetch = c.decoded ? 0 : c.prefetch;

@@ -100,6 +100,7 @@ void EpilogueEmitter::EmitActivation(w4jit::Activation a, const Xmm& v,
                                      const Temps& t) const {
   switch (a) {
     case Activation::kNone:
+    case Activation::kSwigluOai:  // a pair function: Apply
       return;
     case Activation::kRelu:
       // max(0, v) returning v when it is NaN.
@@ -230,7 +231,21 @@ void EpilogueEmitter::EmitTileStores(const TileStores& s) const {
 void EpilogueEmitter::Apply(const Xmm& v, const Xmm* up,
                             const Xbyak::Reg64* operands, int64_t col,
                             int count, const Temps& t) const {
-  if (e_.silu_mul) {
+  if (e_.silu_mul && e_.activation == Activation::kSwigluOai) {
+    // g = min(g, limit), u = clamp(u, -limit, limit), keeping NaNs (vminps
+    // and vmaxps return their second source if either is NaN); then
+    // v = g * sigmoid(alpha g) * (u + 1), in SwigluOaiRef's order.
+    g_->vmovups(t[0], F(e_.gate_limit));
+    g_->vminps(v, t[0], v);
+    g_->vminps(*up, t[0], *up);
+    g_->vmovups(t[0], F(-e_.gate_limit));
+    g_->vmaxps(*up, t[0], *up);
+    g_->vmulps(t[3], v, F(e_.gate_alpha));
+    Sigmoid(t[0], t[3], t[1], t[2]);
+    g_->vmulps(v, v, t[0]);
+    g_->vaddps(*up, *up, F(1.0f));
+    g_->vmulps(v, v, *up);
+  } else if (e_.silu_mul) {
     EmitActivation(e_.gate_activation(), v, t);
     g_->vmulps(v, v, *up);
   } else {

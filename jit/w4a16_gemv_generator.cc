@@ -159,7 +159,7 @@ W4a16GemvGenerator::W4a16GemvGenerator(const KernelKey& key)
     // tall zmm tiles with a gelu_erf and two operands need ~0.5 MB.
     : Generator(key.name(), key.epilogue != 0 ? 2 * 1024 * 1024 : 256 * 1024),
       key_(key),
-      epilogue_(EpilogueFromCode(key.epilogue)),
+      epilogue_(KeyEpilogue(key)),
       vec_(this, IsAvx512(key.isa)),
       dot_(key.flavor == Flavor::kBf16Dot),
       lanes_(vec_.lanes32()),

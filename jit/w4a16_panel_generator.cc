@@ -59,7 +59,7 @@ absl::Status W4a16PanelGenerator::Check(const KernelKey& key) {
 W4a16PanelGenerator::W4a16PanelGenerator(const KernelKey& key)
     : Generator(key.name()),
       key_(key),
-      epilogue_(EpilogueFromCode(key.epilogue)),
+      epilogue_(KeyEpilogue(key)),
       vec_(this, IsAvx512(key.isa)),
       lanes_(vec_.lanes32()),
       nv_(static_cast<int>(key.nr / vec_.lanes32())),

@@ -42,13 +42,25 @@ float ActivationRef(Activation a, float t) {
     }
     case Activation::kGeluErf:
       return t * NormalCdfRef(t);
+    case Activation::kSwigluOai:
+      // A pair function (SwigluOaiRef); alone it is not defined.
+      return t;
   }
   return t;
 }
 
+float SwigluOaiRef(float g, float u, float alpha, float limit) {
+  // min / clamp that keep a NaN (as torch.clamp does).
+  g = g > limit ? limit : g;
+  u = u > limit ? limit : (u < -limit ? -limit : u);
+  return g * SigmoidRef(alpha * g) * (u + 1.0f);
+}
+
 float EpilogueRef(const Epilogue& e, float t, float up, const float* operands) {
-  float v = e.silu_mul ? ActivationRef(e.gate_activation(), t) * up
-                       : ActivationRef(e.activation, t);
+  float v = !e.silu_mul ? ActivationRef(e.activation, t)
+            : e.activation == Activation::kSwigluOai
+                ? SwigluOaiRef(t, up, e.gate_alpha, e.gate_limit)
+                : ActivationRef(e.gate_activation(), t) * up;
   for (int i = 0; i < e.num_binary; ++i) {
     v = e.binary[i].op == BinaryOp::kMul ? v * operands[i] : v + operands[i];
   }

@@ -11,8 +11,13 @@
 
 namespace w4jit::internal {
 
-// activation(t) in f32 (kNone: t).
+// activation(t) in f32 (kNone: t; kSwigluOai, a pair function: t).
 float ActivationRef(Activation a, float t);
+
+// gpt-oss's gate of gate value g and up value u (Activation::kSwigluOai):
+// min(g, limit) * sigmoid(alpha * min(g, limit)) * (clamp(u, +-limit) + 1),
+// multiplied in that order.
+float SwigluOaiRef(float g, float u, float alpha, float limit);
 
 // The epilogue of one output element: `t` is the layer's f32 result of
 // column j (gate column j with silu_mul) and `up` that of column N/2 + j

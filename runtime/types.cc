@@ -90,6 +90,8 @@ const char* ToString(Activation a) {
       return "gelu_erf";
     case Activation::kSilu:
       return "silu";
+    case Activation::kSwigluOai:
+      return "swigluoai";
   }
   return "unknown-activation";
 }

@@ -1,6 +1,7 @@
 #include "runtime/validate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -123,11 +124,16 @@ absl::Status ValidateEpilogue(const LayerDesc& d) {
   const Epilogue& e = d.epilogue;
   const int act = static_cast<int>(e.activation);
   if (act < static_cast<int>(Activation::kNone) ||
-      act > static_cast<int>(Activation::kSilu)) {
+      act > static_cast<int>(Activation::kSwigluOai)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "epilogue.activation = %d is not an activation (none 0, relu 1, "
-        "sigmoid 2, gelu_tanh 3, gelu_erf 4, silu 5)",
+        "sigmoid 2, gelu_tanh 3, gelu_erf 4, silu 5, swigluoai 6)",
         act));
+  }
+  if (e.activation == Activation::kSwigluOai && !e.silu_mul) {
+    return absl::InvalidArgumentError(
+        "epilogue.activation = swigluoai gates a [gate | up] pair: it needs "
+        "epilogue.silu_mul");
   }
   if (e.num_binary < 0 || e.num_binary > 2) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -150,11 +156,20 @@ absl::Status ValidateEpilogue(const LayerDesc& d) {
     if (e.activation != Activation::kNone &&
         e.activation != Activation::kSilu &&
         e.activation != Activation::kGeluTanh &&
-        e.activation != Activation::kGeluErf) {
+        e.activation != Activation::kGeluErf &&
+        e.activation != Activation::kSwigluOai) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "epilogue.silu_mul gates with silu, gelu_tanh or gelu_erf; "
-          "activation = %s is none of them",
+          "epilogue.silu_mul gates with silu, gelu_tanh, gelu_erf or "
+          "swigluoai; activation = %s is none of them",
           ToString(e.activation)));
+    }
+    if (e.activation == Activation::kSwigluOai &&
+        !(std::isfinite(e.gate_alpha) && std::isfinite(e.gate_limit) &&
+          e.gate_limit > 0.0f)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "swigluoai needs a finite gate_alpha and a finite gate_limit > 0; "
+          "gate_alpha = %g, gate_limit = %g",
+          e.gate_alpha, e.gate_limit));
     }
     if (d.n % 2 != 0) {
       return absl::InvalidArgumentError(absl::StrFormat(

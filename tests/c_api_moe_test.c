@@ -18,6 +18,10 @@ static float x[T * H];
 static const int32_t kIds[T * KTOP] = {2, 0, 1, 1, 0, 2};
 static const float kWeights[T * KTOP] = {0.75f, 0.25f, 1.0f,
                                          -0.5f, 2.0f,  0.125f};
+/* The gate: silu on [gate | up] halves, or (oai) swigluoai on interleaved
+ * rows with kAlpha and kLimit (a limit the gate and up values cross). */
+static int oai;
+static const float kAlpha = 1.5f, kLimit = 0.75f;
 
 static int Fail(const char* what) {
   fprintf(stderr, "c_api_moe_test: %s (last error: \"%s\")\n", what,
@@ -46,18 +50,24 @@ static double Expected(int t, int c) {
     const int e = kIds[t * KTOP + j];
     double down = 0.0;
     for (r = 0; r < I; ++r) {
-      double g = 0.0, u = 0.0;
+      double g = 0.0, u = 0.0, a;
+      const int gr = oai ? 2 * r : r, ur = oai ? 2 * r + 1 : I + r;
       for (h = 0; h < H; ++h) {
         const int grp = h / GROUP;
-        g += q13[(e * 2 * I + r) * H + h] *
-             (double)s13[(e * (H / GROUP) + grp) * 2 * I + r] * x[t * H + h];
-        u += q13[(e * 2 * I + I + r) * H + h] *
-             (double)s13[(e * (H / GROUP) + grp) * 2 * I + I + r] *
-             x[t * H + h];
+        g += q13[(e * 2 * I + gr) * H + h] *
+             (double)s13[(e * (H / GROUP) + grp) * 2 * I + gr] * x[t * H + h];
+        u += q13[(e * 2 * I + ur) * H + h] *
+             (double)s13[(e * (H / GROUP) + grp) * 2 * I + ur] * x[t * H + h];
+      }
+      if (oai) {
+        g = g < kLimit ? g : kLimit;
+        u = u < -kLimit ? -kLimit : (u > kLimit ? kLimit : u);
+        a = g / (1.0 + exp(-kAlpha * g)) * (u + 1.0);
+      } else {
+        a = g / (1.0 + exp(-g)) * u;
       }
       down += q2[(e * H + c) * I + r] *
-              (double)s2[(e * (I / GROUP) + r / GROUP) * H + c] *
-              (g / (1.0 + exp(-g)) * u);
+              (double)s2[(e * (I / GROUP) + r / GROUP) * H + c] * a;
     }
     y += kWeights[t * KTOP + j] * down;
   }
@@ -76,7 +86,11 @@ static void Describe(w4jit_moe_desc* d, w4jit_mode mode,
   d->act_dtype = W4JIT_F32;
   d->out_dtype = W4JIT_F32;
   d->mode = mode;
-  d->activation = W4JIT_ACT_SILU;
+  d->activation = oai ? W4JIT_ACT_SWIGLUOAI : W4JIT_ACT_SILU;
+  if (oai) {
+    d->swiglu_alpha = kAlpha;
+    d->swiglu_limit = kLimit;
+  }
 }
 
 static w4jit_weights View(const void* q, const float* s) {
@@ -241,11 +255,20 @@ static int Errors(void) {
 }
 
 int main(void) {
+  w4jit_moe_desc init;
   Fill();
+  w4jit_moe_desc_init(&init);
+  if (init.swiglu_alpha != 1.702f || init.swiglu_limit != 7.0f) {
+    return Fail("desc_init: swigluoai constants are not gpt-oss's");
+  }
   /* W4A16 with f32 x computes in f32; DA8W4 quantizes x and the
    * intermediate to int8 (about 1% of the magnitude). */
   if (RunMode(W4JIT_W4A16, W4JIT_ACT_QUANT_PER_TOKEN, 1e-4)) return 1;
   if (RunMode(W4JIT_DA8W4, W4JIT_ACT_QUANT_PER_TOKEN, 5e-2)) return 1;
   if (RunMode(W4JIT_DA8W4, W4JIT_ACT_QUANT_PER_GROUP, 5e-2)) return 1;
+  oai = 1;
+  if (RunMode(W4JIT_W4A16, W4JIT_ACT_QUANT_PER_TOKEN, 1e-4)) return 1;
+  if (RunMode(W4JIT_DA8W4, W4JIT_ACT_QUANT_PER_TOKEN, 5e-2)) return 1;
+  oai = 0;
   return Errors();
 }

@@ -65,6 +65,8 @@ double Activation64(Activation a, double t) {
     case Activation::kGeluErf:
       return t >= 0 ? t * (1.0 - 0.5 * std::erfc(t / std::sqrt(2.0)))
                     : t * 0.5 * std::erfc(-t / std::sqrt(2.0));
+    case Activation::kSwigluOai:  // a pair function: SwigluOai64
+      return t;
   }
   return t;
 }
@@ -142,6 +144,17 @@ std::vector<Epilogue> TestEpilogues() {
     gated.activation = a;
     out.push_back(gated);
   }
+  // gpt-oss's gate: its constants, and others whose limit is inside the
+  // range of the test layers' gate and up values (both clamps act), with
+  // a binary op after it.
+  Epilogue oai = silu_mul;
+  oai.activation = Activation::kSwigluOai;
+  out.push_back(oai);
+  oai.gate_alpha = -0.75f;
+  oai.gate_limit = 0.375f;
+  oai.num_binary = 1;
+  oai.binary[0] = {BinaryOp::kMul, DType::kF32};
+  out.push_back(oai);
   return out;
 }
 
@@ -498,6 +511,131 @@ TEST(EpilogueAccuracyTest, Avx512ActivationsAssembleAndRunWhereSupported) {
   }
 }
 
+// A kernel that applies a gated pair epilogue (silu_mul with some gate)
+// to n gate and n up values: EpilogueEmitter::Apply on its own.
+class PairKernel : public internal::Generator {
+ public:
+  struct Args {
+    const float* gate;
+    const float* up;
+    float* out;
+    int64_t vectors;
+  };
+  PairKernel(const Epilogue& e, bool avx512)
+      : Generator("pair_epilogue"), e_(e), vec_(this, avx512) {}
+
+ protected:
+  void Generate() override {
+    Preamble();
+    mov(rsi, ptr[rdi + offsetof(Args, gate)]);
+    mov(r8, ptr[rdi + offsetof(Args, up)]);
+    mov(rdx, ptr[rdi + offsetof(Args, out)]);
+    mov(rcx, ptr[rdi + offsetof(Args, vectors)]);
+    const internal::EpilogueEmitter ep(this, vec_, &pool_, e_);
+    const Xbyak::Xmm up = vec_.Vec(1);
+    Xbyak::Label loop;
+    L(loop);
+    vmovups(vec_.Vec(0), ptr[rsi]);
+    vmovups(up, ptr[r8]);
+    ep.Apply(vec_.Vec(0), &up, nullptr, 0, vec_.lanes32(),
+             {vec_.Vec(2), vec_.Vec(3), vec_.Vec(4), vec_.Vec(5)});
+    vmovups(ptr[rdx], vec_.Vec(0));
+    add(rsi, vec_.bytes());
+    add(r8, vec_.bytes());
+    add(rdx, vec_.bytes());
+    dec(rcx);
+    jnz(loop, T_NEAR);
+    Postamble();
+    pool_.Emit(this);
+  }
+
+ private:
+  Epilogue e_;
+  internal::VecEmitter vec_;
+  internal::ConstPool pool_;
+};
+
+// swigluoai in float64: min(g, limit) sigmoid(alpha min(g, limit))
+// (clamp(u, -limit, limit) + 1).
+double SwigluOai64(double g, double u, double alpha, double limit) {
+  g = std::min(g, limit);
+  u = std::clamp(u, -limit, limit);
+  return g * Sigmoid64(alpha * g) * (u + 1.0);
+}
+
+// The swigluoai pair (gpt-oss's constants and others) against float64 on
+// a grid of gate and up values around and past the limits, NaN kept; the
+// AVX-512 form is generated and assembled everywhere and run where the
+// CPU has it.
+TEST(EpilogueAccuracyTest, SwigluOaiPairAgainstFloat64) {
+  std::vector<float> gs, us;
+  for (float g = -100.0f; g <= 100.0f; g += 0.37f) {
+    for (float u : {-1e4f, -30.0f, -7.5f, -7.0f, -3.25f, -1.0f, -0.0f, 0.5f,
+                    6.99f, 7.0f, 8.0f, 1e4f}) {
+      gs.push_back(g);
+      us.push_back(u);
+    }
+  }
+  for (float v : {7.0f, 6.9999995f, 7.0000005f, 1e20f, -1e20f, 0.0f}) {
+    gs.push_back(v);
+    us.push_back(v);
+  }
+  gs.push_back(NAN);
+  us.push_back(1.0f);
+  gs.push_back(1.0f);
+  us.push_back(NAN);
+  while (gs.size() % 16 != 0) {
+    gs.push_back(1.0f);
+    us.push_back(1.0f);
+  }
+  for (const auto& [alpha, limit] :
+       {std::pair{1.702f, 7.0f}, {0.5f, 2.5f}, {-1.25f, 30.0f}}) {
+    Epilogue e;
+    e.silu_mul = true;
+    e.activation = Activation::kSwigluOai;
+    e.gate_alpha = alpha;
+    e.gate_limit = limit;
+    for (const bool avx512 : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("alpha ", alpha, " limit ", limit,
+                                avx512 ? " avx512" : " avx2"));
+      PairKernel k(e, avx512);
+      ASSERT_TRUE(k.Create().ok());
+      const IsaTier tier = avx512 ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+      if (!CanRunTier(tier)) continue;  // assembled only
+      std::vector<float> out(gs.size());
+      PairKernel::Args args{
+          gs.data(), us.data(), out.data(),
+          static_cast<int64_t>(gs.size()) / (avx512 ? 16 : 8)};
+      k.entry<void (*)(const PairKernel::Args*)>()(&args);
+      double worst = 0.0;
+      for (size_t i = 0; i < gs.size(); ++i) {
+        const float ref = internal::SwigluOaiRef(gs[i], us[i], alpha, limit);
+        if (std::isnan(gs[i]) || std::isnan(us[i])) {
+          EXPECT_TRUE(std::isnan(out[i])) << i;
+          EXPECT_TRUE(std::isnan(ref)) << i;
+          continue;
+        }
+        const double want = SwigluOai64(gs[i], us[i], alpha, limit);
+        // Relative to f64 where it is not tiny; the f32 product alpha * g
+        // is rounded first (half an ulp of |alpha g| <= 88 moves sigmoid
+        // by that times 1 - sigmoid): 6e-8 |alpha g| relative, plus the
+        // vector sigmoid's 3e-7 and the two products'.
+        const double z = std::fabs(alpha * std::min(gs[i], limit));
+        const double bound = 3e-7 + 6e-8 * z + 2.5e-7;
+        const double scale = std::max(std::fabs(want), 1e-30);
+        const double rel = std::fabs(out[i] - want) / scale;
+        const double rel_ref = std::fabs(ref - want) / scale;
+        worst = std::max(worst, rel);
+        EXPECT_LE(rel, bound) << "g " << gs[i] << " u " << us[i] << " got "
+                              << out[i] << " want " << want;
+        EXPECT_LE(rel_ref, bound) << "reference, g " << gs[i] << " u " << us[i];
+      }
+      std::printf("swigluoai alpha %g limit %g %s: max rel %.3g\n", alpha,
+                  limit, avx512 ? "avx512" : "avx2", worst);
+    }
+  }
+}
+
 // Every AVX-512 epilogue kernel variant generates: DA8W4 (packed and
 // decoded tiles, tails), W4A16 GEMV (f32 FMA and bf16 dot) and panel.
 TEST(EpilogueAvx512Test, KernelsGenerate) {
@@ -543,7 +681,7 @@ TEST(EpilogueAvx512Test, KernelsGenerate) {
       key.out_n = e.silu_mul ? 75 : 0;
       key.mr = 4;
       key.bias = true;
-      key.epilogue = internal::EpilogueCode(e);
+      internal::SetKeyEpilogue(&key, e);
       ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok())
           << internal::W4a16GemvGenerator::Check(key);
       internal::W4a16GemvGenerator g(key);
@@ -569,7 +707,7 @@ TEST(EpilogueAvx512Test, KernelsGenerate) {
     p.n = 64;
     p.out_n = e.silu_mul ? 27 : 0;
     p.bias = true;
-    p.epilogue = internal::EpilogueCode(e);
+    internal::SetKeyEpilogue(&p, e);
     ASSERT_TRUE(internal::W4a16PanelGenerator::Check(p).ok())
         << internal::W4a16PanelGenerator::Check(p);
     internal::W4a16PanelGenerator g(p);

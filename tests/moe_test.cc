@@ -13,6 +13,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -202,6 +204,12 @@ TEST_P(MoeTest, FormatsDtypesActivationsAndTokenCounts) {
        DType::kBF16, Activation::kGeluErf, false},
       {WeightFormat::kGptqV1, false, WeightType::kU4, DType::kBF16, DType::kF32,
        Activation::kSilu, true},
+      // gpt-oss's experts as vLLM hands them to zentorch: interleaved w13
+      // rows, biases.
+      {WeightFormat::kZentorchInt32, true, WeightType::kS4, DType::kBF16,
+       DType::kBF16, Activation::kSwigluOai, true},
+      {WeightFormat::kCompressedTensors, false, WeightType::kU4, DType::kF32,
+       DType::kF32, Activation::kSwigluOai, false},
   };
   uint32_t seed = 100;
   for (const Variant& v : variants) {
@@ -224,6 +232,45 @@ TEST_P(MoeTest, FormatsDtypesActivationsAndTokenCounts) {
             RunAndCheck(*f, t, k, Routes::kUniform, false, false, seed++));
       }
     }
+  }
+}
+
+// swigluoai with other constants than gpt-oss's: a limit inside the range
+// of the gate and up values (both clamps act) and a negative alpha; bf16
+// biases. A bad limit or alpha is refused, naming it.
+TEST_P(MoeTest, SwigluOaiConstantsAndClamps) {
+  MoeDesc d = SmallDesc();
+  d.activation = Activation::kSwigluOai;
+  d.has_w13_bias = d.has_w2_bias = true;
+  d.bias_dtype = DType::kBF16;
+  uint32_t seed = 900;
+  for (const auto& [alpha, limit] :
+       {std::pair{1.702f, 7.0f}, {0.75f, 0.25f}, {-2.0f, 0.5f}}) {
+    d.swiglu_alpha = alpha;
+    d.swiglu_limit = limit;
+    SCOPED_TRACE(absl::StrCat("alpha ", alpha, " limit ", limit));
+    auto f = MakeFixture(d, WeightFormat::kZentorchInt32, true, GetParam().tier,
+                         seed++);
+    ASSERT_NE(f, nullptr);
+    ExpectTier(*f->layer);
+    for (int64_t t : {1, 4, 17}) {
+      EXPECT_TRUE(
+          RunAndCheck(*f, t, 3, Routes::kUniform, false, false, seed++));
+    }
+  }
+  auto c = check::RandomMoeCheckpoint(d, WeightFormat::kZentorchInt32, 1);
+  ASSERT_TRUE(c.ok());
+  for (const auto& [alpha, limit, needle] :
+       {std::tuple{1.702f, 0.0f, "swiglu_limit = 0"},
+        {1.702f, -1.0f, "swiglu_limit = -1"},
+        {NAN, 7.0f, "swiglu_alpha = nan"},
+        {1.702f, INFINITY, "swiglu_limit = inf"}}) {
+    d.swiglu_alpha = alpha;
+    d.swiglu_limit = limit;
+    auto layer = MoeLayer::Create(d, c->Stacked());
+    ASSERT_FALSE(layer.ok()) << needle;
+    EXPECT_NE(layer.status().message().find(needle), std::string::npos)
+        << layer.status();
   }
 }
 

@@ -79,15 +79,17 @@ MoeClass::MoeClass(const std::string& format,
                    const std::vector<at::Tensor>& w2_bias,
                    const std::string& mode, int64_t group_size,
                    const std::string& act_dtype, bool groups_major,
-                   const std::string& activation,
-                   const std::string& act_quant) {
+                   const std::string& activation, const std::string& act_quant,
+                   double swiglu_alpha, double swiglu_limit) {
   const WeightFormat f = ParseWeightFormat(kOp, format);
   MoeDesc d;
   d.mode = ParseMode(kOp, mode);
   d.act_quant = ParseActQuant(kOp, act_quant);
   d.act_dtype = ParseActDType(kOp, act_dtype);
   d.out_dtype = d.act_dtype;
-  d.activation = ParseGateActivation(kOp, "activation", activation);
+  d.activation = ParseMoeActivation(kOp, "activation", activation);
+  d.swiglu_alpha = static_cast<float>(swiglu_alpha);
+  d.swiglu_limit = static_cast<float>(swiglu_limit);
   d.experts = static_cast<int64_t>(w13_qweight.size());
   TORCH_CHECK(d.experts >= 1, kOp, ": no experts (w13_qweight is empty)");
   const ProjectionLists p13{"w13",           w13_qweight, w13_scales,
@@ -175,10 +177,16 @@ std::string MoeClass::activation() const {
       return "gelu";
     case Activation::kGeluTanh:
       return "gelu_tanh";
+    case Activation::kSwigluOai:
+      return "swigluoai";
     default:
       return "silu";
   }
 }
+
+double MoeClass::swiglu_alpha() const { return layer_->desc().swiglu_alpha; }
+
+double MoeClass::swiglu_limit() const { return layer_->desc().swiglu_limit; }
 
 std::string MoeClass::act_quant() const {
   return ToString(layer_->desc().act_quant);
@@ -201,7 +209,7 @@ void RegisterMoeClass(torch::Library& m) {
   m.class_<MoeClass>("MoE")
       .def(torch::init<std::string, List, List, List, List, List, List, List,
                        List, List, List, std::string, int64_t, std::string,
-                       bool, std::string, std::string>())
+                       bool, std::string, std::string, double, double>())
       .def("forward", &MoeClass::forward)
       .def("experts", &MoeClass::experts)
       .def("hidden", &MoeClass::hidden)
@@ -210,6 +218,8 @@ void RegisterMoeClass(torch::Library& m) {
       .def("mode", &MoeClass::mode)
       .def("activation", &MoeClass::activation)
       .def("act_quant", &MoeClass::act_quant)
+      .def("swiglu_alpha", &MoeClass::swiglu_alpha)
+      .def("swiglu_limit", &MoeClass::swiglu_limit)
       .def("kernel_names", &MoeClass::kernel_names)
       .def("packed_bytes", &MoeClass::packed_bytes)
       .def("expert_packed_bytes", &MoeClass::expert_packed_bytes);

@@ -3,17 +3,27 @@
 //           Tensor topk_id, bool skip_weighted, str act,
 //           Tensor? w13_scales, Tensor? w2_scales, *,
 //           Tensor? w13_zero_points, Tensor? w2_zero_points,
-//           str mode, str act_quant, str zentorch_op_name) -> ()
+//           str mode, str act_quant, float swiglu_alpha,
+//           float swiglu_limit, str zentorch_op_name) -> ()
+//
+// The positional part is zentorch_fused_moe's, so that vLLM's call works
+// with the op's namespace replaced; everything after * is ours.
 //
 // w13 int32 [E, 2I, H/8] and w2 int32 [E, H, I/8]: each expert's weights
-// as woq_repack_weight makes them (zentorch's repacked layout), stacked;
-// scales [E, G, N] (f32, bf16 or f16), zero points int8 [E, G, N] (u4,
-// both or neither), biases [E, 2I] and [E, H]. input [T, H] bf16 or f32;
+// as woq_repack_weight makes them (zentorch's repacked layout), stacked,
+// or the same bytes as int8 [E, 2I, H/2] and [E, H, I/2] (k even in the
+// low nibble); scales [E, G, N] (f32, bf16 or f16), zero points int8
+// [E, G, N] (u4, both or neither), biases [E, 2I] and [E, H] (any float
+// dtype, widened to f32: exact for bf16). input [T, H] bf16 or f32;
 // topk_id [T, k] int32 (int64 is narrowed), topk_weights [T, k] (any float
 // dtype, widened to f32; not read with skip_weighted). act: "silu",
-// "gelu" (erf) or "gelu_tanh"; mode: "w4a16" or "da8w4"; act_quant (da8w4
-// only, as dynamic_qlinear's): "per_token" or "per_group" activation scales
-// for x and the intermediate.
+// "gelu" (erf), "gelu_tanh" or "swigluoai" (gpt-oss: w13's rows
+// interleaved gate, up, gate, up, ...; swiglu_alpha and swiglu_limit its
+// constants, gpt-oss's by default). mode: "auto" (default: zentorch's
+// rule, ResolveMoeMode: DA8W4 for s4 weights and bf16 input, else W4A16),
+// "w4a16" or "da8w4"; act_quant (da8w4 only, as dynamic_qlinear's):
+// "per_token" (zentorch's) or "per_group" activation scales for x and the
+// intermediate.
 //
 // `output` [T, H] (input's dtype) is OVERWRITTEN with the result: zentorch
 // requires a zero-initialised output and accumulates into it, which gives
@@ -25,6 +35,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -83,31 +94,42 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
               const OptTensor& w13_scales, const OptTensor& w2_scales,
               const OptTensor& w13_zero_points, const OptTensor& w2_zero_points,
               c10::string_view mode_name, c10::string_view act_quant_name,
+              double swiglu_alpha, double swiglu_limit,
               c10::string_view op_name) {
   const std::string op_str(op_name);
   const char* op = op_str.c_str();
-  const Activation activation = ParseGateActivation(op, "act", act);
-  const Mode mode = ParseMode(op, mode_name);
+  const Activation activation = ParseMoeActivation(op, "act", act);
   // per_group with W4A16 is refused by MoeLayer::Create (the desc checks).
   const ActQuant act_quant = ParseActQuant(op, act_quant_name);
   CheckCpu(op, "input", input);
   CheckDim(op, "input", input, 2);
   CheckDType(op, "input", input, {at::kFloat, at::kBFloat16});
-  CheckCpu(op, "w13", w13);
-  CheckDim(op, "w13", w13, 3);
-  CheckDType(op, "w13", w13, {at::kInt});
+  const int64_t h13 = PackedK(op, "w13", w13);
   const int64_t t = input.size(0), hidden = input.size(1);
   const int64_t experts = w13.size(0);
   TORCH_CHECK(w13.size(1) % 2 == 0, op, ": w13 has shape ", ShapeString(w13),
-              ": dim 1 (2I, [gate | up]) must be even");
+              ": dim 1 (2I, gate and up rows) must be even");
   const int64_t inter = w13.size(1) / 2;
-  CheckSize(op, "w13", w13, 2, hidden / 8, "H / 8 words, H from input");
+  const char* w13_why = w13.scalar_type() == at::kInt
+                            ? "[E, 2I, H / 8] int32, H from input"
+                            : "[E, 2I, H / 2] int8, H from input";
+  TORCH_CHECK(h13 == hidden, op, ": w13 has shape ", ShapeString(w13),
+              ": it holds K = ", h13, " columns per row, want ", w13_why,
+              " (H = ", hidden, ")");
   TORCH_CHECK(hidden % 8 == 0 && inter % 8 == 0, op, ": H = ", hidden,
-              " and I = ", inter, " must be multiples of 8 (int32 words)");
-  CheckStacked(op, "w13", w13, experts, 2 * inter, hidden / 8, {at::kInt},
-               "[E, 2I, H / 8]");
-  CheckStacked(op, "w2", w2, experts, hidden, inter / 8, {at::kInt},
-               "[E, H, I / 8]");
+              " and I = ", inter,
+              " must be multiples of 8 (zentorch's int32 words)");
+  const int64_t i2 = PackedK(op, "w2", w2);
+  CheckStacked(op, "w13", w13, experts, 2 * inter, w13.size(2),
+               {w13.scalar_type()}, w13_why);
+  const char* w2_why = w2.scalar_type() == at::kInt
+                           ? "[E, H, I / 8] int32, I from w13"
+                           : "[E, H, I / 2] int8, I from w13";
+  TORCH_CHECK(i2 == inter, op, ": w2 has shape ", ShapeString(w2),
+              ": it holds K = ", i2, " columns per row, want ", w2_why,
+              " (I = ", inter, ")");
+  CheckStacked(op, "w2", w2, experts, hidden, w2.size(2), {w2.scalar_type()},
+               w2_why);
   TORCH_CHECK(w13_scales.has_value() && w2_scales.has_value(), op,
               ": w13_scales and w2_scales are required (int4 experts)");
   const at::Tensor& s13 = *w13_scales;
@@ -133,6 +155,8 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
   TORCH_CHECK(w13_zero_points.has_value() == w2_zero_points.has_value(), op,
               ": give zero points for both projections (u4) or neither (s4)");
   const bool u4 = w13_zero_points.has_value();
+  const Mode mode = ResolveMoeMode(op, mode_name, ToDType(input.scalar_type()),
+                                   u4 ? WeightType::kU4 : WeightType::kS4);
   if (u4) {
     CheckStacked(op, "w13_zero_points", *w13_zero_points, experts, g13,
                  2 * inter, {at::kChar}, "[E, G, 2I]");
@@ -174,14 +198,24 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
   d.out_dtype = d.act_dtype;
   d.mode = mode;
   d.activation = activation;
+  d.swiglu_alpha = static_cast<float>(swiglu_alpha);
+  d.swiglu_limit = static_cast<float>(swiglu_limit);
   d.act_quant = act_quant;
   d.has_w13_bias = b13.defined();
   d.has_w2_bias = b2.defined();
   d.bias_dtype = DType::kF32;
-  const std::string signature = std::to_string(static_cast<int>(d.act_dtype)) +
-                                "/" + std::string(mode_name) + "/" +
-                                std::string(act_quant_name) + "/" +
-                                std::string(act);
+  // Everything of the desc the weight tensors do not fix.
+  std::string signature = std::to_string(static_cast<int>(d.act_dtype)) + "/" +
+                          std::to_string(static_cast<int>(d.mode)) + "/" +
+                          std::string(act_quant_name) + "/" +
+                          std::to_string(static_cast<int>(d.activation));
+  if (d.activation == Activation::kSwigluOai) {
+    // The constants' exact values (hex floats).
+    char constants[64];
+    std::snprintf(constants, sizeof constants, "/%a/%a", d.swiglu_alpha,
+                  d.swiglu_limit);
+    signature += constants;
+  }
   auto layer = MoeCache::Global().GetOrBuild(
       signature,
       {w13, w2, s13, s2, w13_zero_points, w2_zero_points, w13_bias, w2_bias},
@@ -214,7 +248,8 @@ void RegisterMoeOps(torch::Library& m) {
       "Tensor topk_id, bool skip_weighted, str act, "
       "Tensor? w13_scales=None, Tensor? w2_scales=None, *, "
       "Tensor? w13_zero_points=None, Tensor? w2_zero_points=None, "
-      "str mode=\"w4a16\", str act_quant=\"per_token\", "
+      "str mode=\"auto\", str act_quant=\"per_token\", "
+      "float swiglu_alpha=1.702, float swiglu_limit=7.0, "
       "str zentorch_op_name=\"w4jit::fused_moe\") -> ()",
       TORCH_FN(FusedMoe));
 }

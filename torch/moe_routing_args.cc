@@ -2,6 +2,9 @@
 
 #include <c10/util/Exception.h>
 
+#include <string>
+
+#include "torch/arg_names.h"
 #include "torch/tensor_checks.h"
 
 namespace w4jit::torch_ext {
@@ -37,6 +40,33 @@ RoutingTensors CheckRouting(const char* op, const char* ids_name,
     r.weights = weights->to(at::kFloat).contiguous();
   }
   return r;
+}
+
+Activation ParseMoeActivation(const char* op, const char* arg,
+                              c10::string_view act) {
+  if (act == "swigluoai") return Activation::kSwigluOai;
+  if (act == "silu" || act == "gelu" || act == "gelu_erf" ||
+      act == "gelu_tanh") {
+    return ParseGateActivation(op, arg, act);
+  }
+  TORCH_CHECK(false, op, ": ", arg, " = '", std::string(act),
+              "' is not silu, gelu, gelu_tanh or swigluoai");
+  return Activation::kNone;  // not reached
+}
+
+Mode ResolveMoeMode(const char* op, c10::string_view mode, DType act_dtype,
+                    WeightType weight_type) {
+  if (mode != "auto") return ParseMode(op, mode);
+  return act_dtype == DType::kBF16 && weight_type == WeightType::kS4
+             ? Mode::kDA8W4
+             : Mode::kW4A16;
+}
+
+int64_t PackedK(const char* op, const char* name, const at::Tensor& w) {
+  CheckCpu(op, name, w);
+  CheckDim(op, name, w, 3);
+  CheckDType(op, name, w, {at::kInt, at::kChar, at::kByte});
+  return w.size(2) * (w.scalar_type() == at::kInt ? 8 : 2);
 }
 
 }  // namespace w4jit::torch_ext

@@ -8,6 +8,12 @@
 // w13 is an expert's merged [gate | up] projection (2I x H, gate rows
 // first), w2 its down projection (H x I). Only the experts some token
 // selects are run, each on the rows routed to it.
+//
+// With Activation::kSwigluOai (gpt-oss) w13's rows are interleaved as
+// vLLM and zentorch store them, gate i in row 2i and up i in row 2i + 1,
+// and the pair gives act(g, u) = g' * sigmoid(alpha * g') * (u' + 1) with
+// g' = min(g, limit), u' = clamp(u, -limit, limit) (MoeDesc::swiglu_alpha,
+// swiglu_limit), in place of act(g) * u.
 #ifndef W4JIT_MOE_HPP_
 #define W4JIT_MOE_HPP_
 
@@ -41,8 +47,13 @@ struct MoeDesc {
   // DA8W4 activation scales of both projections' inputs (x and the
   // intermediate), as LayerDesc::act_quant: per token or per group.
   ActQuant act_quant = ActQuant::kPerToken;
-  // The gate's function: kSilu (SwiGLU), kGeluTanh or kGeluErf (GeGLU).
+  // The gate's function: kSilu (SwiGLU), kGeluTanh or kGeluErf (GeGLU),
+  // or kSwigluOai (gpt-oss: interleaved w13 rows, see above).
   Activation activation = Activation::kSilu;
+  // kSwigluOai's constants, gpt-oss's by default: alpha finite, limit
+  // finite and > 0. Not read for the other activations.
+  float swiglu_alpha = 1.702f;
+  float swiglu_limit = 7.0f;
   bool has_w13_bias = false;  // [2I] per expert
   bool has_w2_bias = false;   // [H] per expert
   DType bias_dtype = DType::kF32;

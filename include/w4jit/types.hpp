@@ -82,6 +82,12 @@ enum class Activation : int {
   kGeluTanh = 3,
   kGeluErf = 4,
   kSilu = 5,
+  // gpt-oss's gate (silu_mul gates only, never a plain activation): with
+  // g the gate and u the up value of a column,
+  //   g <- min(g, limit), u <- clamp(u, -limit, limit),
+  //   v = g * sigmoid(alpha * g) * (u + 1)
+  // (Epilogue::gate_alpha and gate_limit; gpt-oss: 1.702 and 7).
+  kSwigluOai = 6,
 };
 
 // A binary post-op with an [M, N_out] operand given at Run time.
@@ -97,7 +103,8 @@ struct BinaryPostOp {
 //   v = silu_mul ? gate(t[:, j]) * t[:, N/2 + j]   (j < N/2)
 //                : activation(t[:, j])             (j < N)
 // where gate = silu when activation is kNone (or kSilu), else activation
-// (gelu_tanh / gelu_erf for GeGLU-style MLPs).
+// (gelu_tanh / gelu_erf for GeGLU-style MLPs); with kSwigluOai the pair
+// is gpt-oss's clamped gate (see Activation::kSwigluOai).
 //   v = v op_0 a_0[:, j]          (if num_binary >= 1)
 //   v = v op_1 a_1[:, j]          (if num_binary == 2)
 //   y[:, j] = v in out_dtype
@@ -115,6 +122,9 @@ struct Epilogue {
   int num_binary = 0;  // 0, 1 or 2
   BinaryPostOp binary[2];
   bool silu_mul = false;  // requires N even; see gate_activation()
+  // The constants of a kSwigluOai gate (read for no other activation).
+  float gate_alpha = 1.702f;
+  float gate_limit = 7.0f;
 
   // With silu_mul: the function applied to the gate half.
   Activation gate_activation() const {

@@ -66,7 +66,11 @@ typedef enum w4jit_activation {
   W4JIT_ACT_SIGMOID = 2,
   W4JIT_ACT_GELU_TANH = 3,
   W4JIT_ACT_GELU_ERF = 4,
-  W4JIT_ACT_SILU = 5
+  W4JIT_ACT_SILU = 5,
+  /* gpt-oss's gate, with silu_mul only (w4jit::Activation::kSwigluOai):
+   * v = g' sigmoid(1.702 g') (u' + 1), g' = min(g, 7), u' = clamp(u, -7,
+   * 7); a MoE desc sets its own alpha and limit. */
+  W4JIT_ACT_SWIGLUOAI = 6
 } w4jit_activation;
 
 typedef enum w4jit_binary_op {
@@ -152,13 +156,20 @@ typedef struct w4jit_moe_desc {
   w4jit_dtype act_dtype; /* x: bf16 or f32 */
   w4jit_dtype out_dtype; /* y: bf16 or f32 */
   w4jit_mode mode;
-  w4jit_activation activation; /* SILU, GELU_TANH or GELU_ERF */
+  w4jit_activation activation; /* SILU, GELU_TANH, GELU_ERF or SWIGLUOAI
+                                  (w13 rows interleaved: gate i in row 2i,
+                                  up i in row 2i + 1) */
   int has_w13_bias;
   int has_w2_bias;
   w4jit_dtype bias_dtype;
   int allow_bf16_compute;
   w4jit_act_quant act_quant; /* DA8W4 only (x and the intermediate); per
                                 token after init */
+  /* SWIGLUOAI only: g' = min(g, swiglu_limit), u' = clamp(u, -limit,
+   * limit), act = g' sigmoid(swiglu_alpha g') (u' + 1); 1.702 and 7 (gpt-oss)
+   * after init. */
+  float swiglu_alpha;
+  float swiglu_limit;
 } w4jit_moe_desc;
 
 /* Bytes between consecutive experts of stacked [E, ...] tensors (g_idx:

@@ -1,11 +1,13 @@
 """Benchmark of the fused int4 MoE layer against what a host writes today.
 
-    python3 -m w4jit.bench_moe [--presets qwen3-30b-a3b,mixtral-8x7b]
+    python3 -m w4jit.bench_moe [--presets qwen3-30b-a3b,gpt-oss-20b]
         [--tokens 1,4,16,64,256] [--modes w4a16,da8w4] [--threads 2]
         [--reps 10] [--budget 5] [--csv moe_torch.csv]
 
-For each model preset (its MoE layer's H, I, E and top-k), with random s4
-experts (group 128, bf16 scales, bf16 x and y), uniform routing (k
+For each model preset (its MoE layer's H, I, E and top-k; gpt-oss's with
+biases and the swigluoai gate on interleaved w13 rows), with random s4
+experts (the preset's group, 128 or gpt-oss's 32; bf16 scales, bf16 x and
+y), uniform routing (k
 distinct random experts per token) and skewed routing (expert 0 in every
 token), at each token count T, times interleaved:
 
@@ -13,9 +15,10 @@ token), at each token count T, times interleaved:
          same layer);
   loop   the Python loop a host writes without it: for each expert some
          token chose, its rows gathered, torch.ops.w4jit.woq_linear_silu_mul
-         (w13) and woq_linear (w2) for W4A16, dynamic_qlinear + torch
-         SiLU*mul + dynamic_qlinear for DA8W4, the rows scaled by their
-         routing weights and index_add'ed into y;
+         (w13) and woq_linear (w2) for W4A16 (swigluoai: woq_linear, the
+         gate in torch, woq_linear), dynamic_qlinear + the gate in torch +
+         dynamic_qlinear for DA8W4, the rows scaled by their routing
+         weights and index_add'ed into y;
   bf16   the same loop with torch's F.linear on the experts' bf16
          dequantized weights (mode-independent).
 
@@ -27,7 +30,8 @@ in a model, whose other layers run in between). Prints min and median us
 per call and the time
 ratios fused/loop and fused/bf16 (below 1: fused is faster), and writes
 the rows as CSV with --csv. mixtral-8x7b's experts are ~0.7 GB of int4
-per mode plus 2.8 GB of bf16: choose it explicitly.
+per mode plus 2.8 GB of bf16, gpt-oss-120b's 1.6 GB plus 6.4 GB: choose
+them explicitly.
 """
 import argparse
 import os
@@ -46,8 +50,33 @@ OPS = torch.ops.w4jit
 PRESETS = {  # name: (H, I, E, top-k) of the model's MoE layer
     "qwen3-30b-a3b": (2048, 768, 128, 8),
     "mixtral-8x7b": (4096, 14336, 8, 2),
+    "gpt-oss-20b": (2880, 2880, 32, 4),
+    "gpt-oss-120b": (2880, 2880, 128, 4),
     "tiny": (256, 128, 8, 2),  # for tests
+    "tiny-oai": (256, 128, 8, 2),  # for tests
 }
+# name: (gate, default group size, biases); others: ("silu", 128, False).
+# gpt-oss: H = I = 2880 is not a multiple of 128.
+PRESET_GATES = {
+    "gpt-oss-20b": ("swigluoai", 32, True),
+    "gpt-oss-120b": ("swigluoai", 32, True),
+    "tiny-oai": ("swigluoai", 32, True),
+}
+
+
+def preset_gate(name):
+    """(activation, default group size, biases) of a preset."""
+    return PRESET_GATES.get(name, ("silu", 128, False))
+
+
+def gate(act, g, inter):
+    """The intermediate of w13's output g [rows, 2I]: silu(gate) * up on
+    halves, or swigluoai on interleaved rows (gpt-oss's constants)."""
+    if act == "swigluoai":
+        gt = g[:, 0::2].clamp(max=7.0)
+        up = g[:, 1::2].clamp(min=-7.0, max=7.0)
+        return gt * torch.sigmoid(1.702 * gt) * (up + 1)
+    return F.silu(g[:, :inter]) * g[:, inter:]
 # Largest relative L2 difference allowed between two paths, per mode: the
 # bf16 rounding of weights and intermediates (W4A16), plus the int8
 # quantization of x and of the intermediate (DA8W4).
@@ -86,6 +115,10 @@ class Experts:
     def __init__(self, preset, group_size, modes):
         h, i, e, self.k = PRESETS[preset]
         self.h, self.i, self.e = h, i, e
+        self.act, default_group, biases = preset_gate(preset)
+        group_size = group_size or default_group
+        self.b13 = (torch.randn(e, 2 * i) * 0.1).bfloat16() if biases else None
+        self.b2 = (torch.randn(e, h) * 0.1).bfloat16() if biases else None
         self.w13 = torch.stack([random_words((2 * i, h // 8))
                                 for _ in range(e)])
         self.w2 = torch.stack([random_words((h, i // 8)) for _ in range(e)])
@@ -95,9 +128,10 @@ class Experts:
 
         self.s13 = scales(h // group_size, 2 * i)
         self.s2 = scales(i // group_size, h)
-        self.fused = {m: w4jit.MoE.from_zentorch(self.w13, self.s13, self.w2,
-                                                 self.s2, mode=m)
-                      for m in modes}
+        self.fused = {m: w4jit.MoE.from_zentorch(
+            self.w13, self.s13, self.w2, self.s2, mode=m,
+            activation=self.act, w13_bias=self.b13, w2_bias=self.b2)
+            for m in modes}
         self.dense13 = [dequant_bf16(self.w13[x], self.s13[x], group_size)
                         for x in range(e)]
         self.dense2 = [dequant_bf16(self.w2[x], self.s2[x], group_size)
@@ -122,21 +156,29 @@ class Experts:
             start += c
         return y.to(x.dtype)
 
+    def _bias(self, b, e):
+        return None if b is None else b[e]
+
     def w4a16_expert(self, e, xe):
-        h = OPS.woq_linear_silu_mul(xe, self.w13[e].t(), self.s13[e], None)
-        return OPS.woq_linear(h, self.w2[e].t(), self.s2[e], None)
+        b13, b2 = self._bias(self.b13, e), self._bias(self.b2, e)
+        if self.act == "silu" and b13 is None:
+            h = OPS.woq_linear_silu_mul(xe, self.w13[e].t(), self.s13[e], None)
+        else:
+            g = OPS.woq_linear(xe, self.w13[e].t(), self.s13[e], None, b13)
+            h = gate(self.act, g, self.i)
+        return OPS.woq_linear(h, self.w2[e].t(), self.s2[e], None, b2)
 
     def da8w4_expert(self, e, xe):
         g = OPS.dynamic_qlinear(xe, self.w13[e].view(torch.int8),
-                                self.s13[e])
-        h = F.silu(g[:, :self.i]) * g[:, self.i:]
+                                self.s13[e], self._bias(self.b13, e))
+        h = gate(self.act, g, self.i)
         return OPS.dynamic_qlinear(h, self.w2[e].view(torch.int8),
-                                   self.s2[e])
+                                   self.s2[e], self._bias(self.b2, e))
 
     def bf16_expert(self, e, xe):
-        g = F.linear(xe, self.dense13[e])
-        h = F.silu(g[:, :self.i]) * g[:, self.i:]
-        return F.linear(h, self.dense2[e])
+        g = F.linear(xe, self.dense13[e], self._bias(self.b13, e))
+        h = gate(self.act, g, self.i)
+        return F.linear(h, self.dense2[e], self._bias(self.b2, e))
 
     def paths(self, mode, x, ids, weights):
         """name -> a call computing y for this input."""
@@ -187,7 +229,10 @@ def time_interleaved(calls, reps, budget_s):
 
 def bench_preset(preset, args, say):
     h, inter, e, k = PRESETS[preset]
-    say(f"{preset}: H {h}, I {inter}, E {e}, k {k}: building the experts...")
+    act, group, biases = preset_gate(preset)
+    say(f"{preset}: H {h}, I {inter}, E {e}, k {k}, group "
+        f"{args.group_size or group}, {act}{', biases' if biases else ''}: "
+        "building the experts...")
     ex = Experts(preset, args.group_size, args.modes)
     rows = []
     for skewed in (False, True):
@@ -290,15 +335,18 @@ def main(argv=None):
     p.add_argument("--budget", type=float, default=5.0,
                    help="seconds per configuration after which no more "
                    "rounds start (at least 3 are timed)")
-    p.add_argument("--group-size", type=int, default=128)
+    p.add_argument("--group-size", type=int, default=None,
+                   help="group size of every preset (default: the preset's,"
+                   " 128 or gpt-oss's 32)")
     p.add_argument("--csv", help="also write the rows as CSV to this file")
     args = p.parse_args(argv)
     if args.reps < 1:
         p.error(f"--reps {args.reps} must be >= 1")
     for name in args.presets:
         h, inter, _, _ = PRESETS[name]
-        if args.group_size < 1 or h % args.group_size or inter % args.group_size:
-            p.error(f"--group-size {args.group_size} must divide {name}'s "
+        g = args.group_size or preset_gate(name)[1]
+        if g < 1 or h % g or inter % g:
+            p.error(f"--group-size {g} must divide {name}'s "
                     f"H = {h} and I = {inter}")
     if args.threads is not None and args.threads < 1:
         p.error(f"--threads {args.threads} must be >= 1")
@@ -310,8 +358,10 @@ def main(argv=None):
     # Each path has its own weights (the fused layer's packed experts, the
     # per-expert ops' packed layers, bf16 copies) and runs after the others
     # in the rotation, so it mostly finds its experts evicted from the L3.
+    groups = args.group_size or "/".join(
+        sorted({str(preset_gate(n)[1]) for n in args.presets}))
     header = bench_header("w4jit MoE: fused vs per-expert loop vs bf16",
-                          args.group_size, "bf16 x, y and scales",
+                          groups, "bf16 x, y and scales",
                           "weights mostly from DRAM (each path's own copy, "
                           "evicted by the other paths' calls between its "
                           "calls)")

@@ -30,6 +30,21 @@ def _per_expert(name, value, dims):
                     "stacked [E, ...] tensor or a list of per-expert tensors")
 
 
+def _as_int32_words(w):
+    """zentorch's nibbles held as int8 / uint8 [..., K/2] viewed as the
+    int32 [..., K/8] words they are (little-endian: byte j of a word holds
+    k = 2j and 2j + 1); anything else unchanged."""
+    if isinstance(w, (list, tuple)):
+        return [_as_int32_words(t) for t in w]
+    if isinstance(w, torch.Tensor) and w.dtype in (torch.int8, torch.uint8):
+        if w.shape[-1] % 4 != 0:
+            raise ValueError(f"{_OP}: int8 weights {tuple(w.shape)}: the "
+                             "last dim (K/2) must be a multiple of 4 (K a "
+                             "multiple of 8)")
+        return w.contiguous().view(torch.int32)
+    return w
+
+
 class MoE(torch.nn.Module):
     """y[t] = sum_j w[t, j] * down_e(act(gate_e(x[t])) * up_e(x[t])),
     e = topk_ids[t, j], computed by one w4jit MoeLayer.
@@ -54,6 +69,9 @@ class MoE(torch.nn.Module):
         self.mode = impl.mode()
         self.activation = impl.activation()
         self.act_quant = impl.act_quant()
+        # swigluoai's constants (read only with activation "swigluoai").
+        self.swiglu_alpha = impl.swiglu_alpha()
+        self.swiglu_limit = impl.swiglu_limit()
 
     def forward(self, x, topk_ids, topk_weights=None):
         return self._impl.forward(x, topk_ids, topk_weights)
@@ -80,14 +98,18 @@ class MoE(torch.nn.Module):
                         w2_zero_points=None, w13_g_idx=None, w2_g_idx=None,
                         w13_bias=None, w2_bias=None, group_size=None,
                         mode="w4a16", activation="silu", dtype=torch.bfloat16,
-                        groups_major=True, act_quant="per_token"):
+                        groups_major=True, act_quant="per_token",
+                        swiglu_alpha=1.702, swiglu_limit=7.0):
         """Any format w4jit.Linear takes: "compressed_tensors", "gptq_v1",
         "gptq_v2", "awq", "unpacked_int8", "zentorch_int32"; each tensor
         stacked [E, ...] or a list of E per-expert tensors in that format's
         layout (w13: N = 2I, K = H; w2: N = H, K = I). group_size None
         derives it from expert 0's w13 scales. Zero points for both
         projections mean u4 weights, none s4. activation: "silu" (SwiGLU),
-        "gelu" or "gelu_tanh" (GeGLU); mode "w4a16" or "da8w4"; act_quant
+        "gelu" or "gelu_tanh" (GeGLU), or "swigluoai" (gpt-oss: w13's rows
+        interleaved gate, up, gate, up, ...; act = g' * sigmoid(swiglu_alpha
+        * g') * (u' + 1), g' = min(g, swiglu_limit), u' = clamp(u,
+        -swiglu_limit, swiglu_limit)); mode "w4a16" or "da8w4"; act_quant
         (da8w4): "per_token" or "per_group", as for w4jit.Linear."""
         if dtype not in _ACT_DTYPES:
             raise ValueError(f"{_OP}: dtype {dtype} is not torch.bfloat16 or "
@@ -108,7 +130,8 @@ class MoE(torch.nn.Module):
                                                 w13[1][0], groups_major)
         impl = torch.classes.w4jit.MoE(
             fmt, *w13, *w2, mode, int(group_size), _ACT_DTYPES[dtype],
-            bool(groups_major), str(activation), str(act_quant))
+            bool(groups_major), str(activation), str(act_quant),
+            float(swiglu_alpha), float(swiglu_limit))
         return cls(impl)
 
     @classmethod
@@ -166,7 +189,9 @@ class MoE(torch.nn.Module):
     def from_zentorch(cls, w13, w13_scales, w2, w2_scales,
                       w13_zero_points=None, w2_zero_points=None, **kw):
         """woq_repack_weight's int32 [E, N, K/8] (what fused_moe takes),
+        or the same bytes as int8 [E, N, K/2] (k even in the low nibble),
         scales and int8 zero points as for from_unpacked."""
+        w13, w2 = _as_int32_words(w13), _as_int32_words(w2)
         return cls.from_checkpoint(
             "zentorch_int32", w13, w13_scales, w2, w2_scales,
             w13_zero_points=w13_zero_points, w2_zero_points=w2_zero_points,

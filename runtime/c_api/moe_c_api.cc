@@ -36,6 +36,8 @@ w4jit::MoeDesc ToCpp(const w4jit_moe_desc& d) {
   out.bias_dtype = static_cast<w4jit::DType>(RawEnum(d.bias_dtype));
   out.allow_bf16_compute = d.allow_bf16_compute != 0;
   out.act_quant = static_cast<w4jit::ActQuant>(RawEnum(d.act_quant));
+  out.swiglu_alpha = d.swiglu_alpha;
+  out.swiglu_limit = d.swiglu_limit;
   return out;
 }
 
@@ -85,6 +87,8 @@ void w4jit_moe_desc_init(w4jit_moe_desc* desc) {
   desc->bias_dtype = static_cast<w4jit_dtype>(d.bias_dtype);
   desc->allow_bf16_compute = d.allow_bf16_compute ? 1 : 0;
   desc->act_quant = static_cast<w4jit_act_quant>(d.act_quant);
+  desc->swiglu_alpha = d.swiglu_alpha;
+  desc->swiglu_limit = d.swiglu_limit;
 }
 
 w4jit_status w4jit_moe_create(const w4jit_moe_desc* desc,

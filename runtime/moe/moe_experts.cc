@@ -90,6 +90,14 @@ LayerDesc CommonDesc(const MoeDesc& d) {
 
 }  // namespace
 
+CanonicalWeights SplitInterleavedRows(const CanonicalWeights& w) {
+  const int64_t half = w.n / 2;
+  std::vector<Range> rows;
+  for (int64_t r = 0; r < half; ++r) rows.push_back({2 * r, 2 * r + 1});
+  for (int64_t r = 0; r < half; ++r) rows.push_back({2 * r + 1, 2 * r + 2});
+  return SliceRows(w, rows);
+}
+
 LayerDesc MoeW13Desc(const MoeDesc& d) {
   LayerDesc l = CommonDesc(d);
   l.n = 2 * d.intermediate;
@@ -100,6 +108,10 @@ LayerDesc MoeW13Desc(const MoeDesc& d) {
   // The silu gate as plain silu_mul layers spell it: the same kernels.
   l.epilogue.activation =
       d.activation == Activation::kSilu ? Activation::kNone : d.activation;
+  if (d.activation == Activation::kSwigluOai) {
+    l.epilogue.gate_alpha = d.swiglu_alpha;
+    l.epilogue.gate_limit = d.swiglu_limit;
+  }
   return l;
 }
 
@@ -149,6 +161,9 @@ absl::Status MoeExperts::AddExpert(int64_t e, const MoeWeights& weights,
     return absl::Status(
         w2.status().code(),
         absl::StrCat("expert ", e, " w2: ", w2.status().message()));
+  }
+  if (desc_.activation == Activation::kSwigluOai) {
+    *w13 = SplitInterleavedRows(*w13);
   }
   const int64_t inter = desc_.intermediate;
   for (const Range& c : w13_.cols) {

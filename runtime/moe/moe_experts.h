@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "runtime/canonical_weights.h"
 #include "runtime/linear_kernel.h"
 #include "runtime/moe/routing.h"
 #include "runtime/threads/work_split.h"
@@ -31,6 +32,11 @@ namespace w4jit::internal {
 // the intermediate h, outputs in f32, the gated epilogue on w13).
 LayerDesc MoeW13Desc(const MoeDesc& d);
 LayerDesc MoeW2Desc(const MoeDesc& d);
+
+// swigluoai's w13 (gate i in row 2i, up i in row 2i + 1) as [gate | up]
+// halves: the order of a silu_mul layer (MoeW13Desc), which the panels
+// slice.
+CanonicalWeights SplitInterleavedRows(const CanonicalWeights& w);
 
 class MoeExperts {
  public:

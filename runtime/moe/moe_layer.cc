@@ -1,4 +1,5 @@
 // MoeLayer: the public object, its validation, and stacked-expert views.
+#include <cmath>
 #include <limits>
 #include <new>
 #include <utility>
@@ -31,10 +32,19 @@ absl::Status ValidateMoeDesc(const MoeDesc& d) {
   }
   if (d.activation != Activation::kSilu &&
       d.activation != Activation::kGeluTanh &&
-      d.activation != Activation::kGeluErf) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("activation = %s is not silu, gelu_tanh or gelu_erf",
-                        ToString(d.activation)));
+      d.activation != Activation::kGeluErf &&
+      d.activation != Activation::kSwigluOai) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "activation = %s is not silu, gelu_tanh, gelu_erf or swigluoai",
+        ToString(d.activation)));
+  }
+  if (d.activation == Activation::kSwigluOai &&
+      !(std::isfinite(d.swiglu_alpha) && std::isfinite(d.swiglu_limit) &&
+        d.swiglu_limit > 0.0f)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "swigluoai needs a finite swiglu_alpha and a finite swiglu_limit > 0; "
+        "swiglu_alpha = %g, swiglu_limit = %g",
+        d.swiglu_alpha, d.swiglu_limit));
   }
   if (d.out_dtype != DType::kF32 && d.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError(

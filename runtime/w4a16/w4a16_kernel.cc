@@ -211,7 +211,7 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   gemv.k = desc_.k;
   gemv.nr = static_cast<int>(l.block_n());
   gemv.bias = desc_.has_bias;
-  gemv.epilogue = EpilogueCode(desc_.epilogue);
+  SetKeyEpilogue(&gemv, desc_.epilogue);
   if (desc_.epilogue.silu_mul) {
     gemv.n = l.n;  // the interleaved columns
     gemv.out_n = desc_.out_n();
@@ -260,7 +260,7 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
   panel.nr = p.gemm_nr_vectors * plan_.lanes;
   panel.k = l.block_n();
   panel.n = panel.nr;
-  panel.epilogue = EpilogueCode(desc_.epilogue);
+  SetKeyEpilogue(&panel, desc_.epilogue);
   KernelKey tail = panel;
   if (desc_.epilogue.silu_mul) {
     // Packed columns all exist (padding is zero); output columns: nr / 2

@@ -109,16 +109,65 @@ def make_x(shape, dtype, layout):
 
 MOE_ACTS = {"silu": F.silu, "gelu": F.gelu,
             "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}
+# Every MoE gate: MOE_ACTS' act(g) * u on [gate | up] halves, and gpt-oss's
+# swigluoai on interleaved rows.
+MOE_GATES = list(MOE_ACTS) + ["swigluoai"]
 
 
-def moe_reference(x, w13, w2, b13, b2, ids, weights, act):
+def moe_gate(act, gu, alpha=1.702, limit=7.0):
+    """The intermediate of one expert from its w13 output gu [..., 2I]:
+    act(g) * u with g, u the halves; for "swigluoai" (vLLM's
+    swigluoai_and_mul) g = gu[..., 0::2], u = gu[..., 1::2], g clamped
+    above at limit, u to [-limit, limit], g * sigmoid(alpha g) * (u + 1)."""
+    if act == "swigluoai":
+        g = gu[..., 0::2].clamp(max=limit)
+        u = gu[..., 1::2].clamp(min=-limit, max=limit)
+        return g * torch.sigmoid(alpha * g) * (u + 1)
+    inter = gu.shape[-1] // 2
+    return MOE_ACTS[act](gu[..., :inter]) * gu[..., inter:]
+
+
+def moe_da8w4_reference(x, w13, w2, b13, b2, ids, weights, act,
+                        alpha=1.702, limit=7.0):
+    """DA8W4 with per-token activation scales, as zentorch_fused_moe runs
+    packed s4 experts: x's row quantized to int8 (quantize_rows), w13 in
+    exact integers, the gate in f64, the intermediate row quantized again,
+    w2 in exact integers (da8w4_reference, biases added in f64). -> (y f64
+    [T, H], mag: the sum of |terms| of the down projections, flip: the most
+    y may move where an element of the intermediate lies within 0.02 of a
+    rounding boundary of its quantization (a correct f32 computation of
+    the intermediate may round it to the other int8 value))."""
+    y = torch.zeros(x.shape, dtype=torch.float64)
+    mag = torch.zeros(x.shape, dtype=torch.float64)
+    flip = torch.zeros(x.shape, dtype=torch.float64)
+    for t in range(x.shape[0]):
+        for j in range(ids.shape[1]):
+            e = int(ids[t, j])
+            q13, s13, z13 = w13[e]
+            gu, _ = da8w4_reference(x[t:t + 1], q13, s13, z13,
+                                    None if b13 is None else b13[e])
+            h = moe_gate(act, gu[0], alpha, limit)
+            q2, s2, z2 = w2[e]
+            o, omag = da8w4_reference(h.float().unsqueeze(0), q2, s2, z2,
+                                      None if b2 is None else b2[e])
+            _, sa = quantize_rows(h.float().unsqueeze(0))
+            ratio = h / sa[0]
+            near = ((ratio - ratio.floor() - 0.5).abs() < 0.02).double()
+            w = 1.0 if weights is None else float(weights[t, j])
+            y[t] += w * o[0]
+            mag[t] += abs(w) * omag[0]
+            flip[t] += abs(w) * (dequant(q2, s2, z2).abs() @ (near * sa[0]))
+    return y, mag, flip
+
+
+def moe_reference(x, w13, w2, b13, b2, ids, weights, act, alpha=1.702,
+                  limit=7.0):
     """A MoE layer in f64: w13[e] and w2[e] are (q, scales, zeros) of expert
     e's [gate | up] (2I x H) and down (H x I) projections, b13 / b2 [E, 2I] /
     [E, H] or None, weights None for unweighted. -> (y f64 [T, H], a
     magnitude for the tolerance: the sum of |terms| of the down
     projections, and with bf16 x the most that rounding the intermediate
     to bf16 (which W4A16's w2 may do, w4jit/moe.hpp) moves y)."""
-    inter = w13[0][0].shape[0] // 2
     y = torch.zeros(x.shape, dtype=torch.float64)
     mag = torch.zeros(x.shape, dtype=torch.float64)
     hround = torch.zeros(x.shape, dtype=torch.float64)
@@ -129,7 +178,7 @@ def moe_reference(x, w13, w2, b13, b2, ids, weights, act):
             gu = dequant(*w13[e]) @ xd[t]
             if b13 is not None:
                 gu = gu + b13[e].double()
-            h = MOE_ACTS[act](gu[:inter]) * gu[inter:]
+            h = moe_gate(act, gu, alpha, limit)
             w2e = dequant(*w2[e])
             o = w2e @ h
             if b2 is not None:

@@ -25,6 +25,18 @@ def test_tiny_run_writes_every_row(tmp_path, capsys):
     assert printed.count("| tiny |") == 8
 
 
+def test_gpt_oss_shaped_preset_runs_swigluoai_with_biases(capsys):
+    """tiny-oai has gpt-oss's gate (swigluoai, interleaved w13 rows), biases
+    and group 32: the fused layer, the per-expert loop and bf16 agree."""
+    assert bench_moe.main(["--presets", "tiny-oai", "--tokens", "3",
+                           "--reps", "1", "--threads", "2"]) == 0
+    out = capsys.readouterr()
+    assert out.out.count("| tiny-oai |") == 4
+    assert "swigluoai, biases" in out.err
+    assert bench_moe.preset_gate("gpt-oss-20b") == ("swigluoai", 32, True)
+    assert bench_moe.PRESETS["gpt-oss-120b"] == (2880, 2880, 128, 4)
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["--presets", "llama"], "'llama' is not one of"),
     (["--tokens", "0"], "each must be >= 1"),

@@ -6,7 +6,8 @@ import torch
 
 import w4jit
 from w4jit import formats
-from reference import (MOE_ACTS, bf16_ulp, moe_reference, random_layer)
+from reference import (MOE_ACTS, MOE_GATES, bf16_ulp, moe_reference,
+                       random_layer)
 
 OPS = torch.ops.w4jit
 E, H, I, GS = 6, 128, 64, 32
@@ -108,7 +109,7 @@ def test_every_format_matches_reference(fmt, stacked, mode, u4):
     _check(y, want, mag, torch.bfloat16, mode, hround)
 
 
-@pytest.mark.parametrize("act", list(MOE_ACTS))
+@pytest.mark.parametrize("act", MOE_GATES)
 def test_activations_biases_f32_and_unweighted(act):
     w13, w2 = _experts(True, group_size=-1)
     b13 = torch.randn(E, 2 * I) * 0.1
@@ -196,6 +197,38 @@ def test_same_bits_as_fused_moe_and_empty_batch():
     empty = moe(torch.empty(0, H).bfloat16(), torch.empty(0, 2).int(),
                 torch.empty(0, 2))
     assert empty.shape == (0, H)
+
+
+@pytest.mark.parametrize("container", ["int32", "int8"])
+def test_swigluoai_from_zentorch_same_bits_as_fused_moe(container):
+    """gpt-oss's experts as vLLM holds them (interleaved w13 rows, biases,
+    zentorch's int32 words or the same bytes as int8) through w4jit.MoE
+    and fused_moe with mode="da8w4": the same bits; other constants are
+    kept and reported."""
+    w13, w2 = _experts(False, scale_dtype=torch.bfloat16)
+    q13, s13, _ = _tensors("zentorch_int32", w13, True)
+    q2, s2, _ = _tensors("zentorch_int32", w2, True)
+    if container == "int8":
+        q13, q2 = q13.view(torch.int8), q2.view(torch.int8)
+    b13 = (torch.randn(E, 2 * I) * 0.1).bfloat16()
+    b2 = (torch.randn(E, H) * 0.1).bfloat16()
+    x = torch.randn(9, H).bfloat16()
+    ids, weights = _routing(9, 4)
+    for alpha, limit in ((1.702, 7.0), (0.5, 1.5)):
+        moe = w4jit.MoE.from_zentorch(
+            q13, s13, q2, s2, mode="da8w4", activation="swigluoai",
+            w13_bias=b13, w2_bias=b2, swiglu_alpha=alpha, swiglu_limit=limit)
+        assert moe.activation == "swigluoai"
+        assert (moe.swiglu_alpha, moe.swiglu_limit) == pytest.approx(
+            (alpha, limit))
+        out = torch.empty(9, H, dtype=torch.bfloat16)
+        OPS.fused_moe(out, x, q13, q2, b13, b2, weights, ids, False,
+                      "swigluoai", s13, s2, mode="da8w4", swiglu_alpha=alpha,
+                      swiglu_limit=limit)
+        assert torch.equal(moe(x, ids, weights), out)
+        want, mag, _ = moe_reference(x, w13, w2, b13, b2, ids, weights,
+                                     "swigluoai", alpha, limit)
+        _check(out, want, mag, torch.bfloat16, "da8w4")
 
 
 def test_outlives_its_source_tensors():

@@ -15,6 +15,7 @@
 #include "check/layer_check.h"
 #include "check/moe_check.h"
 #include "perf/lib/ceilings/peak_loop_generator.h"
+#include "runtime/formats/import.h"
 #include "runtime/moe/moe_experts.h"
 #include "w4jit/layer.hpp"
 #include "w4jit/moe.hpp"
@@ -23,9 +24,14 @@
 namespace w4jit::perf {
 namespace {
 
+// The MoE layers of the models' configs. gpt-oss (OpenAI's open-weight
+// models): H = I = 2880 (not a multiple of 128: group 32, as its MXFP4
+// blocks), biases on both projections, the swigluoai gate.
 const MoePreset kPresets[] = {
     {"qwen3-30b-a3b", 2048, 768, 128, 8},
     {"mixtral-8x7b", 4096, 14336, 8, 2},
+    {"gpt-oss-20b", 2880, 2880, 32, 4, 32, true, Activation::kSwigluOai},
+    {"gpt-oss-120b", 2880, 2880, 128, 4, 32, true, Activation::kSwigluOai},
 };
 
 // Token i's experts: k distinct ones at random; skewed puts expert 0
@@ -67,8 +73,21 @@ struct ExpertLayers {
 absl::StatusOr<ExpertLayers> MakeExpertLayers(
     const MoeDesc& d, const check::MoeCheckpoint& ckpt) {
   ExpertLayers out;
+  const LayerDesc d13 = internal::MoeW13Desc(d);
   for (int64_t e = 0; e < d.experts; ++e) {
-    auto a = Layer::Create(internal::MoeW13Desc(d), ckpt.w13_files[e].view());
+    // A swigluoai checkpoint interleaves w13's gate and up rows; a layer
+    // takes them as halves (a host's loop would split them once, too).
+    internal::OwnedCheckpoint split;
+    if (d.activation == Activation::kSwigluOai) {
+      auto f = internal::ExportWeights(
+          d13, internal::SplitInterleavedRows(ckpt.w13[e]),
+          ckpt.w13_files[e].format);
+      if (!f.ok()) return f.status();
+      split = *std::move(f);
+    }
+    auto a = Layer::Create(d13, d.activation == Activation::kSwigluOai
+                                    ? split.view()
+                                    : ckpt.w13_files[e].view());
     if (!a.ok()) return a.status();
     auto b = Layer::Create(internal::MoeW2Desc(d), ckpt.w2_files[e].view());
     if (!b.ok()) return b.status();
@@ -125,8 +144,10 @@ absl::Status BenchPreset(const MoePreset& p, Mode mode,
   d.experts = p.experts;
   d.hidden = p.hidden;
   d.intermediate = p.intermediate;
-  d.group_size = 128;
+  d.group_size = p.group_size;
   d.mode = mode;
+  d.activation = p.activation;
+  d.has_w13_bias = d.has_w2_bias = p.biases;
   say(absl::StrFormat("%s %s: packing %d experts...", p.name, ToString(mode),
                       p.experts));
   absl::StatusOr<check::MoeCheckpoint> ckpt =

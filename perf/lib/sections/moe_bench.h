@@ -25,10 +25,15 @@ namespace w4jit::perf {
 struct MoePreset {
   std::string name;
   int64_t hidden, intermediate, experts, top_k;
+  int64_t group_size = 128;
+  bool biases = false;  // w13 [2I] and w2 [H] per expert
+  Activation activation = Activation::kSilu;
 };
 
 // "qwen3-30b-a3b" (H 2048, I 768, E 128, k 8), "mixtral-8x7b" (H 4096,
-// I 14336, E 8, k 2); nullptr if unknown.
+// I 14336, E 8, k 2), "gpt-oss-20b" (H = I = 2880, E 32, k 4, group 32,
+// biases, swigluoai), "gpt-oss-120b" (E 128, otherwise gpt-oss-20b's);
+// nullptr if unknown.
 const MoePreset* FindMoePreset(const std::string& name);
 std::string MoePresetNames();
 
