@@ -633,78 +633,68 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
       if (flavor == Flavor::kBf16Dot && wt == WeightType::kU4) continue;
       for (DType out : {DType::kF32, DType::kBF16}) {
         for (int mr : {1, 2, 4, 6, 12}) {
-          KernelKey key;
-          key.family = KernelFamily::kW4a16Gemm;
-          key.isa = flavor == Flavor::kBf16Dot ? IsaTier::kAvx512Bf16
-                                               : IsaTier::kAvx512Vnni;
-          key.flavor = flavor;
-          key.act_dtype =
-              flavor == Flavor::kBf16Dot ? DType::kBF16 : DType::kF32;
-          key.out_dtype = out;
-          key.weight_type = wt;
-          key.group_size = mr == 4 ? 4096 : 128;
-          key.per_channel = mr == 4;
-          key.n = 100 + mr;  // a tail block
-          key.k = 4096;
-          key.mr = mr;
-          key.nr = 64;
-          key.bias = mr % 2 == 0;
+          internal::W4a16GemvConfig c;
+          c.isa = flavor == Flavor::kBf16Dot ? IsaTier::kAvx512Bf16
+                                             : IsaTier::kAvx512Vnni;
+          c.flavor = flavor;
+          c.out_dtype = out;
+          c.weight_type = wt;
+          c.group_size = mr == 4 ? 4096 : 128;
+          c.per_channel = mr == 4;
+          c.n = 100 + mr;  // a tail block
+          c.k = 4096;
+          c.mr = mr;
+          c.nr = 64;
+          c.bias = mr % 2 == 0;
           // The tall tile of the defaults: 12 rows x 2 of the 4 vectors.
-          if (mr == 12) {
-            key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(2);
-          }
+          if (mr == 12) c.tile_vectors = 2;
           // s4 scales stored as f32, bf16 or f16 (w4a16_layout.h).
           if (wt == WeightType::kS4 && mr > 1) {
-            key.meta_dtype = mr % 4 == 0 ? DType::kF16 : DType::kBF16;
+            c.meta_dtype = mr % 4 == 0 ? DType::kF16 : DType::kBF16;
           }
           // u4 folded into float zero points (the dot flavour's u4).
           if (flavor == Flavor::kBf16Dot && (mr == 2 || mr == 12)) {
-            key.float_zero = key.folded_zero = true;
+            c.float_zero = c.folded_zero = true;
           }
-          SCOPED_TRACE(key.name());
-          ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
-          internal::W4a16GemvGenerator gen(key);
+          SCOPED_TRACE(internal::W4a16GemvKey(c).name());
+          ASSERT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
+          internal::W4a16GemvGenerator gen(c);
           EXPECT_TRUE(gen.Create().ok());
         }
       }
       if (flavor != Flavor::kF32Fma) continue;
-      KernelKey dq;
-      dq.family = KernelFamily::kW4a16Dequant;
+      internal::W4a16DequantConfig dq;
       dq.isa = IsaTier::kAvx512Vnni;
-      dq.flavor = flavor;
       dq.weight_type = wt;
       dq.group_size = 6;
-      dq.n = dq.nr = 64;
-      dq.k = 6;
+      dq.nr = 64;
+      dq.segment = 6;
       for (DType meta : {DType::kF32, DType::kBF16, DType::kF16}) {
         dq.meta_dtype = meta;
         if (meta != DType::kF32 && wt == WeightType::kU4) {
           // Integer zero points are 32-bit integers in the meta.
-          EXPECT_FALSE(internal::W4a16DequantGenerator::Check(dq).ok());
+          EXPECT_FALSE(internal::CheckW4a16DequantConfig(dq).ok());
           continue;
         }
-        ASSERT_TRUE(internal::W4a16DequantGenerator::Check(dq).ok());
+        ASSERT_TRUE(internal::CheckW4a16DequantConfig(dq).ok());
         internal::W4a16DequantGenerator dgen(dq);
-        EXPECT_TRUE(dgen.Create().ok()) << dq.name();
+        EXPECT_TRUE(dgen.Create().ok()) << dgen.name();
       }
     }
   }
   for (DType out : {DType::kF32, DType::kBF16}) {
     for (int64_t n : {64, 37}) {
-      KernelKey p;
-      p.family = KernelFamily::kW4a16Panel;
+      internal::W4a16PanelConfig p;
       p.isa = IsaTier::kAvx512Vnni;
-      p.flavor = Flavor::kF32Fma;
-      p.act_dtype = DType::kF32;
       p.out_dtype = out;
       p.mr = 6;
       p.nr = 64;
-      p.k = 64;
+      p.stride = 64;
       p.n = n;
       p.bias = true;
-      ASSERT_TRUE(internal::W4a16PanelGenerator::Check(p).ok());
+      ASSERT_TRUE(internal::CheckW4a16PanelConfig(p).ok());
       internal::W4a16PanelGenerator gen(p);
-      EXPECT_TRUE(gen.Create().ok()) << p.name();
+      EXPECT_TRUE(gen.Create().ok()) << gen.name();
     }
   }
 }
@@ -740,36 +730,34 @@ TEST(W4a16Avx512Generation, LayersBuildForBothFlavours) {
 }
 
 TEST(W4a16Avx512Generation, RegisterBudgetIsChecked) {
-  KernelKey key;
-  key.family = KernelFamily::kW4a16Gemm;
-  key.isa = IsaTier::kAvx2;
-  key.flavor = Flavor::kF32Fma;
-  key.act_dtype = DType::kF32;
-  key.out_dtype = DType::kF32;
-  key.group_size = 128;
-  key.n = 64;
-  key.k = 256;
-  key.nr = 32;
-  key.mr = 3;
-  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.mr = 4;  // 16 accumulators + temporaries > 16 ymm
-  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  internal::W4a16GemvConfig c;
+  c.isa = IsaTier::kAvx2;
+  c.flavor = Flavor::kF32Fma;
+  c.out_dtype = DType::kF32;
+  c.group_size = 128;
+  c.n = 64;
+  c.k = 256;
+  c.nr = 32;
+  c.mr = 3;
+  EXPECT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
+  c.mr = 4;  // 16 accumulators + temporaries > 16 ymm
+  EXPECT_FALSE(internal::CheckW4a16GemvConfig(c).ok());
   // Tall tiles of fewer vectors than the block.
-  key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(1);
-  key.mr = 13;  // 13 accumulators, 2 decoded, 1 broadcast
-  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.mr = 14;
-  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.mr = 2;
-  key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(3);  // 3 ∤ 4
-  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.flags = 0;
-  key.isa = IsaTier::kAvx512Vnni;
-  key.nr = 64;
-  key.mr = 7;
-  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.flavor = Flavor::kBf16Dot;  // needs AVX512_BF16 and bf16 rows
-  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  c.tile_vectors = 1;
+  c.mr = 13;  // 13 accumulators, 2 decoded, 1 broadcast
+  EXPECT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
+  c.mr = 14;
+  EXPECT_FALSE(internal::CheckW4a16GemvConfig(c).ok());
+  c.mr = 2;
+  c.tile_vectors = 3;  // 3 does not divide 4
+  EXPECT_FALSE(internal::CheckW4a16GemvConfig(c).ok());
+  c.tile_vectors = 0;
+  c.isa = IsaTier::kAvx512Vnni;
+  c.nr = 64;
+  c.mr = 7;
+  EXPECT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
+  c.flavor = Flavor::kBf16Dot;  // needs AVX512_BF16
+  EXPECT_FALSE(internal::CheckW4a16GemvConfig(c).ok());
 }
 
 }  // namespace
