@@ -18,9 +18,9 @@
 #include "check/draw_util.h"
 #include "check/layer_check.h"
 #include "check/moe_selftest.h"
-#include "dispatch/kernel_cache.h"
 #include "dispatch/kernel_key.h"
 #include "runtime/formats/import.h"
+#include "runtime/kernel_cache.h"
 #include "w4jit/layer.hpp"
 #include "w4jit/parallel.hpp"
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "dispatch/kernel_cache.h"
 #include "fuzz/fuzz_util.h"
+#include "runtime/kernel_cache.h"
 #include "w4jit/w4jit.h"
 
 namespace w4jit::fuzz {

@@ -12,10 +12,10 @@
 
 #include "base/numeric.h"
 #include "check/layer_check.h"
-#include "dispatch/kernel_cache.h"
 #include "fuzz/fuzz_util.h"
 #include "fuzz/moe_fuzz.h"
 #include "runtime/formats/import.h"
+#include "runtime/kernel_cache.h"
 #include "w4jit/w4jit.hpp"
 
 namespace w4jit::fuzz {

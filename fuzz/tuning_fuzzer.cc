@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "check/layer_check.h"
 #include "dispatch/cpu_profile.h"
-#include "dispatch/kernel_cache.h"
 #include "dispatch/tuning.h"
 #include "fuzz/fuzz_util.h"
+#include "runtime/kernel_cache.h"
 #include "w4jit/w4jit.hpp"
 
 namespace w4jit::fuzz {

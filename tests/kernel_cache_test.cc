@@ -1,7 +1,7 @@
 // The process-wide kernel cache: one generation per key however many
 // threads ask, failures cached, names unique per key; and the W^X rule: no
 // JIT page is ever mapped writable and executable at once.
-#include "dispatch/kernel_cache.h"
+#include "runtime/kernel_cache.h"
 
 #include <unistd.h>
 

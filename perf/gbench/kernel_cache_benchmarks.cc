@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "benchmark/benchmark.h"
-#include "dispatch/kernel_cache.h"
 #include "jit/generator.h"
+#include "runtime/kernel_cache.h"
 
 namespace w4jit::perf {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "dispatch/kernel_cache.h"
+#include "runtime/kernel_cache.h"
 
 namespace w4jit::internal {
 

@@ -2,7 +2,7 @@
 // decoder) as the runtime gets them: the config is checked first (a config
 // that cannot be generated is an error, never a cache entry), then the
 // process-wide cache
-// (dispatch/kernel_cache.h) returns the kernel, running the generator on
+// (runtime/kernel_cache.h) returns the kernel, running the generator on
 // the first request. The generators in jit/ know nothing of the cache.
 #ifndef W4JIT_RUNTIME_DA8W4_DA8W4_KERNEL_LOOKUP_H_
 #define W4JIT_RUNTIME_DA8W4_DA8W4_KERNEL_LOOKUP_H_

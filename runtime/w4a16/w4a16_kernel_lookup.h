@@ -2,7 +2,7 @@
 // packed layout turn into configs (jit/w4a16_*_generator.h); each config is
 // checked first (a config that cannot be generated is a reason to fall
 // back, never a cache entry), then the process-wide cache
-// (dispatch/kernel_cache.h) returns the kernel, running the generator on
+// (runtime/kernel_cache.h) returns the kernel, running the generator on
 // the first request. The generators in jit/ know nothing of the cache.
 #ifndef W4JIT_RUNTIME_W4A16_W4A16_KERNEL_LOOKUP_H_
 #define W4JIT_RUNTIME_W4A16_W4A16_KERNEL_LOOKUP_H_

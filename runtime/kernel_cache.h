@@ -5,8 +5,8 @@
 // The runtime asks the cache (runtime/da8w4/da8w4_kernel_lookup.h,
 // runtime/w4a16/w4a16_kernel.cc) and the cache runs the generator; the
 // generators in jit/ never call it.
-#ifndef W4JIT_DISPATCH_KERNEL_CACHE_H_
-#define W4JIT_DISPATCH_KERNEL_CACHE_H_
+#ifndef W4JIT_RUNTIME_KERNEL_CACHE_H_
+#define W4JIT_RUNTIME_KERNEL_CACHE_H_
 
 #include <functional>
 #include <memory>
@@ -54,4 +54,4 @@ std::vector<KernelInfo> ListKernels();
 
 }  // namespace w4jit::internal
 
-#endif  // W4JIT_DISPATCH_KERNEL_CACHE_H_
+#endif  // W4JIT_RUNTIME_KERNEL_CACHE_H_

@@ -1,4 +1,4 @@
-#include "dispatch/kernel_cache.h"
+#include "runtime/kernel_cache.h"
 
 #include <atomic>
 #include <chrono>
