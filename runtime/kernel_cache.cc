@@ -2,38 +2,88 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <iterator>
+#include <list>
 #include <mutex>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "base/log.h"
 #include "base/memory.h"
+#include "w4jit/kernel_cache.hpp"
 
-namespace w4jit::internal {
+namespace w4jit {
+namespace internal {
 namespace {
+
+constexpr int64_t kDefaultCapacity = 1024;
 
 struct Entry {
   std::once_flag once;
-  std::unique_ptr<Generator> generator;
+  std::shared_ptr<const Generator> generator;
   absl::Status status;
   std::atomic<bool> done{false};  // set once generator/status are final
 };
 
-struct Cache {
-  absl::Mutex mu;
-  absl::flat_hash_map<KernelKey, std::shared_ptr<Entry>> map
-      ABSL_GUARDED_BY(mu);
-  KernelCacheStats stats ABSL_GUARDED_BY(mu);
+struct Slot {
+  std::shared_ptr<Entry> entry;
+  std::list<KernelKey>::iterator recency;  // its place in Cache::recency
 };
 
+struct Cache {
+  absl::Mutex mu;
+  absl::flat_hash_map<KernelKey, Slot> map ABSL_GUARDED_BY(mu);
+  // Most recently requested first.
+  std::list<KernelKey> recency ABSL_GUARDED_BY(mu);
+  int64_t capacity ABSL_GUARDED_BY(mu) = kDefaultCapacity;
+  KernelCacheStats stats ABSL_GUARDED_BY(mu);
+
+  // Drops the least recently requested entries beyond the capacity.
+  void Trim() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    while (static_cast<int64_t>(map.size()) > capacity) {
+      map.erase(recency.back());
+      recency.pop_back();
+      ++stats.evictions;
+    }
+  }
+  void Erase(absl::flat_hash_map<KernelKey, Slot>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    recency.erase(it->second.recency);
+    map.erase(it);
+  }
+};
+
+// W4JIT_KERNEL_CACHE_CAPACITY, or the default.
+int64_t CapacityFromEnvironment() {
+  const char* v = std::getenv("W4JIT_KERNEL_CACHE_CAPACITY");
+  if (v == nullptr) return kDefaultCapacity;
+  int64_t n = 0;
+  if (absl::SimpleAtoi(v, &n) && n >= 1) return n;
+  Log(LogLevel::kWarning,
+      absl::StrCat("W4JIT_KERNEL_CACHE_CAPACITY=\"", v,
+                   "\" ignored (expected a number of kernels >= 1); using ",
+                   kDefaultCapacity));
+  return kDefaultCapacity;
+}
+
 Cache& GetCache() {
-  static Cache* cache = new Cache;  // never destroyed: kernels outlive main
+  static Cache* cache = [] {
+    auto* c = new Cache;  // never destroyed: layers may outlive main
+    absl::MutexLock lock(&c->mu);
+    c->capacity = CapacityFromEnvironment();
+    return c;
+  }();
   return *cache;
 }
 
 }  // namespace
 
-absl::StatusOr<const Generator*> GetOrCreateKernel(
+absl::StatusOr<std::shared_ptr<const Generator>> GetOrCreateKernel(
     const KernelKey& key, const GeneratorFactory& factory) {
   Cache& cache = GetCache();
   std::shared_ptr<Entry> entry;
@@ -41,22 +91,29 @@ absl::StatusOr<const Generator*> GetOrCreateKernel(
     absl::MutexLock lock(&cache.mu);
     auto [it, inserted] = cache.map.try_emplace(key);
     if (inserted) {
-      it->second = std::make_shared<Entry>();
+      it->second.entry = std::make_shared<Entry>();
+      cache.recency.push_front(key);
+      it->second.recency = cache.recency.begin();
     } else {
       ++cache.stats.hits;
+      cache.recency.splice(cache.recency.begin(), cache.recency,
+                           it->second.recency);
     }
-    entry = it->second;
+    entry = it->second.entry;
+    // The new entry is the most recent: eviction takes others (and this
+    // thread holds `entry` either way).
+    cache.Trim();
   }
   // Generation happens outside the map lock so that unrelated keys are not
   // serialised behind a slow JIT.
   std::call_once(entry->once, [&] {
     const auto start = std::chrono::steady_clock::now();
     try {
-      entry->generator = factory();
+      std::unique_ptr<Generator> generator = factory();
       entry->status =
-          entry->generator
-              ? entry->generator->Create()
-              : absl::InternalError("no generator for " + key.name());
+          generator ? generator->Create()
+                    : absl::InternalError("no generator for " + key.name());
+      entry->generator = std::move(generator);
     } catch (const AllocationError& e) {
       entry->status = absl::ResourceExhaustedError(absl::StrFormat(
           "JIT %s: cannot map a %d-byte code buffer", key.name(), e.bytes()));
@@ -77,17 +134,20 @@ absl::StatusOr<const Generator*> GetOrCreateKernel(
     if (absl::IsResourceExhausted(entry->status)) {
       absl::MutexLock lock(&cache.mu);
       auto it = cache.map.find(key);
-      if (it != cache.map.end() && it->second == entry) cache.map.erase(it);
+      if (it != cache.map.end() && it->second.entry == entry) {
+        cache.Erase(it);
+      }
     }
     return entry->status;
   }
-  return entry->generator.get();
+  return entry->generator;
 }
 
 void ClearKernelCache() {
   Cache& cache = GetCache();
   absl::MutexLock lock(&cache.mu);
   cache.map.clear();
+  cache.recency.clear();
 }
 
 KernelCacheStats GetKernelCacheStats() {
@@ -95,6 +155,7 @@ KernelCacheStats GetKernelCacheStats() {
   absl::MutexLock lock(&cache.mu);
   KernelCacheStats s = cache.stats;
   s.entries = static_cast<int64_t>(cache.map.size());
+  s.capacity = cache.capacity;
   return s;
 }
 
@@ -103,7 +164,7 @@ std::vector<KernelInfo> ListKernels() {
   {
     Cache& cache = GetCache();
     absl::MutexLock lock(&cache.mu);
-    for (const auto& [key, entry] : cache.map) entries.push_back(entry);
+    for (const auto& [key, slot] : cache.map) entries.push_back(slot.entry);
   }
   std::vector<KernelInfo> out;
   for (const auto& e : entries) {
@@ -117,4 +178,24 @@ std::vector<KernelInfo> ListKernels() {
   return out;
 }
 
-}  // namespace w4jit::internal
+}  // namespace internal
+
+absl::Status SetKernelCacheCapacity(int64_t kernels) {
+  if (kernels < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel cache capacity ", kernels, " is not a number of kernels >= 1"));
+  }
+  internal::Cache& cache = internal::GetCache();
+  absl::MutexLock lock(&cache.mu);
+  cache.capacity = kernels;
+  cache.Trim();
+  return absl::OkStatus();
+}
+
+int64_t GetKernelCacheCapacity() {
+  internal::Cache& cache = internal::GetCache();
+  absl::MutexLock lock(&cache.mu);
+  return cache.capacity;
+}
+
+}  // namespace w4jit

@@ -439,7 +439,7 @@ TEST(Da8w4Avx512, MatchesAvx2BitForBit) {
 // any number of quads (the unrolled loop and its remainder), and not one
 // byte past the panel. Generated for both tiers on every machine.
 void CheckJitDecode(IsaTier isa) {
-  absl::StatusOr<const internal::Generator*> gen =
+  absl::StatusOr<std::shared_ptr<const internal::Generator>> gen =
       internal::GetDa8w4DecodeKernel(isa);
   ASSERT_TRUE(gen.ok()) << gen.status();
   if (!testing::CanRunTier(isa)) {

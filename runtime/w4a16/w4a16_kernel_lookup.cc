@@ -7,19 +7,20 @@
 namespace w4jit::internal {
 namespace {
 
-// The kernel's entry point, its name added to `names`.
+// The kernel's entry point; the kernel is held by `kernels` and named in
+// its names.
 template <class Fn>
-absl::StatusOr<Fn> Entry(absl::StatusOr<const Generator*> gen,
-                         const KernelKey& key,
-                         std::vector<std::string>* names) {
+absl::StatusOr<Fn> Entry(absl::StatusOr<std::shared_ptr<const Generator>> gen,
+                         const KernelKey& key, W4a16Kernels* kernels) {
   if (!gen.ok()) return gen.status();
-  names->push_back(key.name());
+  kernels->names.push_back(key.name());
+  kernels->held.push_back(*gen);
   return (*gen)->template entry<Fn>();
 }
 
 }  // namespace
 
-absl::StatusOr<const Generator*> GetW4a16GemvKernel(
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16GemvKernel(
     const W4a16GemvConfig& config) {
   if (absl::Status s = CheckW4a16GemvConfig(config); !s.ok()) return s;
   return GetOrCreateKernel(W4a16GemvKey(config), [config] {
@@ -27,7 +28,7 @@ absl::StatusOr<const Generator*> GetW4a16GemvKernel(
   });
 }
 
-absl::StatusOr<const Generator*> GetW4a16DequantKernel(
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16DequantKernel(
     const W4a16DequantConfig& config) {
   if (absl::Status s = CheckW4a16DequantConfig(config); !s.ok()) return s;
   return GetOrCreateKernel(W4a16DequantKey(config), [config] {
@@ -35,7 +36,7 @@ absl::StatusOr<const Generator*> GetW4a16DequantKernel(
   });
 }
 
-absl::StatusOr<const Generator*> GetW4a16PanelKernel(
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16PanelKernel(
     const W4a16PanelConfig& config) {
   if (absl::Status s = CheckW4a16PanelConfig(config); !s.ok()) return s;
   return GetOrCreateKernel(W4a16PanelKey(config), [config] {
@@ -87,14 +88,13 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
       return absl::OkStatus();
     }
   }
-  std::vector<std::string>* names = &kernels->names;
   auto small = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]),
-                                             W4a16GemvKey(int4[0]), names);
+                                             W4a16GemvKey(int4[0]), kernels);
   if (!small.ok()) return small.status();
   kernels->int4_small = kernels->int4_tall = *small;
   if (int4.size() > 1) {
     auto tall = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[1]),
-                                              W4a16GemvKey(int4[1]), names);
+                                              W4a16GemvKey(int4[1]), kernels);
     if (!tall.ok()) return tall.status();
     kernels->int4_tall = *tall;
   }
@@ -138,16 +138,16 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
     }
   }
   auto d = Entry<W4a16DequantGenerator::Fn>(GetW4a16DequantKernel(dq),
-                                            W4a16DequantKey(dq), names);
+                                            W4a16DequantKey(dq), kernels);
   if (!d.ok()) return d.status();
   kernels->dequant = *d;
   auto full = Entry<W4a16PanelGenerator::Fn>(GetW4a16PanelKernel(panel),
-                                             W4a16PanelKey(panel), names);
+                                             W4a16PanelKey(panel), kernels);
   if (!full.ok()) return full.status();
   kernels->panel_full = kernels->panel_tail = *full;
   if (tail.n != 0) {
     auto t = Entry<W4a16PanelGenerator::Fn>(GetW4a16PanelKernel(tail),
-                                            W4a16PanelKey(tail), names);
+                                            W4a16PanelKey(tail), kernels);
     if (!t.ok()) return t.status();
     kernels->panel_tail = *t;
   }

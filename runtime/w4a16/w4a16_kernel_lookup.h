@@ -8,6 +8,7 @@
 #define W4JIT_RUNTIME_W4A16_W4A16_KERNEL_LOOKUP_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,13 +36,14 @@ struct W4a16Plan {
   int64_t segment = 0;
 };
 
-// Each kernel checked, then found in or added to the cache. The kernels
-// stay valid for the life of the process.
-absl::StatusOr<const Generator*> GetW4a16GemvKernel(
+// Each kernel checked, then found in or added to the cache. The caller
+// holds a kernel for as long as it may run it (the cache may evict its own
+// reference).
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16GemvKernel(
     const W4a16GemvConfig& config);
-absl::StatusOr<const Generator*> GetW4a16DequantKernel(
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16DequantKernel(
     const W4a16DequantConfig& config);
-absl::StatusOr<const Generator*> GetW4a16PanelKernel(
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16PanelKernel(
     const W4a16PanelConfig& config);
 
 // Every kernel a W4A16 layer may run.
@@ -53,6 +55,9 @@ struct W4a16Kernels {
   W4a16PanelGenerator::Fn panel_full = nullptr;
   W4a16PanelGenerator::Fn panel_tail = nullptr;  // panel_full if the same
   std::vector<std::string> names;                // in the order above
+  // The generators of the entry points above: the layer holds its kernels
+  // (the cache may drop its reference at any time).
+  std::vector<std::shared_ptr<const Generator>> held;
 };
 
 // Builds (or finds in the cache) the kernels of a layer packed as `layout`
