@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,7 +90,7 @@ void SetEveryNibbleToItsZeroPoint(internal::CanonicalWeights* w) {
 class W4a16Avx2 : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!CanRunTier(IsaTier::kAvx2)) {
+    if (!testing::StartIsaRun(IsaTier::kAvx2)) {
       GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx2);
     }
   }
@@ -97,61 +98,96 @@ class W4a16Avx2 : public ::testing::Test {
   ScopedIsaCap cap_{IsaTier::kAvx2};
 };
 
-TEST_F(W4a16Avx2, EveryMBothPaths) {
+// The edge cases every path runs (tests/util/isa.h's IsaPaths): each
+// path's tier, flavour and vector width forced; paths the CPU lacks skip.
+class W4a16Path : public ::testing::TestWithParam<testing::IsaPath> {
+ protected:
+  void SetUp() override {
+    const testing::IsaPath path = GetParam();
+    if (!testing::StartIsaRun(path.tier)) {
+      GTEST_SKIP() << WhyCannotRunTier(path.tier);
+    }
+    cap_ = std::make_unique<ScopedIsaCap>(path.tier);
+    params_ =
+        std::make_unique<ScopedW4a16ParamsOverride>([path](W4a16Params* p) {
+          p->flavor = path.flavor;
+          p->vector_bits = path.vector_bits;
+        });
+  }
+  // CheckLayer on this path's kernels: the bf16-dot flavour takes layers
+  // with bf16 x and groups of whole k octets, the others run the tier's
+  // FMA kernels.
+  void Check(const LayerDesc& desc, const std::vector<int64_t>& ms,
+             int64_t ldx_pad = 0, int64_t ldy_pad = 0) {
+    const testing::IsaPath& path = GetParam();
+    const int64_t group = desc.group_size == -1 ? desc.k : desc.group_size;
+    const bool dot = path.flavor == Flavor::kBf16Dot &&
+                     desc.act_dtype == DType::kBF16 && group % 8 == 0;
+    const char* isa = dot                                 ? path.suffix
+                      : path.tier >= IsaTier::kAvx512Vnni ? "avx512vnni"
+                                                          : "avx2";
+    CheckLayer(desc, ms, ldx_pad, ldy_pad, isa, dot ? "bf16dot" : "fma");
+  }
+
+ private:
+  std::unique_ptr<ScopedIsaCap> cap_;
+  std::unique_ptr<ScopedW4a16ParamsOverride> params_;
+};
+
+TEST_P(W4a16Path, EveryMBothPaths) {
   std::vector<int64_t> ms;
   for (int64_t m = 1; m <= 17; ++m) ms.push_back(m);
   ms.push_back(64);
   ms.push_back(255);
-  CheckLayer(
-      Desc(72, 256, 32, WeightType::kS4, DType::kBF16, DType::kBF16, true), ms,
-      3, 5);
-  CheckLayer(
-      Desc(40, 128, 64, WeightType::kU4, DType::kF32, DType::kF32, false), ms);
+  Check(Desc(72, 256, 32, WeightType::kS4, DType::kBF16, DType::kBF16, true),
+        ms, 3, 5);
+  Check(Desc(40, 128, 64, WeightType::kU4, DType::kF32, DType::kF32, false),
+        ms);
 }
 
-TEST_F(W4a16Avx2, GroupsAndWeightTypes) {
+TEST_P(W4a16Path, GroupsAndWeightTypes) {
   for (int64_t g : {int64_t{-1}, int64_t{32}, int64_t{64}, int64_t{128},
                     int64_t{256}, int64_t{6}, int64_t{34}}) {
     const int64_t k = g == -1 ? 512 : (g == 6 ? 132 : (g == 34 ? 340 : 512));
     for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
-      CheckLayer(Desc(48, k, g, wt, DType::kBF16, DType::kF32, g == 64),
-                 {1, 2, 3, 9, 20});
+      Check(Desc(48, k, g, wt, DType::kBF16, DType::kF32, g == 64),
+            {1, 2, 3, 9, 20});
     }
   }
 }
 
-TEST_F(W4a16Avx2, DtypesBiasAndStrides) {
+TEST_P(W4a16Path, DtypesBiasAndStrides) {
   for (DType act : {DType::kBF16, DType::kF32}) {
     for (DType out : {DType::kBF16, DType::kF32}) {
       for (bool bias : {false, true}) {
-        CheckLayer(Desc(37, 192, 64, WeightType::kU4, act, out, bias),
-                   {1, 4, 13}, bias ? 7 : 0, bias ? 0 : 9);
+        Check(Desc(37, 192, 64, WeightType::kU4, act, out, bias), {1, 4, 13},
+              bias ? 7 : 0, bias ? 0 : 9);
       }
     }
   }
 }
 
-TEST_F(W4a16Avx2, NTailsAndShortK) {
+TEST_P(W4a16Path, NTailsAndShortK) {
   // N below, at and across the 32-column block and the 16-column panel
   // tile; K equal to one group and shorter than a K block.
   for (int64_t n : {1, 5, 8, 13, 16, 31, 33, 100}) {
-    CheckLayer(
-        Desc(n, 64, 64, WeightType::kS4, DType::kBF16, DType::kBF16, true),
-        {1, 3, 11}, 0, 2);
+    Check(Desc(n, 64, 64, WeightType::kS4, DType::kBF16, DType::kBF16, true),
+          {1, 3, 11}, 0, 2);
   }
-  CheckLayer(
-      Desc(24, 32, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
-      {1, 10});
+  Check(Desc(24, 32, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
+        {1, 10});
 }
 
-TEST_F(W4a16Avx2, LargeK) {
-  CheckLayer(
-      Desc(40, 4096, 128, WeightType::kS4, DType::kBF16, DType::kF32, true),
-      {1, 9});
-  CheckLayer(
-      Desc(17, 4096, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
-      {2, 12});
+TEST_P(W4a16Path, LargeK) {
+  Check(Desc(40, 4096, 128, WeightType::kS4, DType::kBF16, DType::kF32, true),
+        {1, 9});
+  Check(Desc(17, 4096, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
+        {2, 12});
 }
+
+INSTANTIATE_TEST_SUITE_P(Isa, W4a16Path,
+                         ::testing::ValuesIn(testing::IsaPaths()),
+                         testing::IsaPathName);
 
 TEST_F(W4a16Avx2, ForcedParameters) {
   struct Case {
@@ -358,9 +394,8 @@ TEST_F(W4a16Avx2, MTailsAroundHandoverAndTileHeights) {
 // Every ISA tier this machine has, forced: the same layer on each agrees
 // with the reference on both paths.
 TEST(W4a16Tiers, EveryTierTheMachineHas) {
-  for (IsaTier tier : {IsaTier::kRef, IsaTier::kAvx2, IsaTier::kAvx512Vnni,
-                       IsaTier::kAvx512Bf16}) {
-    if (!CanRunTier(tier)) continue;
+  for (IsaTier tier : testing::IsaTiersWithRef()) {
+    if (!testing::StartIsaRun(tier)) continue;
     SCOPED_TRACE(internal::ToString(tier));
     ScopedIsaCap cap(tier);
     const LayerDesc desc =
@@ -555,7 +590,7 @@ TEST_F(W4a16Avx2, BadParametersFallBackWithAReason) {
 
 // zmm FMA kernels: executed only where the CPU has AVX-512.
 TEST(W4a16Avx512, F32FmaRuns) {
-  if (!CanRunTier(IsaTier::kAvx512Vnni)) {
+  if (!testing::StartIsaRun(IsaTier::kAvx512Vnni)) {
     GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx512Vnni)
                  << ": zmm kernels are only generated (W4a16Avx512Generation)";
   }
@@ -585,7 +620,7 @@ TEST(W4a16Avx512, Int4TilesBitIdenticalAcrossShapesAndThreads) {
 }
 
 TEST(W4a16Avx512, Bf16DotRuns) {
-  if (!CanRunTier(IsaTier::kAvx512Bf16)) {
+  if (!testing::StartIsaRun(IsaTier::kAvx512Bf16)) {
     GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx512Bf16)
                  << ": the bf16-dot flavour is only generated "
                     "(W4a16Avx512Generation)";
