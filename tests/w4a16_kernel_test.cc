@@ -20,6 +20,7 @@
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/w4a16/w4a16_params.h"
 #include "tests/util/isa.h"
+#include "tests/util/layer_case.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"
 
@@ -48,6 +49,9 @@ LayerDesc Desc(int64_t n, int64_t k, int64_t group, WeightType type, DType act,
   return testing::KernelTestDesc(Mode::kW4A16, n, k, group, type, act, out,
                                  bias);
 }
+
+// A W4A16 case named field by field (tests/util/layer_case.h).
+testing::LayerCase W4a16() { return testing::LayerCase(Mode::kW4A16); }
 
 // Restores the thread count at scope exit.
 class ScopedThreads {
@@ -139,9 +143,8 @@ TEST_P(W4a16Path, EveryMBothPaths) {
   for (int64_t m = 1; m <= 17; ++m) ms.push_back(m);
   ms.push_back(64);
   ms.push_back(255);
-  Check(Desc(72, 256, 32, WeightType::kS4, DType::kBF16, DType::kBF16, true),
-        ms, 3, 5);
-  Check(Desc(40, 128, 64, WeightType::kU4, DType::kF32, DType::kF32, false),
+  Check(W4a16().N(72).K(256).Group(32).Bias(), ms, 3, 5);
+  Check(W4a16().N(40).K(128).Group(64).U4().In(DType::kF32).Out(DType::kF32),
         ms);
 }
 
@@ -150,7 +153,13 @@ TEST_P(W4a16Path, GroupsAndWeightTypes) {
                     int64_t{256}, int64_t{6}, int64_t{34}}) {
     const int64_t k = g == -1 ? 512 : (g == 6 ? 132 : (g == 34 ? 340 : 512));
     for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
-      Check(Desc(48, k, g, wt, DType::kBF16, DType::kF32, g == 64),
+      Check(W4a16()
+                .N(48)
+                .K(k)
+                .Group(g)
+                .Weights(wt)
+                .Out(DType::kF32)
+                .Bias(g == 64),
             {1, 2, 3, 9, 20});
     }
   }
@@ -160,8 +169,8 @@ TEST_P(W4a16Path, DtypesBiasAndStrides) {
   for (DType act : {DType::kBF16, DType::kF32}) {
     for (DType out : {DType::kBF16, DType::kF32}) {
       for (bool bias : {false, true}) {
-        Check(Desc(37, 192, 64, WeightType::kU4, act, out, bias), {1, 4, 13},
-              bias ? 7 : 0, bias ? 0 : 9);
+        Check(W4a16().N(37).K(192).Group(64).U4().In(act).Out(out).Bias(bias),
+              {1, 4, 13}, bias ? 7 : 0, bias ? 0 : 9);
       }
     }
   }
@@ -171,18 +180,14 @@ TEST_P(W4a16Path, NTailsAndShortK) {
   // N below, at and across the 32-column block and the 16-column panel
   // tile; K equal to one group and shorter than a K block.
   for (int64_t n : {1, 5, 8, 13, 16, 31, 33, 100}) {
-    Check(Desc(n, 64, 64, WeightType::kS4, DType::kBF16, DType::kBF16, true),
-          {1, 3, 11}, 0, 2);
+    Check(W4a16().N(n).K(64).Group(64).Bias(), {1, 3, 11}, 0, 2);
   }
-  Check(Desc(24, 32, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
-        {1, 10});
+  Check(W4a16().N(24).K(32).U4().In(DType::kF32), {1, 10});
 }
 
 TEST_P(W4a16Path, LargeK) {
-  Check(Desc(40, 4096, 128, WeightType::kS4, DType::kBF16, DType::kF32, true),
-        {1, 9});
-  Check(Desc(17, 4096, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
-        {2, 12});
+  Check(W4a16().N(40).K(4096).Group(128).Out(DType::kF32).Bias(), {1, 9});
+  Check(W4a16().N(17).K(4096).U4().In(DType::kF32), {2, 12});
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, W4a16Path,
