@@ -18,7 +18,6 @@
 #include "check/draw_util.h"
 #include "check/layer_check.h"
 #include "check/moe_selftest.h"
-#include "dispatch/kernel_cache.h"
 #include "dispatch/kernel_key.h"
 #include "runtime/formats/import.h"
 #include "w4jit/layer.hpp"
@@ -379,9 +378,6 @@ SelftestReport RunSelftest(
   const int max_threads =
       options.max_threads > 0 ? options.max_threads : AvailableThreads();
   constexpr size_t kMaxReported = 20;
-  // Kernels of every distinct shape stay cached for the process; each is a
-  // code mapping, so drop them now and then (no layer is alive here).
-  constexpr int64_t kClearEvery = 256;
 
   SelftestReport report;
   for (size_t ti = 0; ti < tiers.size(); ++ti) {
@@ -429,7 +425,6 @@ SelftestReport RunSelftest(
           report.failures.push_back(absl::StrCat(text, "\n  ", r.error));
         }
       }
-      if ((i + 1) % kClearEvery == 0) internal::ClearKernelCache();
       if (progress) {
         progress(Progress{tier, i + 1, options.configs_per_tier,
                           report.total_failed, elapsed()});

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "dispatch/kernel_cache.h"
 #include "fuzz/fuzz_util.h"
 #include "w4jit/w4jit.h"
 
@@ -222,7 +221,6 @@ void Step(FuzzedDataProvider* fdp, std::vector<Handle>* handles) {
 }  // namespace w4jit::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static int64_t runs = 0;
   FuzzedDataProvider fdp(data, size);
   std::vector<w4jit::fuzz::Handle> handles;
   for (int i = 0; i < 24 && fdp.remaining_bytes() > 0; ++i) {
@@ -233,6 +231,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   w4jit_set_num_threads(0);
   w4jit_set_log_hook(nullptr, nullptr);
   w4jit_load_tuning_file("");
-  if (++runs % 256 == 0) w4jit::internal::ClearKernelCache();
   return 0;
 }

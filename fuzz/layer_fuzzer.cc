@@ -12,7 +12,6 @@
 
 #include "base/numeric.h"
 #include "check/layer_check.h"
-#include "dispatch/kernel_cache.h"
 #include "fuzz/fuzz_util.h"
 #include "fuzz/moe_fuzz.h"
 #include "runtime/formats/import.h"
@@ -183,11 +182,7 @@ void RunOne(FuzzedDataProvider* fdp) {
 }  // namespace w4jit::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static int64_t runs = 0;
   FuzzedDataProvider fdp(data, size);
   w4jit::fuzz::RunOne(&fdp);
-  // Every new shape JITs new kernels, each a code mapping kept for the
-  // process; no layer is alive here, so drop them now and then.
-  if (++runs % 256 == 0) w4jit::internal::ClearKernelCache();
   return 0;
 }

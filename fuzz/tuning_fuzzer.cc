@@ -14,7 +14,6 @@
 #include "absl/strings/str_cat.h"
 #include "check/layer_check.h"
 #include "dispatch/cpu_profile.h"
-#include "dispatch/kernel_cache.h"
 #include "dispatch/tuning.h"
 #include "fuzz/fuzz_util.h"
 #include "w4jit/w4jit.hpp"
@@ -100,8 +99,6 @@ void RunOne(const uint8_t* data, size_t size) {
 }  // namespace w4jit::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static int64_t runs = 0;
   w4jit::fuzz::RunOne(data, size);
-  if (++runs % 256 == 0) w4jit::internal::ClearKernelCache();
   return 0;
 }

@@ -21,48 +21,65 @@ bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
 
 }  // namespace
 
-absl::Status W4a16DequantGenerator::Check(const KernelKey& key) {
-  if (key.family != KernelFamily::kW4a16Dequant ||
-      key.flavor != Flavor::kF32Fma || key.isa < IsaTier::kAvx2) {
-    return absl::InvalidArgumentError("not an f32 W4A16 dequant key");
+absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& c) {
+  if (c.isa < IsaTier::kAvx2) {
+    return absl::InvalidArgumentError("W4A16 kernels need at least AVX2");
   }
-  if (key.float_zero && key.weight_type != WeightType::kS4) {
+  if (c.float_zero && c.weight_type != WeightType::kS4) {
     return absl::InvalidArgumentError(
         "float zero points decode the nibbles as s4 (u - 8): weight_type "
-        "must be s4 in the key");
+        "must be s4 in the config");
   }
-  if (key.meta_dtype != DType::kF32 &&
-      (key.float_zero || key.weight_type == WeightType::kU4)) {
+  if (c.meta_dtype != DType::kF32 &&
+      (c.float_zero || c.weight_type == WeightType::kU4)) {
     // The zero points are memory operands of the decode (MetaMayBe16Bit).
     return absl::InvalidArgumentError(
         "16-bit meta only without zero points (w4a16_layout.h)");
   }
-  const int lanes = IsAvx512(key.isa) ? 16 : 8;
-  if (key.nr <= 0 || key.nr % lanes != 0 || key.k <= 0 || key.k % 2 != 0) {
+  const int lanes = IsAvx512(c.isa) ? 16 : 8;
+  if (c.nr <= 0 || c.nr % lanes != 0 || c.segment <= 0 || c.segment % 2 != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "block width %d / segment %d: need a multiple of %d and an even "
         "segment",
-        key.nr, key.k, lanes));
+        c.nr, c.segment, lanes));
   }
   // Scales, three constants and two pairs of temporaries.
-  if (key.nr / lanes + 7 > (IsAvx512(key.isa) ? 32 : 16)) {
+  if (c.nr / lanes + 7 > (IsAvx512(c.isa) ? 32 : 16)) {
     return absl::InvalidArgumentError("block too wide for the registers");
   }
   return absl::OkStatus();
 }
 
-W4a16DequantGenerator::W4a16DequantGenerator(const KernelKey& key)
-    : Generator(key.name()),
-      key_(key),
-      vec_(this, IsAvx512(key.isa)),
+KernelKey W4a16DequantKey(const W4a16DequantConfig& c) {
+  KernelKey key;
+  key.family = KernelFamily::kW4a16Dequant;
+  key.isa = c.isa;
+  key.flavor = Flavor::kF32Fma;
+  key.act_dtype = DType::kF32;
+  key.out_dtype = DType::kF32;
+  key.weight_type = c.weight_type;
+  key.float_zero = c.float_zero;
+  key.meta_dtype = c.meta_dtype;
+  key.group_size = c.group_size;
+  key.per_channel = c.per_channel;
+  key.n = c.nr;
+  key.nr = c.nr;
+  key.k = c.segment;
+  return key;
+}
+
+W4a16DequantGenerator::W4a16DequantGenerator(const W4a16DequantConfig& config)
+    : Generator(W4a16DequantKey(config).name()),
+      config_(config),
+      vec_(this, IsAvx512(config.isa)),
       lanes_(vec_.lanes32()),
-      nv_(static_cast<int>(key.nr / vec_.lanes32())),
-      nb_(key.nr) {}
+      nv_(config.nr / vec_.lanes32()),
+      nb_(config.nr) {}
 
 void W4a16DequantGenerator::Generate() {
   const Xbyak::Reg64 args(kArg1);
-  const bool u4 = key_.weight_type == WeightType::kU4;
-  const bool fz = key_.float_zero;
+  const bool u4 = config_.weight_type == WeightType::kU4;
+  const bool fz = config_.float_zero;
   Preamble();
   mov(rax, ptr[args + offsetof(W4a16DequantArgs, w)]);
   mov(rbx, ptr[args + offsetof(W4a16DequantArgs, meta)]);
@@ -73,16 +90,16 @@ void W4a16DequantGenerator::Generate() {
   vmovups(vec_.Vec(nv_ + 1), pool_.Splat32(0x0Fu));
   if (!u4) vmovups(vec_.Vec(nv_ + 2), pool_.Splat32(8));
 
-  const int pairs = static_cast<int>(key_.k / 2);
+  const int pairs = static_cast<int>(config_.segment / 2);
   const int unroll = std::min(pairs, kUnroll);
   const int iters = pairs / unroll;
   const int rest = pairs % unroll;
   Xbyak::Label segment;
   L(segment);
-  const int meta_size = static_cast<int>(DTypeSize(key_.meta_dtype));
+  const int meta_size = static_cast<int>(DTypeSize(config_.meta_dtype));
   for (int v = 0; v < nv_; ++v) {
-    EmitLoadWidenedF32(this, key_.meta_dtype, ptr[rbx + v * lanes_ * meta_size],
-                       vec_.Vec(v));
+    EmitLoadWidenedF32(this, config_.meta_dtype,
+                       ptr[rbx + v * lanes_ * meta_size], vec_.Vec(v));
   }
   auto advance = [&](int n) {
     add(rax, static_cast<uint32_t>(n * nb_));
@@ -113,7 +130,7 @@ void W4a16DequantGenerator::Generate() {
 }
 
 void W4a16DequantGenerator::EmitPairs(int pairs) {
-  const bool u4 = key_.weight_type == WeightType::kU4;
+  const bool u4 = config_.weight_type == WeightType::kU4;
   const Xmm mask_hi = vec_.Vec(nv_);
   const Xmm mask_lo = vec_.Vec(nv_ + 1);
   const Xmm zero8 = vec_.Vec(nv_ + 2);
@@ -134,7 +151,7 @@ void W4a16DequantGenerator::EmitPairs(int pairs) {
                                even, odd, ops);
       vmulps(even, even, vec_.Vec(v));
       vmulps(odd, odd, vec_.Vec(v));
-      if (key_.float_zero) {
+      if (config_.float_zero) {
         // w = (u - 8) * s + zf; the odd k hold 16 * w (x is divided by 16).
         vaddps(even, even, zeros);
         vaddps(odd, odd, zeros16);

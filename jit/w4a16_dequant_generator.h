@@ -5,11 +5,9 @@
 // multiplies with every row of an M block. The decode is paid once per
 // panel instead of once per row.
 //
-// Key: family kW4a16Dequant; isa (ymm for kAvx2, zmm above); flavor
-// kF32Fma; weight_type; group_size / per_channel; n = nr = NB; k = the
-// segment length: the number of k that share one scale (the group, or
-// the K block when it is shorter than the group). The number of segments
-// per call is a runtime argument.
+// Built from a W4a16DequantConfig (below); W4a16DequantKey names it in the
+// kernel cache (family kW4a16Dequant, flavour kF32Fma, n = nr = NB, k = the
+// segment).
 #ifndef W4JIT_JIT_W4A16_DEQUANT_GENERATOR_H_
 #define W4JIT_JIT_W4A16_DEQUANT_GENERATOR_H_
 
@@ -29,11 +27,28 @@ struct W4a16DequantArgs {
   int64_t segments;     // >= 1; the meta pointer advances one group each
 };
 
+// What one dequantizer is specialised for.
+struct W4a16DequantConfig {
+  IsaTier isa = IsaTier::kAvx2;  // ymm for kAvx2, zmm above
+  WeightType weight_type = WeightType::kS4;
+  bool float_zero = false;         // (u - 8) * s + zf
+  DType meta_dtype = DType::kF32;  // 16-bit only without zero points
+  int64_t group_size = 0;          // resolved (K for per-channel)
+  bool per_channel = false;
+  int nr = 0;  // NB, the packed block width in columns
+  // The number of k that share one scale: the group, or the K block when
+  // it is shorter than the group. The number of segments per call is a
+  // runtime argument.
+  int64_t segment = 0;
+};
+
+absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& config);
+KernelKey W4a16DequantKey(const W4a16DequantConfig& config);
+
 class W4a16DequantGenerator final : public Generator {
  public:
   using Fn = void (*)(const W4a16DequantArgs*);
-  static absl::Status Check(const KernelKey& key);
-  explicit W4a16DequantGenerator(const KernelKey& key);
+  explicit W4a16DequantGenerator(const W4a16DequantConfig& config);
 
  protected:
   void Generate() override;
@@ -41,7 +56,7 @@ class W4a16DequantGenerator final : public Generator {
  private:
   void EmitPairs(int pairs);
 
-  KernelKey key_;
+  W4a16DequantConfig config_;
   VecEmitter vec_;
   ConstPool pool_;
   int lanes_;

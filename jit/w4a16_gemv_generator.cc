@@ -74,111 +74,131 @@ struct W4a16GemvGenerator::Plan {
   int Acc(int r, int v, int s) const { return (r * nv + v) * split + s; }
 };
 
-absl::Status W4a16GemvGenerator::Check(const KernelKey& key) {
-  if (key.family != KernelFamily::kW4a16Gemm) {
-    return absl::InvalidArgumentError("not a kW4a16Gemm key");
-  }
-  if (key.isa < IsaTier::kAvx2) {
+absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
+  if (c.isa < IsaTier::kAvx2) {
     return absl::InvalidArgumentError("W4A16 kernels need at least AVX2");
   }
-  if (absl::Status s = CheckPrefetchDistance(key.prefetch); !s.ok()) return s;
-  const bool dot = key.flavor == Flavor::kBf16Dot;
-  if (key.flavor != Flavor::kF32Fma && !dot) {
-    return absl::InvalidArgumentError("no W4A16 flavour in the key");
+  if (absl::Status s = CheckPrefetchDistance(c.prefetch); !s.ok()) return s;
+  const bool dot = c.flavor == Flavor::kBf16Dot;
+  if (c.flavor != Flavor::kF32Fma && !dot) {
+    return absl::InvalidArgumentError("no W4A16 flavour in the config");
   }
-  if (dot && key.isa < IsaTier::kAvx512Bf16) {
+  if (dot && c.isa < IsaTier::kAvx512Bf16) {
     return absl::InvalidArgumentError("the bf16-dot flavour needs AVX512_BF16");
   }
-  if (key.act_dtype != (dot ? DType::kBF16 : DType::kF32)) {
-    return absl::InvalidArgumentError(
-        "act_dtype must be the packed-row format of the flavour");
-  }
-  if (key.out_dtype != DType::kF32 && key.out_dtype != DType::kBF16) {
+  if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError("output must be f32 or bf16");
   }
   const int step_k = StepK(dot);
-  if (key.group_size <= 0 || key.group_size % step_k != 0 || key.k <= 0 ||
-      key.k % key.group_size != 0) {
+  if (c.group_size <= 0 || c.group_size % step_k != 0 || c.k <= 0 ||
+      c.k % c.group_size != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "group %d / K %d: the group must be a multiple of %d dividing K",
-        key.group_size, key.k, step_k));
+        c.group_size, c.k, step_k));
   }
-  const int lanes = IsAvx512(key.isa) ? 16 : 8;
-  if (key.nr <= 0 || key.nr % lanes != 0 || key.n <= 0 || key.mr <= 0) {
+  const int lanes = IsAvx512(c.isa) ? 16 : 8;
+  if (c.nr <= 0 || c.nr % lanes != 0 || c.n <= 0 || c.mr <= 0) {
     return absl::InvalidArgumentError("bad N, block width or row tile");
   }
-  const int regs = IsAvx512(key.isa) ? 32 : 16;
-  const int nv = static_cast<int>(key.nr / lanes);
-  const int tv = key.flags == 0 ? nv : static_cast<int>(key.flags);
-  if (key.flags > static_cast<uint32_t>(nv) || nv % tv != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "a tile of %d vectors does not divide a block of %d", key.flags, nv));
+  const int regs = IsAvx512(c.isa) ? 32 : 16;
+  const int nv = c.nr / lanes;
+  const int tv = c.tile_vectors == 0 ? nv : c.tile_vectors;
+  if (c.tile_vectors < 0 || c.tile_vectors > nv || nv % tv != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a tile of %d vectors does not divide a block of %d",
+                        c.tile_vectors, nv));
   }
   // Accumulators and two decode temporaries at least, plus the table
   // (dot; and zf's register with folded zero points) or a broadcast
   // temporary (AVX2); the tallest tile needs most.
-  const int split = key.mr * tv < 8 ? 2 : 1;
+  const int split = c.mr * tv < 8 ? 2 : 1;
   const int need =
-      key.mr * tv * split + 2 +
-      (dot ? 1 + (key.folded_zero ? 1 : 0) : (IsAvx512(key.isa) ? 0 : 1));
+      c.mr * tv * split + 2 +
+      (dot ? 1 + (c.folded_zero ? 1 : 0) : (IsAvx512(c.isa) ? 0 : 1));
   if (need > regs) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "row tile %d x %d vectors needs %d vector registers, %d exist", key.mr,
+        "row tile %d x %d vectors needs %d vector registers, %d exist", c.mr,
         tv, need, regs));
   }
-  if (dot && key.weight_type != WeightType::kS4) {
+  if (dot && c.weight_type != WeightType::kS4) {
     return absl::InvalidArgumentError(
         "the bf16-dot flavour decodes s4 nibbles: u4 layers fold their zero "
         "points into float ones (w4a16_layout.h)");
   }
-  if (key.float_zero && key.weight_type != WeightType::kS4) {
+  if (c.float_zero && c.weight_type != WeightType::kS4) {
     return absl::InvalidArgumentError(
         "float zero points decode the nibbles as s4 (u - 8): weight_type "
-        "must be s4 in the key");
+        "must be s4 in the config");
   }
-  if (key.folded_zero && (!dot || !key.float_zero)) {
+  if (c.folded_zero && (!dot || !c.float_zero)) {
     return absl::InvalidArgumentError(
         "folded zero points are float zero points of the bf16-dot flavour");
   }
-  if (key.meta_dtype != DType::kF32 && key.weight_type == WeightType::kU4) {
+  if (c.meta_dtype != DType::kF32 && c.weight_type == WeightType::kU4) {
     return absl::InvalidArgumentError(
         "integer zero points need f32 meta (w4a16_layout.h)");
   }
-  const Epilogue ep = EpilogueFromCode(key.epilogue);
-  if (ep.silu_mul && (tv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
+  if (c.epilogue.silu_mul &&
+      (tv % 2 != 0 || c.out_n <= 0 || 2 * c.out_n > c.n)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "silu_mul needs an even number of vectors per tile (%d) and N / 2 "
         "output columns (%d of %d)",
-        tv, key.out_n, key.n));
+        tv, c.out_n, c.n));
   }
   return absl::OkStatus();
 }
 
-W4a16GemvGenerator::W4a16GemvGenerator(const KernelKey& key)
+KernelKey W4a16GemvKey(const W4a16GemvConfig& c) {
+  KernelKey key;
+  key.family = KernelFamily::kW4a16Gemm;
+  key.isa = c.isa;
+  key.flavor = c.flavor;
+  key.act_dtype = c.flavor == Flavor::kBf16Dot ? DType::kBF16 : DType::kF32;
+  key.out_dtype = c.out_dtype;
+  key.weight_type = c.weight_type;
+  key.float_zero = c.float_zero;
+  key.folded_zero = c.folded_zero;
+  key.meta_dtype = c.meta_dtype;
+  key.group_size = c.group_size;
+  key.per_channel = c.per_channel;
+  key.n = c.n;
+  key.k = c.k;
+  key.mr = c.mr;
+  key.nr = c.nr;
+  key.flags = static_cast<uint32_t>(c.tile_vectors);
+  key.bias = c.bias;
+  SetKeyEpilogue(&key, c.epilogue);
+  key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
+  key.prefetch = c.prefetch;
+  return key;
+}
+
+W4a16GemvGenerator::W4a16GemvGenerator(const W4a16GemvConfig& config)
     // Every row-tile height and column tile gets its own unrolled epilogue:
     // tall zmm tiles with a gelu_erf and two operands need ~0.5 MB.
-    : Generator(key.name(), key.epilogue != 0 ? 2 * 1024 * 1024 : 256 * 1024),
-      key_(key),
-      epilogue_(KeyEpilogue(key)),
-      vec_(this, IsAvx512(key.isa)),
-      dot_(key.flavor == Flavor::kBf16Dot),
+    : Generator(W4a16GemvKey(config).name(),
+                !config.epilogue.empty() ? 2 * 1024 * 1024 : 256 * 1024),
+      config_(config),
+      epilogue_(config.epilogue),
+      vec_(this, IsAvx512(config.isa)),
+      dot_(config.flavor == Flavor::kBf16Dot),
       lanes_(vec_.lanes32()),
-      nv_(static_cast<int>(key.nr / vec_.lanes32())),
-      tv_(key.flags == 0 ? nv_ : static_cast<int>(key.flags)),
+      nv_(config.nr / vec_.lanes32()),
+      tv_(config.tile_vectors == 0 ? nv_ : config.tile_vectors),
       // Fixed per kernel, not per tile, so that the row tail tiles sum in
       // the same order as the full ones (bit-identical rows).
-      split_(key.mr * tv_ < 8 ? 2 : 1),
-      nb_(key.nr),
-      groups_(key.k / key.group_size),
-      steps_per_group_(static_cast<int>(key.group_size / StepK(dot_))),
-      out_size_(OutSize(key.out_dtype)) {}
+      split_(config.mr * tv_ < 8 ? 2 : 1),
+      nb_(config.nr),
+      groups_(config.k / config.group_size),
+      steps_per_group_(static_cast<int>(config.group_size / StepK(dot_))),
+      out_size_(OutSize(config.out_dtype)) {}
 
 void W4a16GemvGenerator::Generate() {
   const Xbyak::Reg64 args(kArgs);
   Preamble();
   mov(rbp, rsp);
   if (groups_ > 1 || !epilogue_.empty()) {
-    sub(rsp, static_cast<uint32_t>(key_.mr * nv_ * vec_.bytes()));
+    sub(rsp, static_cast<uint32_t>(config_.mr * nv_ * vec_.bytes()));
     and_(rsp, -64);
   }
   mov(r8, ptr[args + offsetof(W4a16GemvArgs, w)]);
@@ -193,10 +213,10 @@ void W4a16GemvGenerator::Generate() {
   mov(r13, ptr[args + offsetof(W4a16GemvArgs, x)]);
   mov(r14, ptr[args + offsetof(W4a16GemvArgs, m)]);
   mov(r15, r11);
-  const int64_t blocks = (key_.n + nb_ - 1) / nb_;
+  const int64_t blocks = (config_.n + nb_ - 1) / nb_;
   // The last block has fewer output columns than the others.
-  const bool has_tail =
-      (epilogue_.silu_mul ? key_.out_n % OutBlockCols() : key_.n % nb_) != 0;
+  const bool has_tail = (epilogue_.silu_mul ? config_.out_n % OutBlockCols()
+                                            : config_.n % nb_) != 0;
   if (has_tail) {
     Xbyak::Label full;
     cmp(r12, static_cast<uint32_t>(blocks - 1));
@@ -208,7 +228,7 @@ void W4a16GemvGenerator::Generate() {
   EmitRowLoop(/*tail=*/false);
 
   L(next_block);
-  add(r8, static_cast<uint32_t>(key_.k / 2 * nb_));
+  add(r8, static_cast<uint32_t>(config_.k / 2 * nb_));
   add(r9, static_cast<uint32_t>(groups_ * MetaGroupBytes()));
   add(r11, static_cast<uint32_t>(OutBlockCols() * out_size_));
   inc(r12);
@@ -230,13 +250,13 @@ int64_t W4a16GemvGenerator::OutBlockCols() const {
 }
 
 int64_t W4a16GemvGenerator::MetaGroupBytes() const {
-  return nb_ * static_cast<int64_t>(DTypeSize(key_.meta_dtype)) *
-         MetaVectorsPerGroup(
-             dot_, key_.weight_type == WeightType::kU4 || key_.float_zero);
+  return nb_ * static_cast<int64_t>(DTypeSize(config_.meta_dtype)) *
+         MetaVectorsPerGroup(dot_, config_.weight_type == WeightType::kU4 ||
+                                       config_.float_zero);
 }
 
 uint32_t W4a16GemvGenerator::DecodeConstant(int c) const {
-  const bool u4 = key_.weight_type == WeightType::kU4;
+  const bool u4 = config_.weight_type == WeightType::kU4;
   switch (c) {
     case 0:
       return u4 ? 0xF0u : 0xFFFFFFF0u;  // mask_hi
@@ -249,11 +269,11 @@ uint32_t W4a16GemvGenerator::DecodeConstant(int c) const {
 
 void W4a16GemvGenerator::EmitRowLoop(bool tail) {
   const Xbyak::Reg64 args(kArgs);
-  const int mr_max = key_.mr;
+  const int mr_max = config_.mr;
   // Bytes of packed x per row: K f32, or K/2 bf16 pairs (+ a sum per
   // group with float zero points).
-  const int64_t x_row_bytes =
-      (dot_ ? key_.k * 2 : key_.k * 4) + (key_.float_zero ? groups_ * 4 : 0);
+  const int64_t x_row_bytes = (dot_ ? config_.k * 2 : config_.k * 4) +
+                              (config_.float_zero ? groups_ * 4 : 0);
   EmitRowTiles(
       this, r14, mr_max, [&](int mr) { EmitTile(mr, tail); },
       [&](int mr) {
@@ -267,7 +287,7 @@ void W4a16GemvGenerator::EmitRowLoop(bool tail) {
 void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
   // The block's vectors, one tile width at a time; a tail block stops at
   // its last column.
-  const int64_t last_cols = key_.n - ((key_.n - 1) / nb_) * nb_;
+  const int64_t last_cols = config_.n - ((config_.n - 1) / nb_) * nb_;
   for (int v0 = 0; v0 < nv_; v0 += tv_) {
     if (tail && last_cols <= int64_t{v0} * lanes_) break;
     EmitTileColumns(mr, tail, v0);
@@ -287,7 +307,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
   if (dot_) {
     p.table = next++;
     p.spare = p.table;
-    if (key_.folded_zero) p.zf = next++;
+    if (config_.folded_zero) p.zf = next++;
   } else {
     if (!avx512 && next + 2 * mr + 1 <= vec_.num_regs()) {
       p.hold_x = true;
@@ -306,7 +326,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
     }
     if (p.spare < 0) p.spare = next++;  // AVX-512: no broadcast register
     // Decode constants in registers while they last, most used first.
-    const int consts = key_.weight_type == WeightType::kU4 ? 2 : 3;
+    const int consts = config_.weight_type == WeightType::kU4 ? 2 : 3;
     for (int c = 0; c < consts && next < vec_.num_regs(); ++c) {
       p.konst[c] = next++;
     }
@@ -380,7 +400,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
     add(rdx, static_cast<uint32_t>(rest * x_step));
   }
   EmitGroupEnd(p, mr);
-  if (key_.float_zero) add(rdx, static_cast<uint32_t>(mr * 4));  // the sums
+  if (config_.float_zero) add(rdx, static_cast<uint32_t>(mr * 4));  // the sums
   if (groups_ > 1) {
     add(rbx, static_cast<uint32_t>(MetaGroupBytes()));
     dec(r10);
@@ -390,7 +410,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
 }
 
 void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
-  const bool u4 = key_.weight_type == WeightType::kU4;
+  const bool u4 = config_.weight_type == WeightType::kU4;
   const Xmm t0 = vec_.Vec(p.t0);
   const Xmm t1 = vec_.Vec(p.t1);
   // Decode constants: registers where the plan found room, else memory.
@@ -409,7 +429,7 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
   const int64_t w_step = StepWeightBytes();
   for (int s = 0; s < steps; ++s) {
     if (p.v0 == 0) {
-      EmitStreamPrefetch(this, rax, s * w_step, w_step, key_.prefetch);
+      EmitStreamPrefetch(this, rax, s * w_step, w_step, config_.prefetch);
     }
     // x offsets of this step's two k (FMA) or two k pairs (dot) for row r.
     auto x_even = [&](int r) { return rdx + ((2 * s) * mr + r) * 4; };
@@ -472,7 +492,7 @@ void W4a16GemvGenerator::EmitDotVector(const Plan& p, int s, int v, int mr) {
 void W4a16GemvGenerator::EmitDecodeVector(int s, int c, const Xmm& even,
                                           const Xmm& odd,
                                           const Xbyak::Operand* const* konst) {
-  const bool u4 = key_.weight_type == WeightType::kU4;
+  const bool u4 = config_.weight_type == WeightType::kU4;
   // Zero points of this vector's columns (u4), after the scales.
   const Xbyak::Address zeros = ptr[rbx + (nb_ + c * lanes_) * 4];
   const Xbyak::Address zeros16 = ptr[rbx + (2 * nb_ + c * lanes_) * 4];
@@ -504,12 +524,12 @@ void W4a16GemvGenerator::EmitDecodedStep(const Plan& p, int s, int mr,
 }
 
 void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
-  const int64_t size = static_cast<int64_t>(DTypeSize(key_.meta_dtype));
-  EmitLoadWidenedF32(this, key_.meta_dtype, ptr[rbx + i * size], dst);
+  const int64_t size = static_cast<int64_t>(DTypeSize(config_.meta_dtype));
+  EmitLoadWidenedF32(this, config_.meta_dtype, ptr[rbx + i * size], dst);
 }
 
 void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
-  const bool fz = key_.float_zero;
+  const bool fz = config_.float_zero;
   // Float zero points: the group's x sum of row r follows its packed x
   // (rdx points at it now), broadcast into t1 (free between groups).
   const Xmm xsum = vec_.Vec(p.t1);
@@ -519,7 +539,7 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
   // folded zero points (the meta holds 8 - z) zf = (8 - z) * s, the f32
   // product the packing would have stored, so the same bits.
   auto load_zf = [&](int64_t col) -> Xmm {
-    if (!key_.folded_zero) {
+    if (!config_.folded_zero) {
       LoadMeta(meta, nb_ + col);
       return meta;
     }
@@ -562,9 +582,9 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
   const Xmm val = vec_.Vec(p.t0);
   const Xmm s1 = vec_.Vec(p.t1);
   const Xmm s2 = vec_.Vec(p.spare);
-  const int64_t last_cols = key_.n - ((key_.n - 1) / nb_) * nb_;
+  const int64_t last_cols = config_.n - ((config_.n - 1) / nb_) * nb_;
   mov(rax, r15);
-  if (key_.bias) {
+  if (config_.bias) {
     mov(rcx, r12);
     imul(rcx, rcx, static_cast<int>(nb_ * 4));
     add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
@@ -578,7 +598,7 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
             std::clamp<int64_t>(last_cols - int64_t{c} * lanes_, 0, lanes_));
       }
       if (count == 0) continue;
-      if (groups_ == 1 && !key_.float_zero) {
+      if (groups_ == 1 && !config_.float_zero) {
         LoadMeta(val, int64_t{c} * lanes_);
         vmulps(val, val, vec_.Vec(p.Acc(r, v, 0)));
       } else if (groups_ == 1) {
@@ -586,8 +606,8 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
       } else {
         vmovups(val, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
       }
-      if (key_.bias) vaddps(val, val, ptr[rcx + c * lanes_ * 4]);
-      if (key_.out_dtype == DType::kF32) {
+      if (config_.bias) vaddps(val, val, ptr[rcx + c * lanes_ * 4]);
+      if (config_.out_dtype == DType::kF32) {
         vec_.StoreF32(rax + c * lanes_ * 4, val, count, s1, esi);
       } else {
         vec_.StoreBf16(rax + c * lanes_ * 2, val, count, s1, s2, esi, &pool_);
@@ -604,7 +624,7 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
     for (int r = 0; r < mr; ++r) {
       for (int v = 0; v < p.nv; ++v) {
         const Xmm a = vec_.Vec(p.Acc(r, v, 0));
-        if (!key_.float_zero) {
+        if (!config_.float_zero) {
           const Xmm scale = vec_.Vec(p.t0);
           LoadMeta(scale, int64_t{p.v0 + v} * lanes_);
           vmulps(a, a, scale);
@@ -628,13 +648,13 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
     add(o, rbx);
     add(o, ptr[args + offsetof(W4a16GemvArgs, ep) + 8 * i]);
   }
-  const int64_t blocks = (key_.n + nb_ - 1) / nb_;
-  const int64_t out_n = epilogue_.silu_mul ? key_.out_n : key_.n;
+  const int64_t blocks = (config_.n + nb_ - 1) / nb_;
+  const int64_t out_n = epilogue_.silu_mul ? config_.out_n : config_.n;
   // Output columns the block holds: all, or those of the last block.
   const int64_t block_out =
       tail ? out_n - (blocks - 1) * OutBlockCols() : OutBlockCols();
   mov(rax, r15);
-  if (key_.bias) {
+  if (config_.bias) {
     mov(rcx, r12);
     imul(rcx, rcx, static_cast<int>(nb_ * 4));
     add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
@@ -649,13 +669,13 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
   // Vector v of the tile (its place in the block p.v0 + v) of row r.
   s.value = [&](const Xmm& dst, int r, int v) {
     vmovups(dst, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
-    if (key_.bias) vaddps(dst, dst, ptr[rcx + (p.v0 + v) * lanes_ * 4]);
+    if (config_.bias) vaddps(dst, dst, ptr[rcx + (p.v0 + v) * lanes_ * 4]);
   };
   s.y = rax;
   s.ldy_at = args + offsetof(W4a16GemvArgs, ldy_bytes);
   s.ep_ld_at = args + offsetof(W4a16GemvArgs, ep_ld_bytes);
   s.operands = operands;
-  s.out_dtype = key_.out_dtype;
+  s.out_dtype = config_.out_dtype;
   s.gpr_tmp = esi;
   ep.EmitTileStores(s);
 }

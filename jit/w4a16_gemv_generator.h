@@ -8,19 +8,10 @@
 // and the weight stream is the cost; with a large row tile (zmm) it is also
 // the bf16 flavour's kernel for large M.
 //
-// Key: family kW4a16Gemm; isa kAvx2 (ymm) or kAvx512Vnni / kAvx512Bf16
-// (zmm; the bf16 flavour needs kAvx512Bf16); act_dtype f32 for the FMA
-// flavour, bf16 for the dot flavour (the packed-row formats of
-// runtime/w4a16/w4a16_pack.h); out_dtype; weight_type (u4 reads zero points);
-// float_zero (s4 decode, and per group acc += zf * sum_{k in g} x, the
-// sums read from the packed rows after each group);
-// flavor; group_size / per_channel; n = N and k = K (tails and loop counts
-// are compiled in); mr = rows per register tile; nr = NB, the packed block
-// width; bias; flags = vectors per register tile (TileVectorsFlag), 0 for
-// the whole block; epilogue (jit/epilogue_emit.h; with silu_mul n counts
-// the interleaved [gate | up] columns of runtime/gate_up_interleave.h,
-// vector pairs (2i, 2i + 1) of a block are (gate, up), so a tile holds an
-// even number of vectors, and out_n is the layer's N / 2).
+// Built from a W4a16GemvConfig (below), checked by CheckW4a16GemvConfig;
+// W4a16GemvKey names it in the kernel cache (family kW4a16Gemm; the
+// act_dtype of the key is the flavour's packed-row format, flags the tile
+// width in vectors).
 //
 // A tile of fewer vectors than the block has room for more rows: it
 // decodes each weight into registers once and multiplies it with every row
@@ -53,26 +44,60 @@ struct W4a16GemvArgs {
   int64_t m;  // rows, >= 1
   int64_t block_begin;
   int64_t block_end;  // exclusive
-  // Binary post-op operands (key.epilogue) at [0][first output column of
+  // Binary post-op operands (config.epilogue) at [0][first output column of
   // block_begin], and their row strides in bytes.
   const void* ep[2];
   int64_t ep_ld_bytes[2];
 };
 
+// What one int4 kernel is specialised for.
+struct W4a16GemvConfig {
+  // kAvx2 (ymm) or kAvx512Vnni / kAvx512Bf16 (zmm; the bf16 flavour needs
+  // kAvx512Bf16).
+  IsaTier isa = IsaTier::kAvx2;
+  // kF32Fma: x as f32 rows; kBf16Dot: x as bf16 pairs (the packed-row
+  // formats of runtime/w4a16/w4a16_pack.h).
+  Flavor flavor = Flavor::kF32Fma;
+  DType out_dtype = DType::kF32;
+  WeightType weight_type = WeightType::kS4;  // u4 reads zero points
+  // Float zero points: s4 decode, and per group acc += zf * sum_{k in g} x,
+  // the sums read from the packed rows after each group.
+  bool float_zero = false;
+  // bf16-dot with float_zero: the meta holds 8 - z of folded u4 zero points
+  // (jit/w4a16_layout.h) and the kernel forms zf at the group end.
+  bool folded_zero = false;
+  DType meta_dtype = DType::kF32;  // f32, or bf16 / f16 (compact meta)
+  int64_t group_size = 0;          // resolved (K for per-channel)
+  bool per_channel = false;
+  // N and K: tails and loop counts are compiled in. With silu_mul n counts
+  // the interleaved [gate | up] columns of runtime/gate_up_interleave.h
+  // and out_n is the layer's N / 2.
+  int64_t n = 0;
+  int64_t k = 0;
+  int mr = 1;  // rows per register tile
+  int nr = 0;  // NB, the packed block width in columns
+  // Vectors per register tile (dividing the block's), 0: the whole block.
+  int tile_vectors = 0;
+  bool bias = false;
+  // Fused epilogue (jit/epilogue_emit.h). With silu_mul vector pairs
+  // (2i, 2i + 1) of a block are (gate, up), so a tile holds an even number
+  // of vectors.
+  Epilogue epilogue;
+  int64_t out_n = 0;  // silu_mul only
+  int prefetch = 0;   // software prefetch distance in bytes (0: none)
+};
+
+// Checks that the config describes a kernel the generator can emit
+// (register budget, group and K divisibility, flavour vs ISA).
+absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& config);
+// The kernel cache's key (and the kernel's name) of the config.
+KernelKey W4a16GemvKey(const W4a16GemvConfig& config);
+
 class W4a16GemvGenerator final : public Generator {
  public:
   using Fn = void (*)(const W4a16GemvArgs*);
 
-  // KernelKey::flags of a tile `vectors` vectors wide (0: the whole block).
-  static uint32_t TileVectorsFlag(int vectors) {
-    return static_cast<uint32_t>(vectors);
-  }
-
-  // Checks that the key describes a kernel this generator can emit
-  // (register budget, group and K divisibility, flavour vs ISA).
-  static absl::Status Check(const KernelKey& key);
-
-  explicit W4a16GemvGenerator(const KernelKey& key);
+  explicit W4a16GemvGenerator(const W4a16GemvConfig& config);
 
  protected:
   void Generate() override;
@@ -110,7 +135,7 @@ class W4a16GemvGenerator final : public Generator {
   // The FMA decode's constants: mask_hi, mask_lo, the s4 zero point.
   uint32_t DecodeConstant(int c) const;
 
-  KernelKey key_;
+  W4a16GemvConfig config_;
   Epilogue epilogue_;
   VecEmitter vec_;
   ConstPool pool_;

@@ -22,48 +22,64 @@ bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
 
 }  // namespace
 
-absl::Status W4a16PanelGenerator::Check(const KernelKey& key) {
-  if (key.family != KernelFamily::kW4a16Panel ||
-      key.flavor != Flavor::kF32Fma || key.isa < IsaTier::kAvx2 ||
-      key.act_dtype != DType::kF32) {
-    return absl::InvalidArgumentError("not an f32 W4A16 panel key");
+absl::Status CheckW4a16PanelConfig(const W4a16PanelConfig& c) {
+  if (c.isa < IsaTier::kAvx2) {
+    return absl::InvalidArgumentError("W4A16 kernels need at least AVX2");
   }
-  if (key.out_dtype != DType::kF32 && key.out_dtype != DType::kBF16) {
+  if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError("output must be f32 or bf16");
   }
-  const int lanes = IsAvx512(key.isa) ? 16 : 8;
-  if (key.nr <= 0 || key.nr % lanes != 0 || key.k < key.nr || key.n <= 0 ||
-      key.n > key.nr || key.mr <= 0) {
+  const int lanes = IsAvx512(c.isa) ? 16 : 8;
+  if (c.nr <= 0 || c.nr % lanes != 0 || c.stride < c.nr || c.n <= 0 ||
+      c.n > c.nr || c.mr <= 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("bad panel tile: nr %d, stride %d, columns %d, mr %d",
-                        key.nr, key.k, key.n, key.mr));
+                        c.nr, c.stride, c.n, c.mr));
   }
-  const int nv = static_cast<int>(key.nr / lanes);
-  if (EpilogueFromCode(key.epilogue).silu_mul &&
-      (nv % 2 != 0 || key.out_n <= 0 || 2 * key.out_n > key.n)) {
+  const int nv = c.nr / lanes;
+  if (c.epilogue.silu_mul &&
+      (nv % 2 != 0 || c.out_n <= 0 || 2 * c.out_n > c.n)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "silu_mul panel tile: %d vectors (must be even), %d output columns "
         "of %d",
-        nv, key.out_n, key.n));
+        nv, c.out_n, c.n));
   }
   // Accumulators, one panel row, one broadcast; the bf16 stores need two
   // temporaries besides the value.
-  const int need = key.mr * nv + std::max(nv + 1, 2);
-  if (need > (IsAvx512(key.isa) ? 32 : 16)) {
+  const int need = c.mr * nv + std::max(nv + 1, 2);
+  if (need > (IsAvx512(c.isa) ? 32 : 16)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "tile %d x %d vectors needs %d vector registers", key.mr, nv, need));
+        "tile %d x %d vectors needs %d vector registers", c.mr, nv, need));
   }
   return absl::OkStatus();
 }
 
-W4a16PanelGenerator::W4a16PanelGenerator(const KernelKey& key)
-    : Generator(key.name()),
-      key_(key),
-      epilogue_(KeyEpilogue(key)),
-      vec_(this, IsAvx512(key.isa)),
+KernelKey W4a16PanelKey(const W4a16PanelConfig& c) {
+  KernelKey key;
+  key.family = KernelFamily::kW4a16Panel;
+  key.isa = c.isa;
+  key.flavor = Flavor::kF32Fma;
+  key.act_dtype = DType::kF32;
+  key.out_dtype = c.out_dtype;
+  key.float_zero = c.float_zero;
+  key.bias = c.bias;
+  key.mr = c.mr;
+  key.nr = c.nr;
+  key.k = c.stride;
+  key.n = c.n;
+  SetKeyEpilogue(&key, c.epilogue);
+  key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
+  return key;
+}
+
+W4a16PanelGenerator::W4a16PanelGenerator(const W4a16PanelConfig& config)
+    : Generator(W4a16PanelKey(config).name()),
+      config_(config),
+      epilogue_(config.epilogue),
+      vec_(this, IsAvx512(config.isa)),
       lanes_(vec_.lanes32()),
-      nv_(static_cast<int>(key.nr / vec_.lanes32())),
-      stride_(key.k) {}
+      nv_(config.nr / vec_.lanes32()),
+      stride_(config.stride) {}
 
 void W4a16PanelGenerator::Generate() {
   const Xbyak::Reg64 args(kArg1);
@@ -76,7 +92,7 @@ void W4a16PanelGenerator::Generate() {
   mov(r15, ptr[args + offsetof(W4a16PanelArgs, y)]);
 
   EmitRowTiles(
-      this, r14, key_.mr, [&](int mr) { EmitTile(mr); },
+      this, r14, config_.mr, [&](int mr) { EmitTile(mr); },
       [&](int mr) {
         imul(rax, r9, mr);
         add(r13, rax);
@@ -146,15 +162,15 @@ void W4a16PanelGenerator::EmitTile(int mr) {
   const Xmm t0 = vec_.Vec(first_free);
   const Xmm t1 = vec_.Vec(first_free + 1);
   mov(rax, r15);
-  if (key_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
+  if (config_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
   for (int r = 0; r < mr; ++r) {
     for (int v = 0; v < nv_; ++v) {
       const int count = static_cast<int>(
-          std::clamp<int64_t>(key_.n - int64_t{v} * lanes_, 0, lanes_));
+          std::clamp<int64_t>(config_.n - int64_t{v} * lanes_, 0, lanes_));
       if (count == 0) continue;
       const Xmm val = acc(r, v);
-      if (key_.bias) vaddps(val, val, ptr[rcx + v * lanes_ * 4]);
-      if (key_.out_dtype == DType::kF32) {
+      if (config_.bias) vaddps(val, val, ptr[rcx + v * lanes_ * 4]);
+      if (config_.out_dtype == DType::kF32) {
         vec_.StoreF32(rax + v * lanes_ * 4, val, count, t0, esi);
       } else {
         vec_.StoreBf16(rax + v * lanes_ * 2, val, count, t0, t1, esi, &pool_);
@@ -184,21 +200,21 @@ void W4a16PanelGenerator::EmitEpilogueStore(int mr) {
     add(o, ptr[args + offsetof(W4a16PanelArgs, ep) + 8 * i]);
   }
   mov(rax, r15);
-  if (key_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
+  if (config_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
   const bool pair = epilogue_.silu_mul;
   EpilogueEmitter::TileStores s;
   s.rows = mr;
   s.out_vectors = pair ? nv_ / 2 : nv_;
-  s.out_cols = pair ? key_.out_n : key_.n;
+  s.out_cols = pair ? config_.out_n : config_.n;
   s.value = [&](const Xmm& dst, int r, int v) {
     vmovups(dst, scratch(r, v));
-    if (key_.bias) vaddps(dst, dst, ptr[rcx + v * lanes_ * 4]);
+    if (config_.bias) vaddps(dst, dst, ptr[rcx + v * lanes_ * 4]);
   };
   s.y = rax;
   s.ldy_at = args + offsetof(W4a16PanelArgs, ldy_bytes);
   s.ep_ld_at = args + offsetof(W4a16PanelArgs, ep_ld_bytes);
   s.operands = operands;
-  s.out_dtype = key_.out_dtype;
+  s.out_dtype = config_.out_dtype;
   s.gpr_tmp = esi;
   ep.EmitTileStores(s);
 }

@@ -4,16 +4,9 @@
 // come from, and go back to, an f32 scratch tile; the last K block adds the
 // bias and writes y in its dtype.
 //
-// Key: family kW4a16Panel; isa (ymm for kAvx2, zmm above); flavor kF32Fma;
-// act_dtype f32 (PackRowsF32 rows); out_dtype; bias; mr = rows per
-// register tile (the last M % mr rows get a tile of their own height);
-// nr = tile width in columns (a multiple of the vector width); k = NB, the
-// row stride in columns of the panel and of the scratch tile; n = columns
-// of the tile that exist in y (nr, or fewer for the layer's last columns):
-// nothing past them is written; epilogue (jit/epilogue_emit.h), applied in
-// the final store: with silu_mul vector pairs (2i, 2i + 1) of the tile are
-// (gate, up) columns and out_n is the number of output columns of the tile
-// (nr / 2, or fewer).
+// Built from a W4a16PanelConfig (below); W4a16PanelKey names it in the
+// kernel cache (family kW4a16Panel, flavour kF32Fma, act_dtype f32: the
+// PackRowsF32 rows; k = the stride).
 #ifndef W4JIT_JIT_W4A16_PANEL_GENERATOR_H_
 #define W4JIT_JIT_W4A16_PANEL_GENERATOR_H_
 
@@ -41,17 +34,42 @@ struct W4a16PanelArgs {
   int64_t ldy_bytes;
   const float* bias;  // padded bias at the tile's first column, or null
   int64_t flags;
-  // Binary post-op operands (key.epilogue) at (first row, the tile's first
+  // Binary post-op operands (config.epilogue) at (first row, the tile's first
   // output column), and their row strides in bytes.
   const void* ep[2];
   int64_t ep_ld_bytes[2];
 };
 
+// What one panel microkernel is specialised for.
+struct W4a16PanelConfig {
+  IsaTier isa = IsaTier::kAvx2;  // ymm for kAvx2, zmm above
+  DType out_dtype = DType::kF32;
+  bool bias = false;
+  // Rows per register tile (the last M % mr rows get a tile of their own
+  // height).
+  int mr = 1;
+  int nr = 0;          // tile width in columns (a multiple of the vector)
+  int64_t stride = 0;  // NB: row stride in columns of panel and scratch
+  // Columns of the tile that exist in y (nr, or fewer for the layer's last
+  // columns): nothing past them is written.
+  int64_t n = 0;
+  // Applied in the final store (jit/epilogue_emit.h). With silu_mul vector
+  // pairs (2i, 2i + 1) of the tile are (gate, up) columns and out_n is the
+  // number of output columns of the tile (nr / 2, or fewer).
+  Epilogue epilogue;
+  int64_t out_n = 0;
+  // Only named ("s4fz"): the layer has float zero points; the code does
+  // not depend on it.
+  bool float_zero = false;
+};
+
+absl::Status CheckW4a16PanelConfig(const W4a16PanelConfig& config);
+KernelKey W4a16PanelKey(const W4a16PanelConfig& config);
+
 class W4a16PanelGenerator final : public Generator {
  public:
   using Fn = void (*)(const W4a16PanelArgs*);
-  static absl::Status Check(const KernelKey& key);
-  explicit W4a16PanelGenerator(const KernelKey& key);
+  explicit W4a16PanelGenerator(const W4a16PanelConfig& config);
 
  protected:
   void Generate() override;
@@ -63,7 +81,7 @@ class W4a16PanelGenerator final : public Generator {
   // scratch tile first, so that the epilogue has every register.
   void EmitEpilogueStore(int mr);
 
-  KernelKey key_;
+  W4a16PanelConfig config_;
   Epilogue epilogue_;
   VecEmitter vec_;
   ConstPool pool_;

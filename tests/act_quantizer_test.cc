@@ -187,7 +187,7 @@ void CheckShape(IsaTier isa, DType dtype, int64_t k, int64_t group,
 class ActQuantizerTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    if (!testing::CanRunTier(GetParam().isa)) {
+    if (!testing::StartIsaRun(GetParam().isa)) {
       GTEST_SKIP() << testing::WhyCannotRunTier(GetParam().isa)
                    << ": the kernel is generated (see "
                       "ActQuantizerGeneration) but cannot run here";
@@ -312,7 +312,7 @@ TEST(ActQuantizerGeneration, Avx512GeneratesForManyShapes) {
     ActQuantConfig grouped{IsaTier::kAvx512Vnni, dtype, 4096, 128};
     EXPECT_TRUE(GetActQuantizer(grouped).ok());
     // Act-order (gathers) at both widths, with group and row tails.
-    for (IsaTier isa : {IsaTier::kAvx2, IsaTier::kAvx512Vnni}) {
+    for (IsaTier isa : testing::Da8w4IsaTiers()) {
       for (auto [k, group] : std::vector<std::pair<int64_t, int64_t>>{
                {4096, 128}, {14336, 128}, {100, 20}, {33, 33}, {42, 7}}) {
         ActQuantConfig permuted{isa, dtype, k, group, /*permuted=*/true};

@@ -48,7 +48,7 @@ std::string NamesOf(const Layer& layer) {
 class Da8w4PerGroupTest : public ::testing::TestWithParam<IsaTier> {
  protected:
   void SetUp() override {
-    if (!testing::CanRunTier(GetParam())) {
+    if (!testing::StartIsaRun(GetParam())) {
       GTEST_SKIP() << testing::WhyCannotRunTier(GetParam());
     }
     cap_ = std::make_unique<internal::ScopedIsaCap>(GetParam());
@@ -216,12 +216,9 @@ TEST_P(Da8w4PerGroupTest, OutliersCostPerTokenFarMore) {
   EXPECT_LT(e_w4a16, e_group) << e_w4a16 << " vs " << e_group;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Isa, Da8w4PerGroupTest,
-    ::testing::Values(IsaTier::kAvx2, IsaTier::kAvx512Vnni),
-    [](const ::testing::TestParamInfo<IsaTier>& info) {
-      return std::string(info.param == IsaTier::kAvx2 ? "Avx2" : "Avx512Vnni");
-    });
+INSTANTIATE_TEST_SUITE_P(Isa, Da8w4PerGroupTest,
+                         ::testing::ValuesIn(testing::Da8w4IsaTiers()),
+                         testing::IsaTierName);
 
 TEST(Da8w4PerGroupValidation, W4a16RefusesPerGroup) {
   LayerDesc desc =
@@ -243,7 +240,7 @@ TEST(Da8w4PerGroupValidation, W4a16RefusesPerGroup) {
 
 // The AVX-512 per-group kernels are generated on every machine.
 TEST(Da8w4PerGroupGeneration, BothTiersGenerate) {
-  for (IsaTier isa : {IsaTier::kAvx2, IsaTier::kAvx512Vnni}) {
+  for (IsaTier isa : testing::Da8w4IsaTiers()) {
     std::string why;
     const LayerDesc desc = PerGroupDesc(100, 512, 128, WeightType::kU4,
                                         DType::kBF16, DType::kBF16, true);

@@ -68,7 +68,7 @@ class ThreadsGuard {
 class Da8w4Test : public ::testing::TestWithParam<IsaTier> {
  protected:
   void SetUp() override {
-    if (!testing::CanRunTier(GetParam())) {
+    if (!testing::StartIsaRun(GetParam())) {
       GTEST_SKIP() << testing::WhyCannotRunTier(GetParam())
                    << ": its DA8W4 kernels are generated (see "
                       "Da8w4Generation) but cannot run here";
@@ -352,11 +352,9 @@ TEST_P(Da8w4Test, GroupNotMultipleOf4RunsOnReference) {
   EXPECT_TRUE(RunAndCheck(**layer, w, 3, x, desc.k, desc.n));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Isa, Da8w4Test, ::testing::Values(IsaTier::kAvx2, IsaTier::kAvx512Vnni),
-    [](const ::testing::TestParamInfo<IsaTier>& info) {
-      return std::string(info.param == IsaTier::kAvx2 ? "Avx2" : "Avx512Vnni");
-    });
+INSTANTIATE_TEST_SUITE_P(Isa, Da8w4Test,
+                         ::testing::ValuesIn(testing::Da8w4IsaTiers()),
+                         testing::IsaTierName);
 
 // The AVX-512 kernels are JIT-compiled on every machine (encodings, register
 // budget, displacements), whether or not they can run here.
@@ -420,7 +418,7 @@ TEST(Da8w4Avx512, MatchesAvx2BitForBit) {
       const int64_t m = 19;
       const auto x = RandomActivations(desc, m, desc.k, 42);
       std::vector<std::vector<float>> y;
-      for (IsaTier isa : {IsaTier::kAvx2, IsaTier::kAvx512Vnni}) {
+      for (IsaTier isa : testing::Da8w4IsaTiers()) {
         std::string why;
         auto kernel = internal::MakeDa8w4JitKernel(desc, w, internal::HostCpu(),
                                                    isa, &why);
@@ -439,7 +437,7 @@ TEST(Da8w4Avx512, MatchesAvx2BitForBit) {
 // any number of quads (the unrolled loop and its remainder), and not one
 // byte past the panel. Generated for both tiers on every machine.
 void CheckJitDecode(IsaTier isa) {
-  absl::StatusOr<const internal::Generator*> gen =
+  absl::StatusOr<std::shared_ptr<const internal::Generator>> gen =
       internal::GetDa8w4DecodeKernel(isa);
   ASSERT_TRUE(gen.ok()) << gen.status();
   if (!testing::CanRunTier(isa)) {

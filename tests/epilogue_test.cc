@@ -666,50 +666,45 @@ TEST(EpilogueAvx512Test, KernelsGenerate) {
       EXPECT_TRUE(KernelNameIs(g.name(), "", "avx512vnni"));
     }
     for (const bool dot : {false, true}) {
-      internal::KernelKey key;
-      key.family = internal::KernelFamily::kW4a16Gemm;
-      key.isa = dot ? IsaTier::kAvx512Bf16 : IsaTier::kAvx512Vnni;
-      key.flavor = dot ? internal::Flavor::kBf16Dot : internal::Flavor::kF32Fma;
-      key.act_dtype = dot ? DType::kBF16 : DType::kF32;
-      key.out_dtype = DType::kF32;
+      internal::W4a16GemvConfig c;
+      c.isa = dot ? IsaTier::kAvx512Bf16 : IsaTier::kAvx512Vnni;
+      c.flavor = dot ? internal::Flavor::kBf16Dot : internal::Flavor::kF32Fma;
+      c.out_dtype = DType::kF32;
       // The dot flavour decodes s4 (u4 layers fold their zero points).
-      key.weight_type = dot ? WeightType::kS4 : WeightType::kU4;
-      key.group_size = 64;
-      key.k = 256;
-      key.nr = 64;
-      key.n = e.silu_mul ? 160 : 150;
-      key.out_n = e.silu_mul ? 75 : 0;
-      key.mr = 4;
-      key.bias = true;
-      internal::SetKeyEpilogue(&key, e);
-      ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok())
-          << internal::W4a16GemvGenerator::Check(key);
-      internal::W4a16GemvGenerator g(key);
+      c.weight_type = dot ? WeightType::kS4 : WeightType::kU4;
+      c.group_size = 64;
+      c.k = 256;
+      c.nr = 64;
+      c.n = e.silu_mul ? 160 : 150;
+      c.out_n = e.silu_mul ? 75 : 0;
+      c.mr = 4;
+      c.bias = true;
+      c.epilogue = e;
+      ASSERT_TRUE(internal::CheckW4a16GemvConfig(c).ok())
+          << internal::CheckW4a16GemvConfig(c);
+      internal::W4a16GemvGenerator g(c);
       ASSERT_TRUE(g.Create().ok());
       // The tall tile of batched decode: 12 rows x 2 vectors.
-      key.mr = 12;
-      key.flags = 2;
-      ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok())
-          << internal::W4a16GemvGenerator::Check(key);
-      internal::W4a16GemvGenerator tall(key);
+      c.mr = 12;
+      c.tile_vectors = 2;
+      ASSERT_TRUE(internal::CheckW4a16GemvConfig(c).ok())
+          << internal::CheckW4a16GemvConfig(c);
+      internal::W4a16GemvGenerator tall(c);
       const absl::Status made = tall.Create();
       ASSERT_TRUE(made.ok()) << made << " " << tall.name();
     }
-    internal::KernelKey p;
-    p.family = internal::KernelFamily::kW4a16Panel;
+    internal::W4a16PanelConfig p;
     p.isa = IsaTier::kAvx512Vnni;
-    p.flavor = internal::Flavor::kF32Fma;
-    p.act_dtype = DType::kF32;
     p.out_dtype = DType::kBF16;
     p.mr = 6;
     p.nr = 64;
-    p.k = 64;
+    p.stride = 64;
     p.n = 64;
     p.out_n = e.silu_mul ? 27 : 0;
     p.bias = true;
-    internal::SetKeyEpilogue(&p, e);
-    ASSERT_TRUE(internal::W4a16PanelGenerator::Check(p).ok())
-        << internal::W4a16PanelGenerator::Check(p);
+    p.epilogue = e;
+    ASSERT_TRUE(internal::CheckW4a16PanelConfig(p).ok())
+        << internal::CheckW4a16PanelConfig(p);
     internal::W4a16PanelGenerator g(p);
     ASSERT_TRUE(g.Create().ok());
   }

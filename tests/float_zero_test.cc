@@ -27,7 +27,6 @@ using internal::OwnedCheckpoint;
 using internal::ScopedIsaCap;
 using internal::ScopedW4a16ParamsOverride;
 using internal::W4a16Params;
-using testing::CanRunTier;
 using testing::Describe;
 using testing::KernelNameIs;
 using testing::RandomActivations;
@@ -207,25 +206,11 @@ void CheckFloatZero(const LayerDesc& desc, WeightFormat format,
   }
 }
 
-struct Tier {
-  IsaTier cap;
-  Flavor flavor;
-  int vector_bits;
-  const char* isa;
-  const char* flavour;
-};
-
-constexpr Tier kTiers[] = {
-    {IsaTier::kAvx2, Flavor::kF32Fma, 256, "avx2", "fma"},
-    {IsaTier::kAvx512Vnni, Flavor::kF32Fma, 512, "avx512vnni", "fma"},
-    {IsaTier::kAvx512Bf16, Flavor::kBf16Dot, 512, "avx512bf16", "bf16dot"},
-};
-
-class FloatZeroTiers : public ::testing::TestWithParam<Tier> {
+class FloatZeroTiers : public ::testing::TestWithParam<testing::IsaPath> {
  protected:
   void SetUp() override {
-    if (!CanRunTier(GetParam().cap)) {
-      GTEST_SKIP() << WhyCannotRunTier(GetParam().cap);
+    if (!testing::StartIsaRun(GetParam().tier)) {
+      GTEST_SKIP() << WhyCannotRunTier(GetParam().tier);
     }
   }
   // The tier's kernels with `edit` applied on top.
@@ -233,8 +218,8 @@ class FloatZeroTiers : public ::testing::TestWithParam<Tier> {
              const std::vector<int64_t>& ms,
              void (*edit)(W4a16Params*) = nullptr, int64_t ldx_pad = 0,
              int64_t ldy_pad = 0) {
-    const Tier t = GetParam();
-    ScopedIsaCap cap(t.cap);
+    const testing::IsaPath t = GetParam();
+    ScopedIsaCap cap(t.tier);
     ScopedW4a16ParamsOverride o([t, edit](W4a16Params* p) {
       p->flavor = t.flavor;
       p->vector_bits = t.vector_bits;
@@ -243,7 +228,7 @@ class FloatZeroTiers : public ::testing::TestWithParam<Tier> {
     LayerDesc d = desc;
     // The bf16-dot flavour multiplies bf16 x; f32 x must allow rounding.
     if (t.flavor == Flavor::kBf16Dot) d.allow_bf16_compute = true;
-    CheckFloatZero(d, format, ms, t.isa, t.flavour, ldx_pad, ldy_pad);
+    CheckFloatZero(d, format, ms, t.suffix, t.flavour, ldx_pad, ldy_pad);
   }
 };
 
@@ -314,11 +299,11 @@ TEST_P(FloatZeroTiers, ForcedTilesAndPanels) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiers, FloatZeroTiers, ::testing::ValuesIn(kTiers),
-                         [](const ::testing::TestParamInfo<Tier>& i) {
-                           return std::string(i.param.isa) + "_" +
-                                  i.param.flavour;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Tiers, FloatZeroTiers, ::testing::ValuesIn(testing::IsaPaths()),
+    [](const ::testing::TestParamInfo<testing::IsaPath>& i) {
+      return std::string(i.param.suffix) + "_" + i.param.flavour;
+    });
 
 TEST(FloatZeroEpilogue, FusedPostOpsSeeTheZeroTerm) {
   // The zero term joins t before the activation and binary post-ops; with

@@ -1,6 +1,9 @@
 // The ISA test utilities: the name check accepts what the kernel key
 // writes, wherever "_bias" and flag fields stand, and refuses the wrong
 // flavour or ISA; CanRunTier follows the W4JIT_ISA cap, not the hardware.
+#include <string>
+#include <vector>
+
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "tests/util/isa.h"
@@ -38,14 +41,26 @@ TEST(KernelNameIs, ChecksFlavourAndIsaOfRealKeys) {
 TEST(CanRunTier, FollowsTheCapAndSaysWhy) {
   const internal::CpuProfile& cpu = internal::HostCpu();
   EXPECT_TRUE(CanRunTier(IsaTier::kRef));
-  for (IsaTier t :
-       {IsaTier::kAvx2, IsaTier::kAvx512Vnni, IsaTier::kAvx512Bf16}) {
+  for (IsaTier t : testing::IsaTiers()) {
     EXPECT_EQ(CanRunTier(t), cpu.isa_cap >= t);
     if (!CanRunTier(t)) {
       EXPECT_NE(WhyCannotRunTier(t).find(internal::ToString(t)),
                 std::string::npos);
     }
   }
+}
+
+// The one list of paths names every JIT tier once, lowest first, each with
+// its own kernel-name suffix.
+TEST(IsaPaths, EveryJitTierOnceInOrder) {
+  const std::vector<IsaPath>& paths = IsaPaths();
+  ASSERT_EQ(paths.size(), 3u);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    EXPECT_EQ(static_cast<int>(paths[i].tier), static_cast<int>(i) + 1);
+    EXPECT_EQ(std::string(paths[i].suffix), internal::IsaSuffix(paths[i].tier));
+  }
+  EXPECT_EQ(IsaTiersWithRef().front(), IsaTier::kRef);
+  EXPECT_EQ(Da8w4IsaTiers().back(), IsaTier::kAvx512Vnni);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The process-wide kernel cache: one generation per key however many
-// threads ask, failures cached, names unique per key; and the W^X rule: no
-// JIT page is ever mapped writable and executable at once.
-#include "dispatch/kernel_cache.h"
+// threads ask, failures cached, names unique per key, a capacity that
+// evicts the least recently used kernel while its holders keep it; and the
+// W^X rule: no JIT page is ever mapped writable and executable at once.
+#include "runtime/kernel_cache.h"
 
 #include <unistd.h>
 
@@ -18,6 +19,8 @@
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "jit/generator.h"
+#include "tests/util/test_layer.h"
+#include "w4jit/kernel_cache.hpp"
 #include "w4jit/layer.hpp"
 
 namespace w4jit::internal {
@@ -70,7 +73,7 @@ TEST(KernelCacheTest, ConcurrentRequestsGenerateOnce) {
   std::atomic<int> factory_calls{0};
   const KernelKey key = TestKey(1001);
   std::vector<std::thread> threads;
-  std::vector<const Generator*> got(8, nullptr);
+  std::vector<std::shared_ptr<const Generator>> got(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
@@ -85,7 +88,7 @@ TEST(KernelCacheTest, ConcurrentRequestsGenerateOnce) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(factory_calls.load(), 1);
-  for (const Generator* g : got) EXPECT_EQ(g, got[0]);
+  for (const auto& g : got) EXPECT_EQ(g, got[0]);
   EXPECT_EQ(got[0]->entry<int (*)()>()(), 41);
 }
 
@@ -113,6 +116,97 @@ TEST(KernelCacheTest, FailedGenerationIsReportedAndCached) {
   EXPECT_EQ(calls, 1);
   EXPECT_NE(first.status().message().find("undefined label"), std::string::npos)
       << first.status();
+}
+
+// Sets the cache's capacity for one test and restores it after.
+class ScopedCacheCapacity {
+ public:
+  explicit ScopedCacheCapacity(int64_t capacity)
+      : before_(GetKernelCacheCapacity()) {
+    EXPECT_TRUE(SetKernelCacheCapacity(capacity).ok());
+  }
+  ~ScopedCacheCapacity() { EXPECT_TRUE(SetKernelCacheCapacity(before_).ok()); }
+
+ private:
+  int64_t before_;
+};
+
+TEST(KernelCacheTest, CapacityEvictsTheLeastRecentlyUsedAndHoldersKeepIt) {
+  EXPECT_GE(GetKernelCacheCapacity(), 1);
+  EXPECT_FALSE(SetKernelCacheCapacity(0).ok());
+  ScopedCacheCapacity capacity(2);
+  int calls = 0;
+  auto get = [&](int v) {
+    return GetOrCreateKernel(TestKey(7000 + v), [&calls, v] {
+      ++calls;
+      return std::make_unique<ConstantGenerator>(v);
+    });
+  };
+  auto a = get(1);
+  auto b = get(2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(get(1).ok());  // a is now the most recent: b goes first
+  const KernelCacheStats before = GetKernelCacheStats();
+  auto c = get(3);
+  ASSERT_TRUE(c.ok());
+  const KernelCacheStats after = GetKernelCacheStats();
+  EXPECT_EQ(after.capacity, 2);
+  EXPECT_EQ(after.entries, 2);
+  EXPECT_EQ(after.evictions, before.evictions + 1);
+  EXPECT_EQ(calls, 3);
+  // The evicted kernel still runs for whoever holds it...
+  EXPECT_EQ((*b)->entry<int (*)()>()(), 2);
+  // ...and a is still cached, b generated again on request.
+  auto a2 = get(1);
+  ASSERT_TRUE(a2.ok());
+  EXPECT_EQ(*a2, *a);
+  EXPECT_EQ(calls, 3);
+  auto b2 = get(2);
+  ASSERT_TRUE(b2.ok());
+  EXPECT_NE(*b2, *b);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ((*b2)->entry<int (*)()>()(), 2);
+}
+
+// Layers hold their kernels: a cache far smaller than the kernels of the
+// live layers evicts all the time, and every layer still runs correctly
+// (under ASan this also proves no layer runs freed code).
+TEST(KernelCacheTest, OverfilledCacheStillRunsItsLayers) {
+  ScopedCacheCapacity capacity(1);
+  struct Live {
+    internal::CanonicalWeights w;
+    std::unique_ptr<Layer> layer;
+  };
+  std::vector<Live> live;
+  for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+    for (int64_t n : {24, 40, 56}) {
+      const LayerDesc desc =
+          testing::KernelTestDesc(mode, n, 128, 32, WeightType::kS4,
+                                  DType::kBF16, DType::kF32, n == 40);
+      Live l;
+      l.w = testing::RandomWeights(desc, static_cast<uint32_t>(n));
+      auto layer = testing::MakeLayer(desc, l.w);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      l.layer = std::move(*layer);
+      live.push_back(std::move(l));
+    }
+  }
+  const KernelCacheStats stats = GetKernelCacheStats();
+  EXPECT_LE(stats.entries, 1);
+  // Generate more, so that nothing the layers use is cached any more.
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(GetOrCreateKernel(TestKey(8000 + i), [i] {
+                  return std::make_unique<ConstantGenerator>(i);
+                }).ok());
+  }
+  for (const Live& l : live) {
+    const LayerDesc& desc = l.layer->desc();
+    SCOPED_TRACE(testing::Describe(desc));
+    for (int64_t m : {1, 5, 40}) {
+      const auto x = testing::RandomActivations(desc, m, desc.k, 3);
+      EXPECT_TRUE(testing::RunAndCheck(*l.layer, l.w, m, x, desc.k, desc.n));
+    }
+  }
 }
 
 TEST(KernelKeyTest, NameIsReadableAndUniquePerField) {

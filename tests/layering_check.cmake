@@ -5,8 +5,8 @@
 #   base/               leaf utilities (buffers, 16-bit floats, the log hook)
 #   dispatch/           CPU profile, kernel key, tuning        (uses base)
 #   jit/                generators and the layouts they read   (uses base, and
-#                       the ISA tier and kernel key of dispatch)
-#   dispatch/kernel_cache.*                      (runs jit generators)
+#                       the ISA tier and kernel key of dispatch; a generator
+#                       never calls the kernel cache, which is runtime's)
 #   runtime/threads/    pool, OpenMP backend, work split, the process's CPUs
 #                       (uses base only: it knows nothing of kernels)
 #   runtime/formats/    checkpoint formats -> canonical weights
@@ -16,7 +16,8 @@
 #                       into the layer core
 #   runtime/*           (files directly in runtime/) the layer core and what
 #                       every job shares: the canonical weights, the kernel
-#                       interface, validation, the reference, scale storage;
+#                       interface, the kernel cache (runs jit generators),
+#                       validation, the reference, scale storage;
 #                       it reaches the families only through the factory
 #                       declarations in runtime/jit_kernels.h
 #   runtime/moe/        the fused mixture-of-experts layer over Layer's parts
@@ -38,9 +39,7 @@ set(project_dirs base check dispatch fuzz jit perf runtime tests tools torch)
 
 # The modules, most specific first: a source belongs to the first whose
 # pattern matches its path.
-set(modules kernel_cache base dispatch jit threads w4a16 da8w4 formats moe
-            c_api runtime)
-set(pattern_kernel_cache "^dispatch/kernel_cache\\.(h|cc)$")
+set(modules base dispatch jit threads w4a16 da8w4 formats moe c_api runtime)
 set(pattern_base "^base/")
 set(pattern_dispatch "^dispatch/")
 set(pattern_jit "^jit/")
@@ -55,11 +54,10 @@ set(pattern_runtime "^runtime/[^/]+$")
 # The runtime headers a kernel family shares with the layer core.
 set(family_shared runtime/canonical_weights.h runtime/linear_kernel.h
                   runtime/jit_kernels.h runtime/scale_storage.h
-                  runtime/gate_up_interleave.h)
+                  runtime/gate_up_interleave.h runtime/kernel_cache.h)
 
 set(allowed_base base/)
 set(allowed_dispatch base/ dispatch/)
-set(allowed_kernel_cache ${allowed_dispatch} jit/generator.h)
 set(allowed_jit base/ jit/ dispatch/cpu_profile.h dispatch/kernel_key.h)
 set(allowed_threads base/ runtime/threads/)
 set(allowed_w4a16 base/ dispatch/ jit/ runtime/threads/ runtime/w4a16/

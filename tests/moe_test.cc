@@ -152,7 +152,7 @@ struct Case {
 class MoeTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    if (GetParam().tier != IsaTier::kRef && !CanRunTier(GetParam().tier)) {
+    if (!testing::StartIsaRun(GetParam().tier)) {
       GTEST_SKIP() << WhyCannotRunTier(GetParam().tier);
     }
   }
@@ -558,8 +558,7 @@ TEST_P(MoeTest, RoutingTensorsAgainstGuardPages) {
 std::vector<Case> AllCases() {
   std::vector<Case> out;
   for (Mode m : {Mode::kW4A16, Mode::kDA8W4}) {
-    for (IsaTier t : {IsaTier::kRef, IsaTier::kAvx2, IsaTier::kAvx512Vnni,
-                      IsaTier::kAvx512Bf16}) {
+    for (IsaTier t : testing::IsaTiersWithRef()) {
       out.push_back({m, t});
     }
   }

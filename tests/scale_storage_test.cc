@@ -51,7 +51,7 @@ class W4a16MetaTest : public ::testing::TestWithParam<IsaTier> {};
 
 TEST_P(W4a16MetaTest, SixteenBitMetaGivesTheSameBits) {
   const IsaTier tier = GetParam();
-  if (!CanRunTier(tier)) GTEST_SKIP() << WhyCannotRunTier(tier);
+  if (!testing::StartIsaRun(tier)) GTEST_SKIP() << WhyCannotRunTier(tier);
   internal::ScopedIsaCap cap(tier);
   const bool f16c = internal::HostCpu().features.f16c;
   // The dot flavour runs where the tier has AVX512_BF16 and x is bf16; it
@@ -120,7 +120,7 @@ class Da8w4ScaleTest : public ::testing::TestWithParam<IsaTier> {};
 
 TEST_P(Da8w4ScaleTest, SixteenBitScalesGiveTheSameBits) {
   const IsaTier tier = GetParam();
-  if (!CanRunTier(tier)) GTEST_SKIP() << WhyCannotRunTier(tier);
+  if (!testing::StartIsaRun(tier)) GTEST_SKIP() << WhyCannotRunTier(tier);
   internal::ScopedIsaCap cap(tier);
   const bool f16c = internal::HostCpu().features.f16c;
   struct Case {
@@ -246,18 +246,12 @@ TEST(W4a16Meta, TuningParameterIsChecked) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiers, Da8w4ScaleTest,
-                         ::testing::Values(IsaTier::kAvx2, IsaTier::kAvx512Vnni,
-                                           IsaTier::kAvx512Bf16),
-                         [](const auto& info) {
-                           return std::string(internal::ToString(info.param));
-                         });
+                         ::testing::ValuesIn(testing::IsaTiers()),
+                         testing::IsaTierName);
 
 INSTANTIATE_TEST_SUITE_P(Tiers, W4a16MetaTest,
-                         ::testing::Values(IsaTier::kAvx2, IsaTier::kAvx512Vnni,
-                                           IsaTier::kAvx512Bf16),
-                         [](const auto& info) {
-                           return std::string(internal::ToString(info.param));
-                         });
+                         ::testing::ValuesIn(testing::IsaTiers()),
+                         testing::IsaTierName);
 
 }  // namespace
 }  // namespace w4jit::testing

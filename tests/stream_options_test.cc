@@ -46,7 +46,7 @@ class StreamOptionsTest : public ::testing::TestWithParam<IsaTier> {
 
 TEST_P(StreamOptionsTest, PrefetchDistanceKeepsResults) {
   const IsaTier tier = GetParam();
-  if (!CanRunTier(tier)) GTEST_SKIP() << WhyCannotRunTier(tier);
+  if (!testing::StartIsaRun(tier)) GTEST_SKIP() << WhyCannotRunTier(tier);
   internal::ScopedIsaCap cap(tier);
   for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
     for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
@@ -82,11 +82,8 @@ TEST_P(StreamOptionsTest, PrefetchDistanceKeepsResults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiers, StreamOptionsTest,
-                         ::testing::Values(IsaTier::kAvx2, IsaTier::kAvx512Vnni,
-                                           IsaTier::kAvx512Bf16),
-                         [](const auto& info) {
-                           return std::string(internal::ToString(info.param));
-                         });
+                         ::testing::ValuesIn(testing::IsaTiers()),
+                         testing::IsaTierName);
 
 TEST(StreamOptions, PrefetchDistanceIsChecked) {
   EXPECT_TRUE(internal::CheckPrefetchDistance(0).ok());

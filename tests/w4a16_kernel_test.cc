@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/w4a16/w4a16_params.h"
 #include "tests/util/isa.h"
+#include "tests/util/layer_case.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"
 
@@ -47,6 +49,9 @@ LayerDesc Desc(int64_t n, int64_t k, int64_t group, WeightType type, DType act,
   return testing::KernelTestDesc(Mode::kW4A16, n, k, group, type, act, out,
                                  bias);
 }
+
+// A W4A16 case named field by field (tests/util/layer_case.h).
+testing::LayerCase W4a16() { return testing::LayerCase(Mode::kW4A16); }
 
 // Restores the thread count at scope exit.
 class ScopedThreads {
@@ -89,7 +94,7 @@ void SetEveryNibbleToItsZeroPoint(internal::CanonicalWeights* w) {
 class W4a16Avx2 : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!CanRunTier(IsaTier::kAvx2)) {
+    if (!testing::StartIsaRun(IsaTier::kAvx2)) {
       GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx2);
     }
   }
@@ -97,61 +102,97 @@ class W4a16Avx2 : public ::testing::Test {
   ScopedIsaCap cap_{IsaTier::kAvx2};
 };
 
-TEST_F(W4a16Avx2, EveryMBothPaths) {
+// The edge cases every path runs (tests/util/isa.h's IsaPaths): each
+// path's tier, flavour and vector width forced; paths the CPU lacks skip.
+class W4a16Path : public ::testing::TestWithParam<testing::IsaPath> {
+ protected:
+  void SetUp() override {
+    const testing::IsaPath path = GetParam();
+    if (!testing::StartIsaRun(path.tier)) {
+      GTEST_SKIP() << WhyCannotRunTier(path.tier);
+    }
+    cap_ = std::make_unique<ScopedIsaCap>(path.tier);
+    params_ =
+        std::make_unique<ScopedW4a16ParamsOverride>([path](W4a16Params* p) {
+          p->flavor = path.flavor;
+          p->vector_bits = path.vector_bits;
+        });
+  }
+  // CheckLayer on this path's kernels: the bf16-dot flavour takes layers
+  // with bf16 x and groups of whole k octets, the others run the tier's
+  // FMA kernels.
+  void Check(const LayerDesc& desc, const std::vector<int64_t>& ms,
+             int64_t ldx_pad = 0, int64_t ldy_pad = 0) {
+    const testing::IsaPath& path = GetParam();
+    const int64_t group = desc.group_size == -1 ? desc.k : desc.group_size;
+    const bool dot = path.flavor == Flavor::kBf16Dot &&
+                     desc.act_dtype == DType::kBF16 && group % 8 == 0;
+    const char* isa = dot                                 ? path.suffix
+                      : path.tier >= IsaTier::kAvx512Vnni ? "avx512vnni"
+                                                          : "avx2";
+    CheckLayer(desc, ms, ldx_pad, ldy_pad, isa, dot ? "bf16dot" : "fma");
+  }
+
+ private:
+  std::unique_ptr<ScopedIsaCap> cap_;
+  std::unique_ptr<ScopedW4a16ParamsOverride> params_;
+};
+
+TEST_P(W4a16Path, EveryMBothPaths) {
   std::vector<int64_t> ms;
   for (int64_t m = 1; m <= 17; ++m) ms.push_back(m);
   ms.push_back(64);
   ms.push_back(255);
-  CheckLayer(
-      Desc(72, 256, 32, WeightType::kS4, DType::kBF16, DType::kBF16, true), ms,
-      3, 5);
-  CheckLayer(
-      Desc(40, 128, 64, WeightType::kU4, DType::kF32, DType::kF32, false), ms);
+  Check(W4a16().N(72).K(256).Group(32).Bias(), ms, 3, 5);
+  Check(W4a16().N(40).K(128).Group(64).U4().In(DType::kF32).Out(DType::kF32),
+        ms);
 }
 
-TEST_F(W4a16Avx2, GroupsAndWeightTypes) {
+TEST_P(W4a16Path, GroupsAndWeightTypes) {
   for (int64_t g : {int64_t{-1}, int64_t{32}, int64_t{64}, int64_t{128},
                     int64_t{256}, int64_t{6}, int64_t{34}}) {
     const int64_t k = g == -1 ? 512 : (g == 6 ? 132 : (g == 34 ? 340 : 512));
     for (WeightType wt : {WeightType::kS4, WeightType::kU4}) {
-      CheckLayer(Desc(48, k, g, wt, DType::kBF16, DType::kF32, g == 64),
-                 {1, 2, 3, 9, 20});
+      Check(W4a16()
+                .N(48)
+                .K(k)
+                .Group(g)
+                .Weights(wt)
+                .Out(DType::kF32)
+                .Bias(g == 64),
+            {1, 2, 3, 9, 20});
     }
   }
 }
 
-TEST_F(W4a16Avx2, DtypesBiasAndStrides) {
+TEST_P(W4a16Path, DtypesBiasAndStrides) {
   for (DType act : {DType::kBF16, DType::kF32}) {
     for (DType out : {DType::kBF16, DType::kF32}) {
       for (bool bias : {false, true}) {
-        CheckLayer(Desc(37, 192, 64, WeightType::kU4, act, out, bias),
-                   {1, 4, 13}, bias ? 7 : 0, bias ? 0 : 9);
+        Check(W4a16().N(37).K(192).Group(64).U4().In(act).Out(out).Bias(bias),
+              {1, 4, 13}, bias ? 7 : 0, bias ? 0 : 9);
       }
     }
   }
 }
 
-TEST_F(W4a16Avx2, NTailsAndShortK) {
+TEST_P(W4a16Path, NTailsAndShortK) {
   // N below, at and across the 32-column block and the 16-column panel
   // tile; K equal to one group and shorter than a K block.
   for (int64_t n : {1, 5, 8, 13, 16, 31, 33, 100}) {
-    CheckLayer(
-        Desc(n, 64, 64, WeightType::kS4, DType::kBF16, DType::kBF16, true),
-        {1, 3, 11}, 0, 2);
+    Check(W4a16().N(n).K(64).Group(64).Bias(), {1, 3, 11}, 0, 2);
   }
-  CheckLayer(
-      Desc(24, 32, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
-      {1, 10});
+  Check(W4a16().N(24).K(32).U4().In(DType::kF32), {1, 10});
 }
 
-TEST_F(W4a16Avx2, LargeK) {
-  CheckLayer(
-      Desc(40, 4096, 128, WeightType::kS4, DType::kBF16, DType::kF32, true),
-      {1, 9});
-  CheckLayer(
-      Desc(17, 4096, -1, WeightType::kU4, DType::kF32, DType::kBF16, false),
-      {2, 12});
+TEST_P(W4a16Path, LargeK) {
+  Check(W4a16().N(40).K(4096).Group(128).Out(DType::kF32).Bias(), {1, 9});
+  Check(W4a16().N(17).K(4096).U4().In(DType::kF32), {2, 12});
 }
+
+INSTANTIATE_TEST_SUITE_P(Isa, W4a16Path,
+                         ::testing::ValuesIn(testing::IsaPaths()),
+                         testing::IsaPathName);
 
 TEST_F(W4a16Avx2, ForcedParameters) {
   struct Case {
@@ -358,9 +399,8 @@ TEST_F(W4a16Avx2, MTailsAroundHandoverAndTileHeights) {
 // Every ISA tier this machine has, forced: the same layer on each agrees
 // with the reference on both paths.
 TEST(W4a16Tiers, EveryTierTheMachineHas) {
-  for (IsaTier tier : {IsaTier::kRef, IsaTier::kAvx2, IsaTier::kAvx512Vnni,
-                       IsaTier::kAvx512Bf16}) {
-    if (!CanRunTier(tier)) continue;
+  for (IsaTier tier : testing::IsaTiersWithRef()) {
+    if (!testing::StartIsaRun(tier)) continue;
     SCOPED_TRACE(internal::ToString(tier));
     ScopedIsaCap cap(tier);
     const LayerDesc desc =
@@ -555,7 +595,7 @@ TEST_F(W4a16Avx2, BadParametersFallBackWithAReason) {
 
 // zmm FMA kernels: executed only where the CPU has AVX-512.
 TEST(W4a16Avx512, F32FmaRuns) {
-  if (!CanRunTier(IsaTier::kAvx512Vnni)) {
+  if (!testing::StartIsaRun(IsaTier::kAvx512Vnni)) {
     GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx512Vnni)
                  << ": zmm kernels are only generated (W4a16Avx512Generation)";
   }
@@ -585,7 +625,7 @@ TEST(W4a16Avx512, Int4TilesBitIdenticalAcrossShapesAndThreads) {
 }
 
 TEST(W4a16Avx512, Bf16DotRuns) {
-  if (!CanRunTier(IsaTier::kAvx512Bf16)) {
+  if (!testing::StartIsaRun(IsaTier::kAvx512Bf16)) {
     GTEST_SKIP() << WhyCannotRunTier(IsaTier::kAvx512Bf16)
                  << ": the bf16-dot flavour is only generated "
                     "(W4a16Avx512Generation)";
@@ -633,78 +673,68 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
       if (flavor == Flavor::kBf16Dot && wt == WeightType::kU4) continue;
       for (DType out : {DType::kF32, DType::kBF16}) {
         for (int mr : {1, 2, 4, 6, 12}) {
-          KernelKey key;
-          key.family = KernelFamily::kW4a16Gemm;
-          key.isa = flavor == Flavor::kBf16Dot ? IsaTier::kAvx512Bf16
-                                               : IsaTier::kAvx512Vnni;
-          key.flavor = flavor;
-          key.act_dtype =
-              flavor == Flavor::kBf16Dot ? DType::kBF16 : DType::kF32;
-          key.out_dtype = out;
-          key.weight_type = wt;
-          key.group_size = mr == 4 ? 4096 : 128;
-          key.per_channel = mr == 4;
-          key.n = 100 + mr;  // a tail block
-          key.k = 4096;
-          key.mr = mr;
-          key.nr = 64;
-          key.bias = mr % 2 == 0;
+          internal::W4a16GemvConfig c;
+          c.isa = flavor == Flavor::kBf16Dot ? IsaTier::kAvx512Bf16
+                                             : IsaTier::kAvx512Vnni;
+          c.flavor = flavor;
+          c.out_dtype = out;
+          c.weight_type = wt;
+          c.group_size = mr == 4 ? 4096 : 128;
+          c.per_channel = mr == 4;
+          c.n = 100 + mr;  // a tail block
+          c.k = 4096;
+          c.mr = mr;
+          c.nr = 64;
+          c.bias = mr % 2 == 0;
           // The tall tile of the defaults: 12 rows x 2 of the 4 vectors.
-          if (mr == 12) {
-            key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(2);
-          }
+          if (mr == 12) c.tile_vectors = 2;
           // s4 scales stored as f32, bf16 or f16 (w4a16_layout.h).
           if (wt == WeightType::kS4 && mr > 1) {
-            key.meta_dtype = mr % 4 == 0 ? DType::kF16 : DType::kBF16;
+            c.meta_dtype = mr % 4 == 0 ? DType::kF16 : DType::kBF16;
           }
           // u4 folded into float zero points (the dot flavour's u4).
           if (flavor == Flavor::kBf16Dot && (mr == 2 || mr == 12)) {
-            key.float_zero = key.folded_zero = true;
+            c.float_zero = c.folded_zero = true;
           }
-          SCOPED_TRACE(key.name());
-          ASSERT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
-          internal::W4a16GemvGenerator gen(key);
+          SCOPED_TRACE(internal::W4a16GemvKey(c).name());
+          ASSERT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
+          internal::W4a16GemvGenerator gen(c);
           EXPECT_TRUE(gen.Create().ok());
         }
       }
       if (flavor != Flavor::kF32Fma) continue;
-      KernelKey dq;
-      dq.family = KernelFamily::kW4a16Dequant;
+      internal::W4a16DequantConfig dq;
       dq.isa = IsaTier::kAvx512Vnni;
-      dq.flavor = flavor;
       dq.weight_type = wt;
       dq.group_size = 6;
-      dq.n = dq.nr = 64;
-      dq.k = 6;
+      dq.nr = 64;
+      dq.segment = 6;
       for (DType meta : {DType::kF32, DType::kBF16, DType::kF16}) {
         dq.meta_dtype = meta;
         if (meta != DType::kF32 && wt == WeightType::kU4) {
           // Integer zero points are 32-bit integers in the meta.
-          EXPECT_FALSE(internal::W4a16DequantGenerator::Check(dq).ok());
+          EXPECT_FALSE(internal::CheckW4a16DequantConfig(dq).ok());
           continue;
         }
-        ASSERT_TRUE(internal::W4a16DequantGenerator::Check(dq).ok());
+        ASSERT_TRUE(internal::CheckW4a16DequantConfig(dq).ok());
         internal::W4a16DequantGenerator dgen(dq);
-        EXPECT_TRUE(dgen.Create().ok()) << dq.name();
+        EXPECT_TRUE(dgen.Create().ok()) << dgen.name();
       }
     }
   }
   for (DType out : {DType::kF32, DType::kBF16}) {
     for (int64_t n : {64, 37}) {
-      KernelKey p;
-      p.family = KernelFamily::kW4a16Panel;
+      internal::W4a16PanelConfig p;
       p.isa = IsaTier::kAvx512Vnni;
-      p.flavor = Flavor::kF32Fma;
-      p.act_dtype = DType::kF32;
       p.out_dtype = out;
       p.mr = 6;
       p.nr = 64;
-      p.k = 64;
+      p.stride = 64;
       p.n = n;
       p.bias = true;
-      ASSERT_TRUE(internal::W4a16PanelGenerator::Check(p).ok());
+      ASSERT_TRUE(internal::CheckW4a16PanelConfig(p).ok());
       internal::W4a16PanelGenerator gen(p);
-      EXPECT_TRUE(gen.Create().ok()) << p.name();
+      EXPECT_TRUE(gen.Create().ok()) << gen.name();
     }
   }
 }
@@ -740,36 +770,34 @@ TEST(W4a16Avx512Generation, LayersBuildForBothFlavours) {
 }
 
 TEST(W4a16Avx512Generation, RegisterBudgetIsChecked) {
-  KernelKey key;
-  key.family = KernelFamily::kW4a16Gemm;
-  key.isa = IsaTier::kAvx2;
-  key.flavor = Flavor::kF32Fma;
-  key.act_dtype = DType::kF32;
-  key.out_dtype = DType::kF32;
-  key.group_size = 128;
-  key.n = 64;
-  key.k = 256;
-  key.nr = 32;
-  key.mr = 3;
-  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.mr = 4;  // 16 accumulators + temporaries > 16 ymm
-  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  internal::W4a16GemvConfig c;
+  c.isa = IsaTier::kAvx2;
+  c.flavor = Flavor::kF32Fma;
+  c.out_dtype = DType::kF32;
+  c.group_size = 128;
+  c.n = 64;
+  c.k = 256;
+  c.nr = 32;
+  c.mr = 3;
+  EXPECT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
+  c.mr = 4;  // 16 accumulators + temporaries > 16 ymm
+  EXPECT_FALSE(internal::CheckW4a16GemvConfig(c).ok());
   // Tall tiles of fewer vectors than the block.
-  key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(1);
-  key.mr = 13;  // 13 accumulators, 2 decoded, 1 broadcast
-  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.mr = 14;
-  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.mr = 2;
-  key.flags = internal::W4a16GemvGenerator::TileVectorsFlag(3);  // 3 ∤ 4
-  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.flags = 0;
-  key.isa = IsaTier::kAvx512Vnni;
-  key.nr = 64;
-  key.mr = 7;
-  EXPECT_TRUE(internal::W4a16GemvGenerator::Check(key).ok());
-  key.flavor = Flavor::kBf16Dot;  // needs AVX512_BF16 and bf16 rows
-  EXPECT_FALSE(internal::W4a16GemvGenerator::Check(key).ok());
+  c.tile_vectors = 1;
+  c.mr = 13;  // 13 accumulators, 2 decoded, 1 broadcast
+  EXPECT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
+  c.mr = 14;
+  EXPECT_FALSE(internal::CheckW4a16GemvConfig(c).ok());
+  c.mr = 2;
+  c.tile_vectors = 3;  // 3 does not divide 4
+  EXPECT_FALSE(internal::CheckW4a16GemvConfig(c).ok());
+  c.tile_vectors = 0;
+  c.isa = IsaTier::kAvx512Vnni;
+  c.nr = 64;
+  c.mr = 7;
+  EXPECT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
+  c.flavor = Flavor::kBf16Dot;  // needs AVX512_BF16
+  EXPECT_FALSE(internal::CheckW4a16GemvConfig(c).ok());
 }
 
 }  // namespace

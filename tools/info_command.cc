@@ -8,8 +8,8 @@
 
 #include "base/memory.h"
 #include "dispatch/cpu_profile.h"
-#include "dispatch/kernel_cache.h"
 #include "dispatch/tuning.h"
+#include "runtime/kernel_cache.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "w4jit/w4jit.hpp"

@@ -2,6 +2,7 @@
 #ifndef W4JIT_W4JIT_HPP_
 #define W4JIT_W4JIT_HPP_
 
+#include "w4jit/kernel_cache.hpp"
 #include "w4jit/layer.hpp"
 #include "w4jit/log.hpp"
 #include "w4jit/moe.hpp"

@@ -3,9 +3,9 @@
 // first creation generates (from the process-wide kernel cache).
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "dispatch/kernel_cache.h"
 #include "perf/gbench/prepared_layers.h"
 #include "perf/gbench/registry.h"
+#include "runtime/kernel_cache.h"
 
 namespace w4jit::perf {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "benchmark/benchmark.h"
 #include "dispatch/cpu_profile.h"
-#include "dispatch/kernel_cache.h"
 #include "perf/gbench/registry.h"
+#include "runtime/kernel_cache.h"
 #include "w4jit/w4jit.hpp"
 
 int main(int argc, char** argv) {

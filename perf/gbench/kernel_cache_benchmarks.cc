@@ -1,11 +1,11 @@
-// The cost of a kernel cache hit (dispatch/kernel_cache.h): what every
+// The cost of a kernel cache hit (runtime/kernel_cache.h): what every
 // Layer::Create pays per kernel once the process has JIT-ed it. It should
 // stay well under a microsecond, also with threads asking at once.
 #include <memory>
 
 #include "benchmark/benchmark.h"
-#include "dispatch/kernel_cache.h"
 #include "jit/generator.h"
+#include "runtime/kernel_cache.h"
 
 namespace w4jit::perf {
 namespace {

@@ -48,7 +48,7 @@ void BM_ActQuantizer(benchmark::State& state, int64_t k, DType dtype,
   config.k = k;
   config.group_size = group;
   config.permuted = act_order;
-  absl::StatusOr<const internal::Generator*> gen =
+  absl::StatusOr<std::shared_ptr<const internal::Generator>> gen =
       internal::GetActQuantizer(config);
   if (!gen.ok()) {
     state.SkipWithError(std::string(gen.status().message()).c_str());
@@ -130,7 +130,7 @@ void BM_Da8w4PanelDecode(benchmark::State& state, int64_t k, bool jit) {
                         0x5A);
   std::vector<uint8_t> panel(
       static_cast<size_t>(blocks * lay.decoded_block_bytes()));
-  absl::StatusOr<const internal::Generator*> gen =
+  absl::StatusOr<std::shared_ptr<const internal::Generator>> gen =
       internal::GetDa8w4DecodeKernel(isa);
   if (!gen.ok()) {
     state.SkipWithError(std::string(gen.status().message()).c_str());

@@ -124,13 +124,16 @@ class Da8w4JitKernel final : public LinearKernel {
     ActQuantConfig qc{
         isa_,           desc_.act_dtype,      lay.k,
         lay.group_size, !perm_table_.empty(), desc_.act_per_group()};
-    absl::StatusOr<const Generator*> q = GetActQuantizer(qc);
+    absl::StatusOr<std::shared_ptr<const Generator>> q = GetActQuantizer(qc);
     if (!q.ok()) return q.status();
+    held_.push_back(*q);
     quantize_ = (*q)->entry<ActQuantFn>();
     names_.push_back((*q)->name());
     if (params_.panels()) {
-      absl::StatusOr<const Generator*> d = GetDa8w4DecodeKernel(isa_);
+      absl::StatusOr<std::shared_ptr<const Generator>> d =
+          GetDa8w4DecodeKernel(isa_);
       if (!d.ok()) return d.status();
+      held_.push_back(*d);
       decode_ = (*d)->entry<Da8w4DecodeFn>();
       names_.push_back((*d)->name());
     }
@@ -244,8 +247,9 @@ class Da8w4JitKernel final : public LinearKernel {
 
  private:
   absl::Status Get(const Da8w4GemmConfig& c, Da8w4GemmFn* fn) {
-    absl::StatusOr<const Generator*> g = GetDa8w4GemmKernel(c);
+    absl::StatusOr<std::shared_ptr<const Generator>> g = GetDa8w4GemmKernel(c);
     if (!g.ok()) return g.status();
+    held_.push_back(*g);
     *fn = (*g)->entry<Da8w4GemmFn>();
     if (std::find(names_.begin(), names_.end(), (*g)->name()) == names_.end()) {
       names_.push_back((*g)->name());
@@ -321,6 +325,9 @@ class Da8w4JitKernel final : public LinearKernel {
   const IsaTier isa_;
   const Da8w4Packed packed_;
   AlignedVector<int32_t> perm_table_;  // act-order: k_perm + padding, or empty
+  // The generators of the entry points: the layer holds its kernels (the
+  // cache may drop its reference at any time).
+  std::vector<std::shared_ptr<const Generator>> held_;
   ActQuantFn quantize_ = nullptr;
   Da8w4DecodeFn decode_ = nullptr;        // packed -> decoded panel
   std::vector<TileKernels> tiles_;        // [rows], 1 .. mr: unpacking

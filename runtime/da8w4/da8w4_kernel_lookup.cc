@@ -2,18 +2,19 @@
 
 #include <memory>
 
-#include "dispatch/kernel_cache.h"
+#include "runtime/kernel_cache.h"
 
 namespace w4jit::internal {
 
-absl::StatusOr<const Generator*> GetActQuantizer(const ActQuantConfig& c) {
+absl::StatusOr<std::shared_ptr<const Generator>> GetActQuantizer(
+    const ActQuantConfig& c) {
   if (absl::Status s = CheckActQuantConfig(c); !s.ok()) return s;
   return GetOrCreateKernel(ActQuantKey(c), [c] {
     return std::make_unique<ActQuantizerGenerator>(c);
   });
 }
 
-absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
+absl::StatusOr<std::shared_ptr<const Generator>> GetDa8w4GemmKernel(
     const Da8w4GemmConfig& config) {
   if (absl::Status s = CheckDa8w4GemmConfig(config); !s.ok()) return s;
   return GetOrCreateKernel(Da8w4GemmKey(config), [config] {
@@ -21,7 +22,8 @@ absl::StatusOr<const Generator*> GetDa8w4GemmKernel(
   });
 }
 
-absl::StatusOr<const Generator*> GetDa8w4DecodeKernel(IsaTier isa) {
+absl::StatusOr<std::shared_ptr<const Generator>> GetDa8w4DecodeKernel(
+    IsaTier isa) {
   if (absl::Status s = CheckDa8w4DecodeIsa(isa); !s.ok()) return s;
   return GetOrCreateKernel(Da8w4DecodeKey(isa), [isa] {
     return std::make_unique<Da8w4DecodeGenerator>(isa);

@@ -25,7 +25,6 @@
 #include "absl/strings/str_format.h"
 #include "base/log.h"
 #include "base/numeric.h"
-#include "dispatch/kernel_cache.h"
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
@@ -33,6 +32,7 @@
 #include "runtime/jit_kernels.h"
 #include "runtime/threads/parallel.h"
 #include "runtime/threads/work_split.h"
+#include "runtime/w4a16/w4a16_kernel_lookup.h"
 #include "runtime/w4a16/w4a16_pack.h"
 #include "runtime/w4a16/w4a16_params.h"
 
@@ -49,18 +49,6 @@ T* PackedXScratch(size_t n) {
   thread_local uint64_t generation = 0;
   return ScratchFor(&buffer, &generation, n);
 }
-
-// What the layer runs with, resolved from the parameters and the layer.
-struct Plan {
-  W4a16Params p;
-  Flavor flavor = Flavor::kF32Fma;
-  IsaTier key_isa = IsaTier::kAvx2;  // the least tier the code needs
-  int lanes = 8;
-  int64_t group = 0;  // resolved group size
-  // f32 panel path: K block and the run of k sharing one scale.
-  int64_t kc = 0;
-  int64_t segment = 0;
-};
 
 // Why the parameters cannot work, or "" if they can.
 std::string CheckParams(const W4a16Params& p) {
@@ -97,18 +85,9 @@ int64_t EvenDivisorAtMost(int64_t g, int64_t limit) {
   return 2;
 }
 
-template <class G>
-absl::StatusOr<typename G::Fn> GetKernel(const KernelKey& key,
-                                         std::vector<std::string>* names) {
-  auto gen = GetOrCreateKernel(key, [key] { return std::make_unique<G>(key); });
-  if (!gen.ok()) return gen.status();
-  names->push_back(key.name());
-  return (*gen)->template entry<typename G::Fn>();
-}
-
 class W4a16Kernel final : public LinearKernel {
  public:
-  W4a16Kernel(const LayerDesc& desc, const Plan& plan, W4a16Packed packed,
+  W4a16Kernel(const LayerDesc& desc, const W4a16Plan& plan, W4a16Packed packed,
               std::vector<int32_t> k_perm)
       : desc_(desc),
         plan_(plan),
@@ -116,36 +95,35 @@ class W4a16Kernel final : public LinearKernel {
         k_perm_(std::move(k_perm)) {}
 
   // Builds (or finds in the cache) every kernel the layer may run.
-  absl::Status BuildKernels(std::string* why_not);
+  absl::Status BuildKernels(std::string* why_not) {
+    return GetW4a16Kernels(desc_, plan_, packed_.layout, &kernels_, why_not);
+  }
 
   void Run(const RunArgs& args) const override {
     if (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m) {
       RunPanels(args);
     } else if (args.m >= plan_.p.tall_min_m) {
-      RunInt4(args, int4_tall_, plan_.p.tall_mr);
+      RunInt4(args, kernels_.int4_tall, plan_.p.tall_mr);
     } else {
-      RunInt4(args, int4_small_, plan_.p.gemv_mr);
+      RunInt4(args, kernels_.int4_small, plan_.p.gemv_mr);
     }
   }
   size_t packed_bytes() const override {
     return packed_.bytes() + k_perm_.size() * sizeof(int32_t);
   }
-  std::vector<std::string> kernel_names() const override { return names_; }
+  std::vector<std::string> kernel_names() const override {
+    return kernels_.names;
+  }
 
  private:
   // Act-order: x is packed through this permutation (or nullptr).
   const int32_t* KPerm() const {
     return k_perm_.empty() ? nullptr : k_perm_.data();
   }
-  KernelKey BaseKey(KernelFamily family) const;
   // Float zero points: sums of x per group ride in the int4 kernel's packed
   // rows (w4a16_pack.h); 0 without.
   int64_t SumGroup() const {
     return packed_.layout.float_zero ? plan_.group : 0;
-  }
-  // What the kernels decode: float zero points decode as s4 (u - 8).
-  WeightType KeyWeightType() const {
-    return packed_.layout.float_zero ? WeightType::kS4 : desc_.weight_type;
   }
   // `mr`: the kernel's tallest row tile, the packed row groups of x.
   void RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn, int mr) const;
@@ -174,123 +152,11 @@ class W4a16Kernel final : public LinearKernel {
   }
 
   LayerDesc desc_;
-  Plan plan_;
+  W4a16Plan plan_;
   W4a16Packed packed_;
   std::vector<int32_t> k_perm_;  // CanonicalWeights::k_perm
-  W4a16GemvGenerator::Fn int4_small_ = nullptr;
-  W4a16GemvGenerator::Fn int4_tall_ = nullptr;
-  W4a16DequantGenerator::Fn dequant_ = nullptr;
-  W4a16PanelGenerator::Fn panel_full_ = nullptr;
-  W4a16PanelGenerator::Fn panel_tail_ = nullptr;
-  std::vector<std::string> names_;
+  W4a16Kernels kernels_;
 };
-
-KernelKey W4a16Kernel::BaseKey(KernelFamily family) const {
-  KernelKey key;
-  key.family = family;
-  key.isa = plan_.key_isa;
-  key.flavor = plan_.flavor;
-  key.act_dtype = plan_.flavor == Flavor::kBf16Dot ? DType::kBF16 : DType::kF32;
-  key.out_dtype = DType::kF32;
-  key.float_zero = packed_.layout.float_zero;
-  key.meta_dtype = packed_.layout.meta_dtype;
-  key.folded_zero = packed_.layout.folded_zero;
-  return key;
-}
-
-absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
-  const W4a16Layout& l = packed_.layout;
-  const W4a16Params& p = plan_.p;
-  // The int4 kernel(s).
-  KernelKey gemv = BaseKey(KernelFamily::kW4a16Gemm);
-  gemv.out_dtype = desc_.out_dtype;
-  gemv.weight_type = KeyWeightType();
-  gemv.group_size = plan_.group;
-  gemv.per_channel = desc_.group_size == -1;
-  gemv.n = desc_.n;
-  gemv.k = desc_.k;
-  gemv.nr = static_cast<int>(l.block_n());
-  gemv.bias = desc_.has_bias;
-  SetKeyEpilogue(&gemv, desc_.epilogue);
-  if (desc_.epilogue.silu_mul) {
-    gemv.n = l.n;  // the interleaved columns
-    gemv.out_n = desc_.out_n();
-  }
-  std::vector<KernelKey> int4_keys;
-  gemv.prefetch = p.prefetch_distance;
-  gemv.mr = p.gemv_mr;
-  int4_keys.push_back(gemv);
-  // The tall tile, where some M runs it.
-  const bool tall_runs =
-      plan_.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
-  gemv.mr = p.tall_mr;
-  gemv.flags = W4a16GemvGenerator::TileVectorsFlag(
-      p.tall_vectors == p.block_vectors ? 0 : p.tall_vectors);
-  if (tall_runs && gemv != int4_keys[0]) int4_keys.push_back(gemv);
-  for (const KernelKey& key : int4_keys) {
-    if (absl::Status s = W4a16GemvGenerator::Check(key); !s.ok()) {
-      *why_not = std::string(s.message());
-      return absl::OkStatus();
-    }
-  }
-  auto small = GetKernel<W4a16GemvGenerator>(int4_keys[0], &names_);
-  if (!small.ok()) return small.status();
-  int4_small_ = int4_tall_ = *small;
-  if (int4_keys.size() > 1) {
-    auto tall = GetKernel<W4a16GemvGenerator>(int4_keys[1], &names_);
-    if (!tall.ok()) return tall.status();
-    int4_tall_ = *tall;
-  }
-  if (plan_.flavor != Flavor::kF32Fma) return absl::OkStatus();
-
-  // The dequantize + panel path.
-  KernelKey dq = BaseKey(KernelFamily::kW4a16Dequant);
-  dq.weight_type = KeyWeightType();
-  dq.group_size = plan_.group;
-  dq.per_channel = desc_.group_size == -1;
-  dq.n = l.block_n();
-  dq.nr = static_cast<int>(l.block_n());
-  dq.k = plan_.segment;
-  KernelKey panel = BaseKey(KernelFamily::kW4a16Panel);
-  panel.meta_dtype = DType::kF32;  // reads the dequantized panel, no meta
-  panel.folded_zero = false;
-  panel.out_dtype = desc_.out_dtype;
-  panel.bias = desc_.has_bias;
-  panel.mr = p.gemm_mr;
-  panel.nr = p.gemm_nr_vectors * plan_.lanes;
-  panel.k = l.block_n();
-  panel.n = panel.nr;
-  SetKeyEpilogue(&panel, desc_.epilogue);
-  KernelKey tail = panel;
-  if (desc_.epilogue.silu_mul) {
-    // Packed columns all exist (padding is zero); output columns: nr / 2
-    // per tile, fewer in the last.
-    panel.out_n = panel.nr / 2;
-    tail.out_n = desc_.out_n() % panel.out_n;
-    tail.n = tail.out_n != 0 ? panel.n : 0;
-  } else {
-    tail.n = desc_.n % panel.nr;
-  }
-  for (const absl::Status& s :
-       {W4a16DequantGenerator::Check(dq), W4a16PanelGenerator::Check(panel)}) {
-    if (!s.ok()) {
-      *why_not = std::string(s.message());
-      return absl::OkStatus();
-    }
-  }
-  auto d = GetKernel<W4a16DequantGenerator>(dq, &names_);
-  if (!d.ok()) return d.status();
-  dequant_ = *d;
-  auto full = GetKernel<W4a16PanelGenerator>(panel, &names_);
-  if (!full.ok()) return full.status();
-  panel_full_ = panel_tail_ = *full;
-  if (tail.n != 0) {
-    auto t = GetKernel<W4a16PanelGenerator>(tail, &names_);
-    if (!t.ok()) return t.status();
-    panel_tail_ = *t;
-  }
-  return absl::OkStatus();
-}
 
 void W4a16Kernel::RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn,
                           int mr) const {
@@ -384,7 +250,7 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
              k0 / plan_.group * l.group_meta_bytes();
     d.panel = panel;
     d.segments = kc / plan_.segment;
-    dequant_(&d);
+    kernels_.dequant(&d);
     const bool last = k0 + kc == k;
     for (int64_t h = 0; h < nb / nr; ++h) {
       const int64_t col0 = block * nb + h * nr;
@@ -404,7 +270,8 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
       a.flags = (k0 > 0 ? W4a16PanelArgs::kLoadAcc : int64_t{0}) |
                 (last ? W4a16PanelArgs::kFinal : int64_t{0});
       SetOperands(args, m0, out0, a.ep, a.ep_ld_bytes);
-      (desc_.out_n() - out0 >= OutCols(nr) ? panel_full_ : panel_tail_)(&a);
+      (desc_.out_n() - out0 >= OutCols(nr) ? kernels_.panel_full
+                                           : kernels_.panel_tail)(&a);
     }
   }
 }
@@ -441,7 +308,7 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     return none;
   }
   (void)cpu;  // the parameters already carry what the profile decides
-  Plan plan;
+  W4a16Plan plan;
   plan.p = params;
   plan.group = w.group_size;
   if (plan.group % 2 != 0) {

@@ -1,11 +1,46 @@
 #include "tests/util/isa.h"
 
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace w4jit::testing {
 
+using internal::Flavor;
 using internal::HostCpu;
 using internal::IsaTier;
+
+namespace {
+
+// Which tiers' kernels some test ran: bit (1 << tier value).
+std::atomic<uint32_t> ran{0};
+
+// Fails the run when a tier the CPU has was never run (see isa.h).
+class IsaCoverageCheck : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    const char* env = std::getenv("W4JIT_TEST_ISA_COVERAGE");
+    const bool forced = env != nullptr && std::string(env) == "1";
+    const bool whole_suite = GTEST_FLAG_GET(filter) == "*";
+    if (!forced && !whole_suite) return;
+    const std::vector<IsaTier> missing = IsaTiersNeverRun();
+    if (missing.empty()) return;
+    std::vector<std::string> names;
+    for (IsaTier t : missing) names.push_back(internal::ToString(t));
+    ADD_FAILURE() << "this CPU has " << absl::StrJoin(names, ", ")
+                  << " but no kernel test ran it (a tier missing from "
+                     "tests/util/isa.h's IsaPaths, or tests that skip it)";
+  }
+};
+
+const ::testing::Environment* const kCoverage =
+    ::testing::AddGlobalTestEnvironment(new IsaCoverageCheck);
+
+}  // namespace
 
 bool CanRunTier(IsaTier tier) { return HostCpu().isa_cap >= tier; }
 
@@ -39,4 +74,70 @@ std::string WhyCannotRunTier(IsaTier tier) {
          << name << " is not of the " << flavour << " flavour";
 }
 
+const std::vector<IsaPath>& IsaPaths() {
+  static const std::vector<IsaPath>* paths = new std::vector<IsaPath>{
+      {IsaTier::kAvx2, Flavor::kF32Fma, 256, "avx2", "fma"},
+      {IsaTier::kAvx512Vnni, Flavor::kF32Fma, 512, "avx512vnni", "fma"},
+      {IsaTier::kAvx512Bf16, Flavor::kBf16Dot, 512, "avx512bf16", "bf16dot"},
+  };
+  return *paths;
+}
+
+std::vector<IsaTier> IsaTiers() {
+  std::vector<IsaTier> tiers;
+  for (const IsaPath& p : IsaPaths()) tiers.push_back(p.tier);
+  return tiers;
+}
+
+std::vector<IsaTier> IsaTiersWithRef() {
+  std::vector<IsaTier> tiers = {IsaTier::kRef};
+  for (IsaTier t : IsaTiers()) tiers.push_back(t);
+  return tiers;
+}
+
+std::vector<IsaTier> Da8w4IsaTiers() {
+  std::vector<IsaTier> tiers;
+  for (IsaTier t : IsaTiers()) {
+    if (t <= IsaTier::kAvx512Vnni) tiers.push_back(t);
+  }
+  return tiers;
+}
+
+void PrintTo(const IsaPath& path, std::ostream* os) {
+  *os << path.suffix << " (" << path.flavour << ", " << path.vector_bits
+      << "-bit)";
+}
+
+std::string IsaPathName(const ::testing::TestParamInfo<IsaPath>& info) {
+  return info.param.suffix;
+}
+
+std::string IsaTierName(const ::testing::TestParamInfo<IsaTier>& info) {
+  return std::string(internal::ToString(info.param));
+}
+
+bool StartIsaRun(IsaTier tier) {
+  if (!CanRunTier(tier)) return false;
+  ran.fetch_or(1u << static_cast<int>(tier));
+  return true;
+}
+
+std::vector<IsaTier> IsaTiersNeverRun() {
+  (void)kCoverage;
+  // Every JIT tier up to the cap, listed in IsaPaths or not.
+  std::vector<IsaTier> missing;
+  for (int t = static_cast<int>(IsaTier::kAvx2);
+       t <= static_cast<int>(HostCpu().isa_cap); ++t) {
+    if ((ran.load() & (1u << t)) == 0)
+      missing.push_back(static_cast<IsaTier>(t));
+  }
+  return missing;
+}
+
 }  // namespace w4jit::testing
+
+namespace w4jit::internal {
+
+void PrintTo(IsaTier tier, std::ostream* os) { *os << ToString(tier); }
+
+}  // namespace w4jit::internal

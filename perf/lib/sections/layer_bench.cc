@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "dispatch/kernel_cache.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
 #include "perf/lib/onednn_peer.h"
@@ -19,6 +18,7 @@
 #include "perf/lib/report/row_metrics.h"
 #include "perf/lib/timing/checked_timing.h"
 #include "runtime/formats/import.h"
+#include "runtime/kernel_cache.h"
 #include "w4jit/layer.hpp"
 
 namespace w4jit::perf {

@@ -1,0 +1,157 @@
+#include "runtime/w4a16/w4a16_kernel_lookup.h"
+
+#include <memory>
+
+#include "runtime/kernel_cache.h"
+
+namespace w4jit::internal {
+namespace {
+
+// The kernel's entry point; the kernel is held by `kernels` and named in
+// its names.
+template <class Fn>
+absl::StatusOr<Fn> Entry(absl::StatusOr<std::shared_ptr<const Generator>> gen,
+                         const KernelKey& key, W4a16Kernels* kernels) {
+  if (!gen.ok()) return gen.status();
+  kernels->names.push_back(key.name());
+  kernels->held.push_back(*gen);
+  return (*gen)->template entry<Fn>();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16GemvKernel(
+    const W4a16GemvConfig& config) {
+  if (absl::Status s = CheckW4a16GemvConfig(config); !s.ok()) return s;
+  return GetOrCreateKernel(W4a16GemvKey(config), [config] {
+    return std::make_unique<W4a16GemvGenerator>(config);
+  });
+}
+
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16DequantKernel(
+    const W4a16DequantConfig& config) {
+  if (absl::Status s = CheckW4a16DequantConfig(config); !s.ok()) return s;
+  return GetOrCreateKernel(W4a16DequantKey(config), [config] {
+    return std::make_unique<W4a16DequantGenerator>(config);
+  });
+}
+
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16PanelKernel(
+    const W4a16PanelConfig& config) {
+  if (absl::Status s = CheckW4a16PanelConfig(config); !s.ok()) return s;
+  return GetOrCreateKernel(W4a16PanelKey(config), [config] {
+    return std::make_unique<W4a16PanelGenerator>(config);
+  });
+}
+
+absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
+                             const W4a16Layout& l, W4a16Kernels* kernels,
+                             std::string* why_not) {
+  const W4a16Params& p = plan.p;
+  // Float zero points decode as s4 (u - 8).
+  const WeightType weight_type =
+      l.float_zero ? WeightType::kS4 : desc.weight_type;
+  // The int4 kernel(s).
+  W4a16GemvConfig gemv;
+  gemv.isa = plan.key_isa;
+  gemv.flavor = plan.flavor;
+  gemv.out_dtype = desc.out_dtype;
+  gemv.weight_type = weight_type;
+  gemv.float_zero = l.float_zero;
+  gemv.folded_zero = l.folded_zero;
+  gemv.meta_dtype = l.meta_dtype;
+  gemv.group_size = plan.group;
+  gemv.per_channel = desc.group_size == -1;
+  gemv.n = desc.n;
+  gemv.k = desc.k;
+  gemv.nr = static_cast<int>(l.block_n());
+  gemv.bias = desc.has_bias;
+  gemv.epilogue = desc.epilogue;
+  if (desc.epilogue.silu_mul) {
+    gemv.n = l.n;  // the interleaved columns
+    gemv.out_n = desc.out_n();
+  }
+  gemv.prefetch = p.prefetch_distance;
+  gemv.mr = p.gemv_mr;
+  std::vector<W4a16GemvConfig> int4 = {gemv};
+  // The tall tile, where some M runs it.
+  const bool tall_runs =
+      plan.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
+  gemv.mr = p.tall_mr;
+  gemv.tile_vectors = p.tall_vectors == p.block_vectors ? 0 : p.tall_vectors;
+  if (tall_runs && W4a16GemvKey(gemv) != W4a16GemvKey(int4[0])) {
+    int4.push_back(gemv);
+  }
+  for (const W4a16GemvConfig& c : int4) {
+    if (absl::Status s = CheckW4a16GemvConfig(c); !s.ok()) {
+      *why_not = std::string(s.message());
+      return absl::OkStatus();
+    }
+  }
+  auto small = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]),
+                                             W4a16GemvKey(int4[0]), kernels);
+  if (!small.ok()) return small.status();
+  kernels->int4_small = kernels->int4_tall = *small;
+  if (int4.size() > 1) {
+    auto tall = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[1]),
+                                              W4a16GemvKey(int4[1]), kernels);
+    if (!tall.ok()) return tall.status();
+    kernels->int4_tall = *tall;
+  }
+  if (plan.flavor != Flavor::kF32Fma) return absl::OkStatus();
+
+  // The dequantize + panel path.
+  W4a16DequantConfig dq;
+  dq.isa = plan.key_isa;
+  dq.weight_type = weight_type;
+  dq.float_zero = l.float_zero;
+  dq.meta_dtype = l.meta_dtype;
+  dq.group_size = plan.group;
+  dq.per_channel = desc.group_size == -1;
+  dq.nr = static_cast<int>(l.block_n());
+  dq.segment = plan.segment;
+  W4a16PanelConfig panel;
+  panel.isa = plan.key_isa;
+  panel.out_dtype = desc.out_dtype;
+  panel.bias = desc.has_bias;
+  panel.mr = p.gemm_mr;
+  panel.nr = p.gemm_nr_vectors * plan.lanes;
+  panel.stride = l.block_n();
+  panel.n = panel.nr;
+  panel.epilogue = desc.epilogue;
+  panel.float_zero = l.float_zero;
+  W4a16PanelConfig tail = panel;
+  if (desc.epilogue.silu_mul) {
+    // Packed columns all exist (padding is zero); output columns: nr / 2
+    // per tile, fewer in the last.
+    panel.out_n = panel.nr / 2;
+    tail.out_n = desc.out_n() % panel.out_n;
+    tail.n = tail.out_n != 0 ? panel.n : 0;
+  } else {
+    tail.n = desc.n % panel.nr;
+  }
+  for (const absl::Status& s :
+       {CheckW4a16DequantConfig(dq), CheckW4a16PanelConfig(panel)}) {
+    if (!s.ok()) {
+      *why_not = std::string(s.message());
+      return absl::OkStatus();
+    }
+  }
+  auto d = Entry<W4a16DequantGenerator::Fn>(GetW4a16DequantKernel(dq),
+                                            W4a16DequantKey(dq), kernels);
+  if (!d.ok()) return d.status();
+  kernels->dequant = *d;
+  auto full = Entry<W4a16PanelGenerator::Fn>(GetW4a16PanelKernel(panel),
+                                             W4a16PanelKey(panel), kernels);
+  if (!full.ok()) return full.status();
+  kernels->panel_full = kernels->panel_tail = *full;
+  if (tail.n != 0) {
+    auto t = Entry<W4a16PanelGenerator::Fn>(GetW4a16PanelKernel(tail),
+                                            W4a16PanelKey(tail), kernels);
+    if (!t.ok()) return t.status();
+    kernels->panel_tail = *t;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace w4jit::internal

@@ -1,0 +1,73 @@
+// The W4A16 JIT kernels as the runtime gets them. A layer's plan and
+// packed layout turn into configs (jit/w4a16_*_generator.h); each config is
+// checked first (a config that cannot be generated is a reason to fall
+// back, never a cache entry), then the process-wide cache
+// (runtime/kernel_cache.h) returns the kernel, running the generator on
+// the first request. The generators in jit/ know nothing of the cache.
+#ifndef W4JIT_RUNTIME_W4A16_W4A16_KERNEL_LOOKUP_H_
+#define W4JIT_RUNTIME_W4A16_W4A16_KERNEL_LOOKUP_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "jit/generator.h"
+#include "jit/w4a16_dequant_generator.h"
+#include "jit/w4a16_gemv_generator.h"
+#include "jit/w4a16_layout.h"
+#include "jit/w4a16_panel_generator.h"
+#include "runtime/w4a16/w4a16_params.h"
+#include "w4jit/types.hpp"
+
+namespace w4jit::internal {
+
+// What a W4A16 layer runs with, resolved from the parameters and the layer.
+struct W4a16Plan {
+  W4a16Params p;
+  Flavor flavor = Flavor::kF32Fma;
+  IsaTier key_isa = IsaTier::kAvx2;  // the least tier the code needs
+  int lanes = 8;
+  int64_t group = 0;  // resolved group size
+  // f32 panel path: K block and the run of k sharing one scale.
+  int64_t kc = 0;
+  int64_t segment = 0;
+};
+
+// Each kernel checked, then found in or added to the cache. The caller
+// holds a kernel for as long as it may run it (the cache may evict its own
+// reference).
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16GemvKernel(
+    const W4a16GemvConfig& config);
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16DequantKernel(
+    const W4a16DequantConfig& config);
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16PanelKernel(
+    const W4a16PanelConfig& config);
+
+// Every kernel a W4A16 layer may run.
+struct W4a16Kernels {
+  W4a16GemvGenerator::Fn int4_small = nullptr;
+  W4a16GemvGenerator::Fn int4_tall = nullptr;  // int4_small if the same
+  // f32-FMA flavour only: the dequantize + panel path.
+  W4a16DequantGenerator::Fn dequant = nullptr;
+  W4a16PanelGenerator::Fn panel_full = nullptr;
+  W4a16PanelGenerator::Fn panel_tail = nullptr;  // panel_full if the same
+  std::vector<std::string> names;                // in the order above
+  // The generators of the entry points above: the layer holds its kernels
+  // (the cache may drop its reference at any time).
+  std::vector<std::shared_ptr<const Generator>> held;
+};
+
+// Builds (or finds in the cache) the kernels of a layer packed as `layout`
+// under `plan`. Where the generators cannot take the plan, sets *why_not
+// and returns OK (the layer falls back to the reference); a generation
+// that fails is the error.
+absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
+                             const W4a16Layout& layout, W4a16Kernels* kernels,
+                             std::string* why_not);
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_RUNTIME_W4A16_W4A16_KERNEL_LOOKUP_H_
