@@ -576,15 +576,15 @@ def moe_case(draw):
     e = draw(st.integers(1, 6))
     h = 8 * draw(st.integers(1, 12))
     inter = 8 * draw(st.integers(1, 8))
-    # Both projections have one group size (fused_moe requires it): a
-    # common divisor, or per-channel with H = I.
+    # Both projections have one group size (fused_moe requires it), a
+    # common divisor of H and I, or are both per-channel.
     if draw(st.booleans()):
-        inter = h
-        gs = draw(st.sampled_from([d for d in _divisors(h) if d % 8 == 0]))
+        g13, g2 = 1, 1
     else:
         gs = draw(st.sampled_from([d for d in _divisors(h)
                                    if d % 8 == 0 and inter % d == 0]))
-    return dict(e=e, h=h, inter=inter, g13=h // gs, g2=inter // gs,
+        g13, g2 = h // gs, inter // gs
+    return dict(e=e, h=h, inter=inter, g13=g13, g2=g2,
                 t=draw(st.one_of(st.integers(0, 4), st.integers(0, 40))),
                 topk=draw(st.integers(1, e)),
                 dtype=draw(st.sampled_from(DTYPES)),
@@ -641,6 +641,25 @@ def test_fused_moe_matches_reference(c):
     if c["dtype"] == torch.bfloat16:
         tol = tol + bf16_ulp(want) + hround
     check_close(out, want, tol)
+
+
+# Found by test_fused_moe_matches_reference: with H = the group size (one
+# w13 group) and I > H (several w2 groups) fused_moe took the layer for
+# per-channel and applied w2's first group's scales to all of I; and
+# per-channel experts (one group each) with H != I were refused.
+@pytest.mark.parametrize("h,inter,g13,g2", [(8, 16, 1, 2), (32, 96, 1, 3),
+                                            (16, 48, 1, 1), (64, 16, 1, 1)])
+def test_fused_moe_group_of_h_and_per_channel_regressions(h, inter, g13, g2):
+    c = dict(e=3, h=h, inter=inter, g13=g13, g2=g2, t=5, topk=2,
+             dtype=torch.float32, u4=True, act="silu", bias=True,
+             weighted=True, int64_ids=False, seed=7)
+    w13, w2, (p13, s13, z13), (p2, s2, z2), b13, b2, x, ids, weights = \
+        _moe_tensors(c)
+    out = torch.full((5, h), float("nan"))
+    OPS.fused_moe(out, x, p13, p2, b13, b2, weights, ids, False, "silu", s13,
+                  s2, w13_zero_points=z13, w2_zero_points=z2)
+    want, mag, _ = moe_reference(x, w13, w2, b13, b2, ids, weights, "silu")
+    check_close(out, want, 1e-4 * mag + 1e-5)
 
 
 @PROPS
