@@ -429,7 +429,7 @@ def test_woq_linear_bad_inputs_are_named(c):
         try:
             y = call(x=xm)
         except RuntimeError as e:
-            assert "meta" in str(e) or "device" in str(e), str(e)
+            assert "meta" in str(e).lower() or "device" in str(e), str(e)
         else:  # a fake (meta) kernel answered: shape and dtype only
             assert y.device.type == "meta" and y.shape == (m, n)
     elif kind == "scales_dtype":
@@ -704,7 +704,7 @@ def test_fused_moe_bad_inputs_are_named(c, kind):
         try:
             call(x=torch.empty(c["t"], c["h"], dtype=x.dtype, device="meta"))
         except RuntimeError as e:
-            assert "meta" in str(e) or "device" in str(e), str(e)
+            assert "meta" in str(e).lower() or "device" in str(e), str(e)
     else:  # NaN scales: refused by name, or NaN only where they reach
         bad = s13.clone()
         bad[0, 0, 0] = float("nan")
