@@ -812,3 +812,75 @@ def test_linear_class_bad_x(c, kind):
         y = lin(x)
         assert y[m - 1].isnan().all()
         assert not y[:m - 1].isnan().any()
+
+
+# ---------------------------------------------------------------------------
+# Row-parallel K-shards of act-order layers (docs/tensor-parallel.md).
+
+@st.composite
+def shard_case(draw):
+    gs = 8 * draw(st.integers(1, 8))
+    groups = draw(st.integers(1, 8))
+    k = gs * groups
+    ranks = draw(st.sampled_from([r for r in (2, 3, 4, 5) if (k // 8) % r == 0]
+                                 or [1]))
+    lead, m = draw(rows_and_lead())
+    return dict(n=draw(st.integers(1, 40)), k=k, gs=gs, groups=groups,
+                ranks=ranks, lead=lead, m=m,
+                mode=draw(st.sampled_from(["w4a16", "da8w4"])),
+                u4=draw(st.booleans()),
+                dtype=draw(st.sampled_from(DTYPES)),
+                act_order=draw(st.booleans()),
+                seed=draw(st.integers(0, 2**31 - 1)))
+
+
+@PROPS
+@given(shard_case())
+def test_row_shards_match_their_checkpoint_slices(c):
+    """Each rank's w4jit.Linear on a K-slice of qweight and g_idx with the
+    whole scales and zero points computes that slice of the layer; the
+    W4A16 partials sum to the whole layer."""
+    g = gen(c["seed"])
+    n, k, gs, groups = c["n"], c["k"], c["gs"], c["groups"]
+    q, scales, zeros = random_weights(n, k, groups, "u4" if c["u4"] else "s4",
+                                      g)
+    g_idx = (torch.randperm(k, generator=g) if c["act_order"]
+             else torch.arange(k)) // gs
+    g_idx = g_idx.int()
+    x = make_x(c["lead"] + [c["m"], k], c["dtype"], "contiguous", g)
+    ks = k // c["ranks"]
+    total = torch.zeros(c["lead"] + [c["m"], n], dtype=torch.float64)
+    tol = torch.zeros_like(total)
+    for r in range(c["ranks"]):
+        sl = slice(r * ks, (r + 1) * ks)
+        # The checkpoint's group size where it divides the shard's K, else
+        # -1 (docs/tensor-parallel.md: the regrouping only needs g_idx).
+        lin = w4jit.Linear.from_unpacked(
+            q[:, sl].contiguous(), scales, zeros, None, g_idx=g_idx[sl],
+            group_size=gs if ks % gs == 0 else -1, mode=c["mode"],
+            dtype=c["dtype"])
+        assert lin.in_features == ks
+        xs = x[..., sl]
+        got = lin(xs)
+        assert got.shape == tuple(c["lead"] + [c["m"], n])
+        if got.numel() == 0:
+            continue
+        if c["mode"] == "w4a16":
+            want, mag = reference(xs, q[:, sl], scales, zeros, None,
+                                  g_idx[sl])
+        else:  # the shard's own integer definition, groups by g_idx
+            gi = g_idx[sl].long()
+            w = q[:, sl].double() - (0 if zeros is None
+                                     else zeros.double()[gi].t())
+            qa, sa = quantize_rows(xs)
+            onehot = F.one_hot(gi, groups).double()
+            acc = torch.einsum("...k,nk,kg->...ng", qa, w, onehot)
+            t = sa.unsqueeze(-1) * acc * scales.double().t()
+            want, mag = t.sum(-1), t.abs().sum(-1)
+        assert_close(got, want, mag, c["dtype"])
+        total += got.double()
+        tol += 1e-5 * mag + 1e-6 + (bf16_ulp(want) if c["dtype"] ==
+                                    torch.bfloat16 else 0)
+    if c["mode"] == "w4a16" and total.numel():
+        want, _ = reference(x, q, scales, zeros, None, g_idx)
+        check_close(total, want, tol)
