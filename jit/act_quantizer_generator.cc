@@ -31,6 +31,9 @@ KernelKey ActQuantKey(const ActQuantConfig& c) {
   key.k = c.k;
   key.flags = c.permuted ? 1 : 0;
   key.act_per_group = c.per_group;
+  // n is no dimension of the quantizer otherwise: the x columns of pass 1
+  // when they are not K (x_k).
+  key.n = c.x_k != 0 && c.x_k != c.k ? c.x_k : 0;
   return key;
 }
 
@@ -67,7 +70,7 @@ void ActQuantizerGenerator::Generate() {
   vmovups(v_neg, pool_.Splat32(static_cast<uint32_t>(-127)));
 
   const int lanes = vec_.lanes32();
-  const int row_tail = static_cast<int>(cfg_.k % lanes);
+  const int row_tail = static_cast<int>(RowMaxColumns() % lanes);
   const int group_tail = static_cast<int>(cfg_.group_size % lanes);
   if (vec_.avx512()) {
     mov(eax, (1u << row_tail) - 1);
@@ -207,10 +210,10 @@ void ActQuantizerGenerator::GatherF32(const Xmm& v, const Xmm& idx,
 
 void ActQuantizerGenerator::EmitAbsMax() {
   const int lanes = vec_.lanes32();
-  const int64_t full = cfg_.k / lanes;
+  const int64_t full = RowMaxColumns() / lanes;
   const int64_t unrolled = full / 4;
   const int rest = static_cast<int>(full % 4);
-  const int tail = static_cast<int>(cfg_.k % lanes);
+  const int tail = static_cast<int>(RowMaxColumns() % lanes);
   const int step = lanes * elem_bytes_;
   const Xmm v_abs = vec_.Vec(4);
   // Act-order bf16 uses v4 for x[0] in pass 2 of the previous row.
@@ -492,6 +495,11 @@ absl::Status CheckActQuantConfig(const ActQuantConfig& c) {
   }
   if (c.act_dtype != DType::kF32 && c.act_dtype != DType::kBF16) {
     return absl::InvalidArgumentError("quantizer: x must be bf16 or f32");
+  }
+  if (c.x_k != 0 && (!c.permuted || c.x_k < 1 || c.x_k > c.k)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("quantizer: x_k = ", c.x_k,
+                     " needs act-order and 1 <= x_k <= K = ", c.k));
   }
   return absl::OkStatus();
 }

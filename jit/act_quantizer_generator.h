@@ -5,7 +5,8 @@
 //   qa[k] = clamp(rne(x[k] / sa), -127, 127)  (int8; all 0 for such a row)
 //   sums[g] = sum of qa over group g           (int32; all 0 for such a row)
 // Pass 1 takes the maximum of the integer patterns bits & 0x7FFFFFFF, which
-// is amax for a finite row and >= 0x7F800000 if the row holds NaN or Inf.
+// is amax for a finite row and >= 0x7F800000 if the row holds NaN or Inf
+// (over x's x_k columns where config.x_k is set).
 // Pass 2 (over the row again, now L1-resident) divides (vdivps, a true
 // division), rounds with vcvtps2dq under the default MXCSR (round half to
 // even), clamps, packs to int8 and sums per group.
@@ -62,6 +63,12 @@ struct ActQuantConfig {
                            // dividing K
   bool permuted = false;   // act-order: read x through ActQuantArgs::k_perm
   bool per_group = false;  // one scale per (row, group), not per row
+  // Act-order, per row: the columns of x pass 1 reads (in order) when x
+  // has fewer than K, 0 for K. A K-shard of an act-order checkpoint is
+  // padded to K' > its x's columns (runtime/formats/act_order.h); every
+  // column of x appears in k_perm, the padding repeats some, so the row
+  // maximum over x's own columns is the one over the permuted row.
+  int64_t x_k = 0;
 };
 
 // Why this config cannot be generated (a group that does not divide K, an
@@ -77,6 +84,8 @@ class ActQuantizerGenerator : public Generator {
   void Generate() override;
 
  private:
+  // The columns of x pass 1 (per row) reads: x_k, or K.
+  int64_t RowMaxColumns() const { return cfg_.x_k != 0 ? cfg_.x_k : cfg_.k; }
   // Loads chunk `lanes` values of x at `addr` as f32 into `v`; lanes past
   // `count` (< lanes) read as 0 and their memory is never touched.
   void LoadF32(const Xbyak::Xmm& v, const Xbyak::RegExp& at, int count,

@@ -46,11 +46,16 @@ absl::StatusOr<std::unique_ptr<Layer>> Layer::Create(
 absl::StatusOr<std::unique_ptr<Layer>> Layer::CreateValidated(
     const LayerDesc& desc, const WeightsView& weights,
     const LayerOptions& options) {
+  // kernel_desc differs from desc for a K-shard of an act-order checkpoint
+  // (WeightsView::scale_groups): padded K, smaller groups. Run keeps
+  // checking x against desc (the shard's K); the kernels read x through
+  // the weights' k_perm.
+  LayerDesc kernel_desc;
   absl::StatusOr<CanonicalWeights> imported =
-      internal::ImportWeights(desc, weights);
+      internal::ImportWeights(desc, weights, &kernel_desc);
   if (!imported.ok()) return imported.status();
 
-  auto kernel = internal::MakeLinearKernel(desc, *std::move(imported),
+  auto kernel = internal::MakeLinearKernel(kernel_desc, *std::move(imported),
                                            options.force_reference);
   if (!kernel.ok()) return kernel.status();
   return std::unique_ptr<Layer>(new Layer(desc, *std::move(kernel)));

@@ -197,6 +197,21 @@ absl::Status ValidateWeightsPointers(const LayerDesc& d, const WeightsView& v) {
         "weights.zero_points is given but weight_type is s4 (symmetric "
         "weights have no zero points; use u4)");
   }
+  if (v.scale_groups != 0 && v.scale_groups != d.groups()) {
+    if (v.scale_groups < d.groups()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "weights.scale_groups = %d must be 0 (the layer's own) or at least "
+          "K / group_size = %d (K = %d, group_size = %d)",
+          v.scale_groups, d.groups(), d.k, d.group_size));
+    }
+    if (v.g_idx == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "weights.scale_groups = %d is more than K / group_size = %d: a "
+          "K-shard of an act-order checkpoint, which needs g_idx (the "
+          "checkpoint group of each of the shard's K = %d channels)",
+          v.scale_groups, d.groups(), d.k));
+    }
+  }
   if (d.has_bias && v.bias == nullptr) {
     return absl::InvalidArgumentError(
         "weights.bias is null but has_bias is true");

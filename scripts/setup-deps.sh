@@ -22,6 +22,8 @@ PACKAGES=(
   # The PyTorch custom-op library and its Python tests (built when Torch is
   # found).
   libtorch-dev python3-torch python3-pytest
+  # Property tests of the torch ops (tests/python/test_properties.py).
+  python3-hypothesis
   # `pip install .` of the Python package into a venv over the system
   # site packages (scripts/pip-install-check.sh).
   python3-venv python3-pip python3-setuptools python3-wheel

@@ -52,11 +52,14 @@ struct GptqDense {
   std::vector<double> bias;    // [N] or empty
 };
 
-GptqDense ReadGptq(const LayerDesc& d, const OwnedCheckpoint& c) {
+// `groups`: the scales' groups, 0 for the layer's own (a K-shard's scales
+// hold the whole checkpoint's).
+GptqDense ReadGptq(const LayerDesc& d, const OwnedCheckpoint& c,
+                   int64_t groups = 0) {
   GptqDense r;
   r.n = d.n;
   r.k = d.k;
-  r.groups = d.groups();
+  r.groups = groups != 0 ? groups : d.groups();
   r.g_idx = c.g_idx;
   if (r.g_idx.empty()) {
     for (int64_t k = 0; k < d.k; ++k) {
@@ -367,6 +370,315 @@ TEST_F(ActOrderRefusal, CApiAcceptsAndRefusesAlike) {
   cw.g_idx = ckpt_.g_idx.data();
   EXPECT_EQ(w4jit_layer_create(&cd, &cw, &layer), W4JIT_INVALID_ARGUMENT);
   EXPECT_NE(std::string(w4jit_last_error()).find("g_idx[0] = 9"),
+            std::string::npos);
+}
+
+// Row-parallel tensor parallelism as vLLM shards a GPTQ act-order layer:
+// rank r of `ranks` takes K rows [r K / ranks, (r + 1) K / ranks) of qweight
+// and g_idx, and the whole scales and zero points; its g_idx then names
+// groups of the whole checkpoint, unevenly populated (docs/tensor-parallel.md).
+OwnedCheckpoint KShard(const LayerDesc& full, const OwnedCheckpoint& c,
+                       int ranks, int r) {
+  const int64_t ks = full.k / ranks;
+  OwnedCheckpoint s = c;
+  const size_t row_bytes = static_cast<size_t>(full.n) * 4;  // [K/8, N] int32
+  s.qweight.assign(c.qweight.begin() + (r * ks / 8) * row_bytes,
+                   c.qweight.begin() + ((r + 1) * ks / 8) * row_bytes);
+  s.g_idx.assign(c.g_idx.begin() + r * ks, c.g_idx.begin() + (r + 1) * ks);
+  return s;
+}
+
+// Builds every rank's layer from its K-shard, checks each against the
+// oracle on the shard's tensors, and the sum over ranks (the all-reduce)
+// against the unsharded layer's oracle.
+void CheckShardedLayer(const LayerDesc& full, IsaTier isa, int ranks,
+                       bool contiguous_groups, const std::vector<int64_t>& ms,
+                       uint32_t seed) {
+  SCOPED_TRACE(absl::StrCat(testing::Describe(full), " ranks=", ranks,
+                            " isa=", internal::ToString(isa), " seed=", seed,
+                            contiguous_groups ? " in order" : " act-order"));
+  internal::ScopedIsaCap cap(isa);
+  CanonicalWeights w = testing::RandomWeights(full, seed);
+  if (!contiguous_groups) w.k_perm = testing::RandomActOrder(full, seed + 1);
+  absl::StatusOr<OwnedCheckpoint> ckpt =
+      internal::ExportWeights(full, w, WeightFormat::kGptqV1);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status();
+  if (ckpt->g_idx.empty()) {  // in order: a g_idx of k / group_size
+    for (int64_t k = 0; k < full.k; ++k) {
+      ckpt->g_idx.push_back(static_cast<int32_t>(k / full.group_size));
+    }
+  }
+  GptqDense whole = ReadGptq(full, *ckpt);
+  whole.bias.clear();  // the ranks have none (the host adds it once)
+  LayerDesc shard_desc = full;
+  shard_desc.k = full.k / ranks;
+  shard_desc.has_bias = false;  // the host adds the bias once, after
+  const int64_t ldx = full.k + 5;
+  for (int64_t m : ms) {
+    SCOPED_TRACE(absl::StrCat("m=", m));
+    const std::vector<uint8_t> x = testing::RandomActivations(
+        full, m, ldx, seed + 7 + static_cast<uint32_t>(m));
+    const size_t esize = internal::DTypeSize(full.act_dtype);
+    std::vector<double> sum(static_cast<size_t>(m * full.n), 0.0);
+    // The sum's tolerance: the ranks' own (each partial is rounded to
+    // out_dtype on its own: one ulp of the partial, which may exceed the
+    // sum's).
+    std::vector<double> sum_tol(sum.size(), 0.0);
+    for (int r = 0; r < ranks; ++r) {
+      OwnedCheckpoint part = KShard(full, *ckpt, ranks, r);
+      part.bias.clear();
+      WeightsView view = part.view();
+      view.scale_groups = full.groups();
+      auto layer = Layer::Create(shard_desc, view);
+      ASSERT_TRUE(layer.ok()) << layer.status();
+      const std::vector<std::string> names = (*layer)->kernel_names();
+      ASSERT_FALSE(names.empty());
+      EXPECT_EQ(names[0].rfind("reference", 0) == 0, isa == IsaTier::kRef)
+          << names[0];
+      const GptqDense dense = ReadGptq(shard_desc, part, full.groups());
+      // The shard's x: columns [r K_s, (r + 1) K_s) of x, ldx apart.
+      std::vector<uint8_t> xs(x.size());
+      std::memcpy(xs.data(), x.data() + r * shard_desc.k * esize,
+                  x.size() - r * shard_desc.k * esize);
+      absl::StatusOr<std::vector<float>> y =
+          testing::RunToF32(**layer, m, xs, ldx);
+      ASSERT_TRUE(y.ok()) << y.status();
+      int bad = 0;
+      for (int64_t i = 0; i < m && bad < 5; ++i) {
+        const void* x_row = xs.data() + i * ldx * esize;
+        for (int64_t n = 0; n < full.n && bad < 5; ++n) {
+          const check::Expected e = Oracle(shard_desc, dense, x_row, n);
+          const double got = (*y)[i * full.n + n];
+          const double tol = testing::Tolerance(shard_desc, e);
+          sum[i * full.n + n] += got;
+          sum_tol[i * full.n + n] += tol;
+          if (!(std::fabs(got - e.value) <= tol)) {
+            ++bad;
+            ADD_FAILURE() << "rank " << r << ": y[" << i << ", " << n
+                          << "] = " << got << ", oracle " << e.value;
+          }
+        }
+      }
+    }
+    // W4A16's all-reduce equals the unsharded layer (DA8W4 quantizes each
+    // rank's part of x on its own: a different, equally valid layer).
+    if (full.mode != Mode::kW4A16) continue;
+    int bad = 0;
+    for (int64_t i = 0; i < m && bad < 5; ++i) {
+      const void* x_row = x.data() + i * ldx * esize;
+      for (int64_t n = 0; n < full.n && bad < 5; ++n) {
+        const double want = Oracle(full, whole, x_row, n).value;
+        const double tol = sum_tol[i * full.n + n];
+        if (!(std::fabs(sum[i * full.n + n] - want) <= tol)) {
+          ++bad;
+          ADD_FAILURE() << "sum over ranks y[" << i << ", " << n
+                        << "] = " << sum[i * full.n + n] << ", unsharded "
+                        << want << " (tolerance " << tol << ")";
+        }
+      }
+    }
+  }
+}
+
+TEST(ActOrderShard, RowParallelShardsMatchTheCheckpoint) {
+  SetNumThreads(2);
+  uint32_t seed = 500;
+  for (IsaTier isa : {IsaTier::kRef, IsaTier::kAvx2}) {
+    if (isa != IsaTier::kRef && !testing::CanRunTier(isa)) {
+      ADD_FAILURE() << testing::WhyCannotRunTier(isa);
+      continue;
+    }
+    for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+      for (DType act : {DType::kBF16, DType::kF32}) {
+        for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
+          for (int ranks : {2, 4}) {
+            LayerDesc d = testing::KernelTestDesc(mode, 40, 1024, 128, type,
+                                                  act, act, seed % 2 == 0);
+            d.scale_dtype = DType::kF16;
+            CheckShardedLayer(d, isa, ranks, /*contiguous_groups=*/false,
+                              {1, 3, 20, 50}, seed++);
+          }
+        }
+      }
+    }
+  }
+  SetNumThreads(0);
+}
+
+// A shard of a checkpoint without act-order but with g_idx (k / group):
+// whole groups, some of the checkpoint's groups absent from the shard.
+TEST(ActOrderShard, ContiguousGroupsAndGroupSize32) {
+  for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+    LayerDesc d = testing::KernelTestDesc(mode, 24, 256, 32, WeightType::kU4,
+                                          DType::kF32, DType::kF32, true);
+    CheckShardedLayer(d, IsaTier::kAvx2, 2, /*contiguous_groups=*/true,
+                      {1, 9, 33}, 61);
+    CheckShardedLayer(d, IsaTier::kAvx2, 2, /*contiguous_groups=*/false,
+                      {1, 9, 33}, 62);
+  }
+}
+
+TEST(ActOrderShard, RegroupPadsEachGroupWithZeroWeights) {
+  // 12 channels naming groups 0..3 of a group-8 checkpoint: group 0 has 5,
+  // group 1 none, group 2 has 6, group 3 one. Sub-groups of 8 (no divisor of
+  // 8 is a multiple of 16, and 8 streams the fewest bytes here).
+  const std::vector<int32_t> g_idx = {2, 0, 2, 3, 0, 2, 0, 2, 2, 0, 0, 2};
+  CanonicalWeights w;
+  w.n = 2;
+  w.k = 12;
+  w.group_size = 8;
+  w.groups = 4;
+  w.asymmetric = true;
+  for (int64_t i = 0; i < w.n * w.k; ++i) w.u.push_back(i % 16);
+  for (int64_t i = 0; i < w.n * w.groups; ++i) {
+    w.scales.push_back(0.5f + i);
+    w.zeros.push_back(static_cast<uint8_t>(3 + i));
+  }
+  ASSERT_TRUE(internal::RegroupShard(g_idx.data(), 8, 64, &w).ok());
+  EXPECT_EQ(w.group_size, 8);
+  EXPECT_EQ(w.groups, 3);  // groups 0, 2 and 3; none for the empty group 1
+  EXPECT_EQ(w.k, 24);
+  const std::vector<int32_t> want_perm = {1, 4,  6, 9, 10, 1, 1, 1, 0, 2, 5, 7,
+                                          8, 11, 0, 0, 3,  3, 3, 3, 3, 3, 3, 3};
+  EXPECT_EQ(w.k_perm, want_perm);
+  for (int64_t n = 0; n < w.n; ++n) {
+    const int src[3] = {0, 2, 3};
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_EQ(w.S(n, j), 0.5f + n * 4 + src[j]);
+      EXPECT_EQ(w.Z(n, j), 3 + n * 4 + src[j]);
+    }
+    for (int64_t j = 0; j < w.k; ++j) {
+      const bool pad = (j >= 5 && j < 8) || (j >= 14 && j < 16) || j >= 17;
+      const uint8_t want =
+          pad ? w.Z(n, j / 8)
+              : static_cast<uint8_t>((n * 12 + w.k_perm[j]) % 16);
+      EXPECT_EQ(w.U(n, j), want) << "n=" << n << " j=" << j;
+    }
+  }
+}
+
+class ActOrderShardRefusal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    full_ = testing::KernelTestDesc(Mode::kW4A16, 16, 128, 32, WeightType::kS4,
+                                    DType::kF32, DType::kF32, false);
+    CanonicalWeights w = testing::RandomWeights(full_, 3);
+    w.k_perm = testing::RandomActOrder(full_, 4);
+    auto c = internal::ExportWeights(full_, w, WeightFormat::kGptqV2);
+    ASSERT_TRUE(c.ok()) << c.status();
+    part_ = KShard(full_, *c, 2, 1);
+    shard_ = full_;
+    shard_.k = 64;
+  }
+  std::string Error(int64_t scale_groups) {
+    WeightsView v = part_.view();
+    v.scale_groups = scale_groups;
+    auto layer = Layer::Create(shard_, v);
+    EXPECT_FALSE(layer.ok());
+    return layer.ok() ? "" : std::string(layer.status().message());
+  }
+  LayerDesc full_, shard_;
+  OwnedCheckpoint part_;
+};
+
+TEST_F(ActOrderShardRefusal, WithoutScaleGroupsTheScalesAreTooFew) {
+  // scale_groups 0: the layer's own 2 groups, whose g_idx then runs past.
+  part_.g_idx[0] = 3;
+  EXPECT_NE(Error(0).find("g_idx[0] = 3 is not a group"), std::string::npos);
+}
+
+TEST_F(ActOrderShardRefusal, GroupIndexPastTheScalesIsNamed) {
+  part_.g_idx[17] = 4;
+  EXPECT_EQ(Error(4),
+            "g_idx[17] = 4 is not a group of the scales, which hold 4 groups "
+            "(0..3)");
+  part_.g_idx[17] = -2;
+  EXPECT_EQ(Error(4),
+            "g_idx[17] = -2 is not a group of the scales, which hold 4 groups "
+            "(0..3)");
+}
+
+TEST_F(ActOrderShardRefusal, ScaleGroupsNeedGroupIndexAndEnoughGroups) {
+  part_.g_idx.clear();
+  EXPECT_NE(Error(4).find("weights.scale_groups = 4 is more than K / "
+                          "group_size = 2: a K-shard of an act-order "
+                          "checkpoint, which needs g_idx"),
+            std::string::npos);
+  EXPECT_NE(Error(1).find("weights.scale_groups = 1 must be 0"),
+            std::string::npos);
+}
+
+TEST_F(ActOrderShardRefusal, OnlyLayerTakesAShard) {
+  WeightsView v = part_.view();
+  v.scale_groups = 4;
+  auto imported = internal::ImportWeights(shard_, v);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_NE(imported.status().message().find("taken by w4jit::Layer only"),
+            std::string::npos)
+      << imported.status();
+  LayerDesc kd;
+  auto regrouped = internal::ImportWeights(shard_, v, &kd);
+  ASSERT_TRUE(regrouped.ok()) << regrouped.status();
+  EXPECT_EQ(kd.k, regrouped->k);
+  EXPECT_EQ(kd.group_size, regrouped->group_size);
+  EXPECT_GE(kd.k, shard_.k);
+  EXPECT_EQ(regrouped->k_perm.size(), static_cast<size_t>(kd.k));
+  for (int32_t c : regrouped->k_perm) {
+    EXPECT_GE(c, 0);
+    EXPECT_LT(c, shard_.k);
+  }
+}
+
+TEST_F(ActOrderShardRefusal, FloatZeroPointsAreRefused) {
+  LayerDesc d = shard_;
+  d.weight_type = WeightType::kU4;
+  d.zero_point_domain = ZeroPointDomain::kFloat;
+  d.zero_point_dtype = DType::kF32;
+  std::vector<int8_t> q(static_cast<size_t>(d.n * d.k), 3);
+  std::vector<float> scales(4 * d.n, 0.5f), zeros(4 * d.n, 0.25f);
+  WeightsView v;
+  v.format = WeightFormat::kUnpackedInt8;
+  v.qweight = q.data();
+  v.scales = scales.data();
+  v.zero_points = zeros.data();
+  v.g_idx = part_.g_idx.data();
+  v.scale_groups = 4;
+  auto layer = Layer::Create(d, v);
+  ASSERT_FALSE(layer.ok());
+  EXPECT_NE(layer.status().message().find("cannot have float zero points"),
+            std::string::npos)
+      << layer.status();
+}
+
+TEST_F(ActOrderShardRefusal, CApi) {
+  w4jit_layer_desc cd;
+  w4jit_layer_desc_init(&cd);
+  cd.n = shard_.n;
+  cd.k = shard_.k;
+  cd.group_size = shard_.group_size;
+  cd.scale_dtype = static_cast<w4jit_dtype>(shard_.scale_dtype);
+  cd.act_dtype = W4JIT_F32;
+  cd.out_dtype = W4JIT_F32;
+  cd.mode = W4JIT_W4A16;
+  w4jit_weights cw{};
+  cw.format = W4JIT_FORMAT_GPTQ_V2;
+  cw.qweight = part_.qweight.data();
+  cw.scales = part_.scales.data();
+  cw.g_idx = part_.g_idx.data();
+  cw.groups_major = 1;
+  w4jit_layer* layer = nullptr;
+  EXPECT_EQ(w4jit_layer_create(&cd, &cw, &layer), W4JIT_INVALID_ARGUMENT);
+  ASSERT_EQ(w4jit_layer_create_with_scale_groups(&cd, &cw, 4, &layer), W4JIT_OK)
+      << w4jit_last_error();
+  std::vector<float> x(static_cast<size_t>(shard_.k), 1.0f), y(16, 0.0f);
+  EXPECT_EQ(w4jit_layer_run(layer, 1, x.data(), shard_.k, y.data(), 16),
+            W4JIT_OK);
+  w4jit_layer_destroy(layer);
+  part_.g_idx[5] = 7;
+  cw.g_idx = part_.g_idx.data();
+  EXPECT_EQ(w4jit_layer_create_with_scale_groups(&cd, &cw, 4, &layer),
+            W4JIT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(w4jit_last_error()).find("g_idx[5] = 7"),
             std::string::npos);
 }
 

@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+
 #include "torch/tensor_checks.h"
 
 namespace w4jit::torch_ext {
@@ -64,6 +66,15 @@ GroupShapes ShapesFor(WeightFormat f, int64_t n, int64_t g, bool groups_major) {
   }
 }
 
+// Whether dim 0 of the scales counts groups (else dim 1), as in ShapesFor.
+bool GroupsFirst(WeightFormat f, bool groups_major) {
+  if (f == WeightFormat::kCompressedTensors) return false;
+  if (f == WeightFormat::kUnpackedInt8 || f == WeightFormat::kZentorchInt32) {
+    return groups_major;
+  }
+  return true;
+}
+
 void CheckShape2(const char* op, const char* name, const at::Tensor& t,
                  int64_t rows, int64_t cols, const char* why) {
   CheckCpu(op, name, t);
@@ -87,6 +98,7 @@ WeightsView CheckpointTensors::view() const {
   v.g_idx = g_idx.defined() ? g_idx.data_ptr<int32_t>() : nullptr;
   v.bias = bias.defined() ? bias.data_ptr() : nullptr;
   v.groups_major = groups_major;
+  v.scale_groups = scale_groups;
   return v;
 }
 
@@ -107,7 +119,15 @@ CheckpointTensors CheckCheckpoint(const char* op, WeightFormat f,
               op, ": group_size = ", group_size,
               " must be -1 (per-channel) or a positive divisor of K = ", d->k);
   d->group_size = group_size;
-  const GroupShapes shapes = ShapesFor(f, d->n, d->groups(), groups_major);
+  // With g_idx, the scales may be a whole checkpoint's while qweight is a
+  // K-shard of it (row-parallel tensor parallelism): take their group
+  // count where it is more than K / group_size.
+  int64_t groups = d->groups();
+  if (Present(g_idx) && scales.dim() == 2) {
+    groups =
+        std::max(groups, scales.size(GroupsFirst(f, groups_major) ? 0 : 1));
+  }
+  const GroupShapes shapes = ShapesFor(f, d->n, groups, groups_major);
 
   CheckShape2(op, "scales", scales, shapes.scale_rows, shapes.scale_cols,
               "from N, K and group_size in this format");
@@ -135,6 +155,7 @@ CheckpointTensors CheckCheckpoint(const char* op, WeightFormat f,
   CheckpointTensors t;
   t.format = f;
   t.groups_major = groups_major;
+  if (groups != d->groups()) t.scale_groups = groups;
   d->has_bias = Present(bias);
   if (d->has_bias) {
     CheckCpu(op, "bias", *bias);

@@ -138,12 +138,14 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
   CheckDim(op, "w13_scales", s13, 3);
   CheckDim(op, "w2_scales", s2, 3);
   const int64_t g13 = s13.size(1), g2 = s2.size(1);
+  // One group size for both, or per-channel (one group over each K).
+  const bool per_channel = g13 == 1 && g2 == 1;
   TORCH_CHECK(g13 > 0 && g2 > 0 && hidden % g13 == 0 && inter % g2 == 0 &&
-                  hidden / g13 == inter / g2,
+                  (per_channel || hidden / g13 == inter / g2),
               op, ": w13_scales ", ShapeString(s13), " and w2_scales ",
               ShapeString(s2),
               " must give both projections one group size (H / G13 == I / "
-              "G2), H = ",
+              "G2) or both one group (per-channel), H = ",
               hidden, ", I = ", inter);
   const auto float_types = {at::kFloat, at::kBFloat16, at::kHalf};
   CheckStacked(op, "w13_scales", s13, experts, g13, 2 * inter, float_types,
@@ -191,7 +193,8 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
   d.experts = experts;
   d.hidden = hidden;
   d.intermediate = inter;
-  d.group_size = g13 == 1 ? -1 : hidden / g13;
+  // Not -1 for G13 = 1 alone: with I > H, w2 has I / H groups of H.
+  d.group_size = per_channel ? -1 : hidden / g13;
   d.weight_type = u4 ? WeightType::kU4 : WeightType::kS4;
   d.scale_dtype = ToDType(s13.scalar_type());
   d.act_dtype = ToDType(input.scalar_type());

@@ -193,6 +193,14 @@ struct WeightsView {
   // For kUnpackedInt8 and kZentorchInt32 only: true if scales and zero
   // points are [G, N] (group-major), false if [N, G].
   bool groups_major = true;
+  // Groups the scales and zero points hold: 0 means the layer's own,
+  // LayerDesc::groups(). More is for a K-shard of an act-order checkpoint
+  // (row-parallel tensor parallelism, docs/tensor-parallel.md): g_idx [K]
+  // names groups of the whole checkpoint, each g_idx[k] < scale_groups,
+  // populated unevenly, and the scales stay whole. Only w4jit::Layer takes
+  // it (not MoeLayer); it then imports the shard with a smaller group size
+  // and zero-weight padding (runtime/formats/act_order.h).
+  int64_t scale_groups = 0;
 };
 
 // Human-readable names, used in error messages and `w4jit info`.

@@ -125,6 +125,15 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc);
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
                                 const w4jit_weights* weights,
                                 w4jit_layer** out_layer);
+/* The same for a K-shard of an act-order checkpoint (row-parallel tensor
+ * parallelism, docs/tensor-parallel.md): scales and zero points hold
+ * scale_groups groups (the whole checkpoint's, more than K / group_size),
+ * weights->g_idx is required and each of its K values < scale_groups.
+ * scale_groups = 0 (or K / group_size) is w4jit_layer_create. Mirrors
+ * WeightsView::scale_groups. */
+w4jit_status w4jit_layer_create_with_scale_groups(
+    const w4jit_layer_desc* desc, const w4jit_weights* weights,
+    int64_t scale_groups, w4jit_layer** out_layer);
 /* y = x * W^T (+ bias) for m rows, as w4jit::Layer::Run: m = 0 succeeds and
  * touches neither x nor y (both may be NULL then); m < 0 is an error. */
 w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m, const void* x,

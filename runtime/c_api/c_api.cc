@@ -96,6 +96,13 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc) {
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
                                 const w4jit_weights* weights,
                                 w4jit_layer** out_layer) {
+  return w4jit_layer_create_with_scale_groups(desc, weights, 0, out_layer);
+}
+
+w4jit_status w4jit_layer_create_with_scale_groups(const w4jit_layer_desc* desc,
+                                                  const w4jit_weights* weights,
+                                                  int64_t scale_groups,
+                                                  w4jit_layer** out_layer) {
   if (out_layer == nullptr) {
     return Fail(W4JIT_INVALID_ARGUMENT, "out_layer is null");
   }
@@ -105,7 +112,9 @@ w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
     return Fail(W4JIT_INVALID_ARGUMENT, "weights is null");
   }
   try {
-    auto layer = w4jit::Layer::Create(ToCpp(*desc), ToCpp(*weights));
+    w4jit::WeightsView view = ToCpp(*weights);
+    view.scale_groups = scale_groups;
+    auto layer = w4jit::Layer::Create(ToCpp(*desc), view);
     if (!layer.ok()) return FromStatus(layer.status());
     *out_layer = new w4jit_layer{*std::move(layer)};
     w4jit::internal::CApiClearError();

@@ -124,6 +124,13 @@ class Da8w4JitKernel final : public LinearKernel {
     ActQuantConfig qc{
         isa_,           desc_.act_dtype,      lay.k,
         lay.group_size, !perm_table_.empty(), desc_.act_per_group()};
+    if (!perm_table_.empty() && !qc.per_group) {
+      // A padded act-order K-shard reads fewer columns of x than K: its
+      // row maximum must stay inside them (ActQuantConfig::x_k).
+      const int32_t last =
+          *std::max_element(perm_table_.begin(), perm_table_.begin() + lay.k);
+      if (last + 1 < lay.k) qc.x_k = last + 1;
+    }
     absl::StatusOr<std::shared_ptr<const Generator>> q = GetActQuantizer(qc);
     if (!q.ok()) return q.status();
     held_.push_back(*q);

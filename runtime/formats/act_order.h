@@ -24,6 +24,28 @@ namespace w4jit::internal {
 absl::StatusOr<std::vector<int32_t>> ActOrderPermutation(const LayerDesc& desc,
                                                          const int32_t* g_idx);
 
+// A K-shard of an act-order checkpoint (WeightsView::scale_groups >
+// desc.groups(): row-parallel tensor parallelism splits K and g_idx but
+// keeps the scales whole, so the shard's g_idx names groups of the whole
+// checkpoint, each populated by any number of the shard's channels).
+// Refuses g_idx[k] outside [0, scale_groups), naming k and the value.
+absl::Status CheckShardGroupIndex(const int32_t* g_idx, int64_t k,
+                                  int64_t scale_groups);
+
+// Turns `w`, imported with w->groups = the checkpoint's groups and w->u in
+// the shard's channel order, into uniform groups for the kernels: each
+// checkpoint group that has members gets ceil(members / sub) groups of
+// `sub` columns, its members in increasing k, then padding columns of
+// weight zero (u = the group's zero point) that read one of the group's
+// members (so per-group activation maxima are unchanged). `sub` is the
+// divisor of `group_size` that streams the fewest bytes (nibbles plus
+// `group_bytes` per group and channel). Sets w->k (the padded K' >= the
+// shard's K), group_size = sub, groups, scales, zeros and k_perm (K'
+// entries, each an input channel < the shard's K; padding repeats one).
+// Refuses float zero points, whose padding cannot be an exact zero.
+absl::Status RegroupShard(const int32_t* g_idx, int64_t group_size,
+                          int64_t group_bytes, CanonicalWeights* w);
+
 // w->u in checkpoint order (column k = input channel k) becomes column
 // j = input channel perm[j]; w->k_perm = perm. No-op for an empty perm.
 void ApplyActOrder(std::vector<int32_t> perm, CanonicalWeights* w);

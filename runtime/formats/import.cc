@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/numeric.h"
 #include "runtime/formats/act_order.h"
 #include "runtime/formats/common.h"
 #include "runtime/validate.h"
@@ -144,7 +145,8 @@ WeightsView OwnedCheckpoint::view() const {
 }
 
 absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
-                                               const WeightsView& view) {
+                                               const WeightsView& view,
+                                               LayerDesc* kernel_desc) {
   // Layer::Create checks these too; repeated so that direct callers (tests,
   // tools) get the same errors instead of undefined behaviour.
   if (absl::Status s = ValidateDesc(desc); !s.ok()) return s;
@@ -158,8 +160,26 @@ absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
         "act-order)",
         ToString(view.format)));
   }
+  if (kernel_desc != nullptr) *kernel_desc = desc;
+  // A K-shard of an act-order checkpoint: scales of the whole checkpoint.
+  const bool shard =
+      view.scale_groups != 0 && view.scale_groups != desc.groups();
+  if (shard) {
+    // ValidateWeightsPointers has checked scale_groups > groups and g_idx.
+    if (kernel_desc == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "weights.scale_groups = %d (a K-shard of an act-order checkpoint) "
+          "is taken by w4jit::Layer only, not by this importer",
+          view.scale_groups));
+    }
+    if (absl::Status s =
+            CheckShardGroupIndex(view.g_idx, desc.k, view.scale_groups);
+        !s.ok()) {
+      return s;
+    }
+  }
   std::vector<int32_t> perm;
-  if (view.g_idx != nullptr) {
+  if (view.g_idx != nullptr && !shard) {
     absl::StatusOr<std::vector<int32_t>> p =
         ActOrderPermutation(desc, view.g_idx);
     if (!p.ok()) return p.status();
@@ -167,12 +187,32 @@ absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
   }
 
   CanonicalWeights w = CanonicalShape(desc);
+  if (shard) {
+    // Read the whole checkpoint's scales and zero points.
+    w.groups = view.scale_groups;
+    if (w.float_zero()) {
+      w.float_zeros.assign(static_cast<size_t>(w.n * w.groups), 0.0f);
+    }
+  }
   if (absl::Status s = codec->import(desc, view, &w); !s.ok()) return s;
-  ApplyActOrder(std::move(perm), &w);
   if (!w.asymmetric || w.float_zero()) {
     // s4 is u4 with every zero point 8 (numerics.md); formats without zero
     // points leave this to us. Float zero points: w = (u - 8) * s + zf.
     w.zeros.assign(static_cast<size_t>(w.n * w.groups), 8);
+  }
+  if (shard) {
+    const int64_t group_bytes =
+        static_cast<int64_t>(DTypeSize(desc.scale_dtype)) +
+        (w.asymmetric ? 1 : 0);
+    if (absl::Status s = RegroupShard(view.g_idx, desc.effective_group_size(),
+                                      group_bytes, &w);
+        !s.ok()) {
+      return s;
+    }
+    kernel_desc->k = w.k;
+    kernel_desc->group_size = w.group_size;
+  } else {
+    ApplyActOrder(std::move(perm), &w);
   }
   if (desc.has_bias) ReadBias(desc, view.bias, &w);
   return w;

@@ -24,9 +24,16 @@ CanonicalWeights CanonicalShape(const LayerDesc& desc);
 // ranges, g_idx groups of exactly group_size members) and returns errors
 // that name the bad value. A g_idx that is not k / group_size is applied
 // as CanonicalWeights::k_perm (act-order).
+// view.scale_groups > desc.groups() (a K-shard of an act-order checkpoint,
+// WeightsView::scale_groups) is taken only with a non-null `kernel_desc`:
+// the weights are regrouped (RegroupShard, act_order.h) and *kernel_desc
+// is desc with the K and group_size of the result, which kernels are made
+// for (x still has desc.k columns, read through k_perm). Otherwise
+// *kernel_desc (if given) is desc.
 // Never writes through the view's pointers.
-absl::StatusOr<CanonicalWeights> ImportWeights(const LayerDesc& desc,
-                                               const WeightsView& view);
+absl::StatusOr<CanonicalWeights> ImportWeights(
+    const LayerDesc& desc, const WeightsView& view,
+    LayerDesc* kernel_desc = nullptr);
 
 // A checkpoint in some format, owning its buffers; view() points into it.
 struct OwnedCheckpoint {
