@@ -1,6 +1,6 @@
 // Random layers and activations, and a checker that runs a Layer and
 // compares every output with the reference within the tolerances of
-// shared/design/numerics.md. Shared by the test suite (tests/util) and
+// docs/numerics.md. Shared by the test suite (tests/util) and
 // `w4jit selftest`, so no GoogleTest here.
 #ifndef W4JIT_CHECK_LAYER_CHECK_H_
 #define W4JIT_CHECK_LAYER_CHECK_H_

@@ -1,6 +1,6 @@
 // The DA8W4 activation quantizer, JIT-emitted per (ISA, activation dtype,
 // K, group size). For each row of x it computes, exactly as
-// shared/design/numerics.md and internal::QuantizeRowRef define:
+// docs/numerics.md and internal::QuantizeRowRef define:
 //   sa    = max(amax, 1e-10) / 127            (f32; NaN for a row with NaN/Inf)
 //   qa[k] = clamp(rne(x[k] / sa), -127, 127)  (int8; all 0 for such a row)
 //   sums[g] = sum of qa over group g           (int32; all 0 for such a row)

@@ -5,7 +5,7 @@
 namespace w4jit::perf {
 
 const std::vector<ModelPreset>& ModelPresets() {
-  // N x K as in shared/design/performance.md, group 128; the decoder
+  // N x K as in docs/bench.md, group 128; the decoder
   // layer counts of the models' configs.
   static const std::vector<ModelPreset>* presets = new std::vector<ModelPreset>{
       {"llama3-8b",

@@ -1,5 +1,5 @@
-// Layer shapes of the models the benchmarks run (shared/design/
-// performance.md), fused as vLLM runs them. Shared by `w4jit bench`, the
+// Layer shapes of the models the benchmarks run (docs/bench.md), fused as
+// vLLM runs them. Shared by `w4jit bench`, the
 // Google Benchmark microbenchmarks and `w4jit sweep`.
 #ifndef W4JIT_PERF_MODEL_PRESETS_H_
 #define W4JIT_PERF_MODEL_PRESETS_H_

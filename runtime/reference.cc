@@ -1,4 +1,4 @@
-// The reference implementation of shared/design/numerics.md. Every loop
+// The reference implementation of docs/numerics.md. Every loop
 // runs in a fixed, documented order so that its f32 results are
 // reproducible and the tolerances of the fast kernels (stated relative to
 // this code) are meaningful. The library is built without -mfma and in ISO

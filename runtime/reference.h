@@ -1,5 +1,5 @@
 // The reference implementation: portable C++ without intrinsics that
-// computes exactly what shared/design/numerics.md defines. It is the oracle
+// computes exactly what docs/numerics.md defines. It is the oracle
 // of every test and the last-resort path on any x86-64 CPU. Clarity over
 // speed.
 #ifndef W4JIT_RUNTIME_REFERENCE_H_

@@ -1,5 +1,5 @@
 // Checkpoint formats: hand-packed words (written from
-// shared/design/formats.md, not from our exporter) decode to known values;
+// docs/formats.md, not from our exporter) decode to known values;
 // export and import are exact inverses; every format-specific error.
 #include <cstring>
 #include <limits>

@@ -3,7 +3,7 @@
 // A layer computes y[M,N] = x[M,K] * W[N,K]^T (+ bias[N]) with W stored as
 // 4-bit integers plus one scale (and, for u4, one zero point) per group of
 // `group_size` consecutive k in each output channel. See
-// shared/design/numerics.md for the exact arithmetic.
+// docs/numerics.md for the exact arithmetic.
 #ifndef W4JIT_TYPES_HPP_
 #define W4JIT_TYPES_HPP_
 
@@ -23,7 +23,7 @@ enum class WeightType : int { kS4 = 0, kU4 = 1 };
 // kDA8W4: activations are quantized per row to int8 at run time.
 enum class Mode : int { kW4A16 = 0, kDA8W4 = 1 };
 
-// How DA8W4 quantizes x (shared/design/numerics.md), fixed at creation:
+// How DA8W4 quantizes x (docs/numerics.md), fixed at creation:
 // kPerToken: one symmetric int8 scale per row, max|x[m, :]| / 127.
 // kPerGroup: one per row and weight group, max|x[m, g]| / 127 over the
 //   group's K entries (after the act-order permutation); the group end
@@ -33,7 +33,7 @@ enum class Mode : int { kW4A16 = 0, kDA8W4 = 1 };
 //   layer runs the per-token kernels. W4A16 layers take kPerToken only.
 enum class ActQuant : int { kPerToken = 0, kPerGroup = 1 };
 
-// Checkpoint layouts the library can import (shared/design/formats.md).
+// Checkpoint layouts the library can import (docs/formats.md).
 enum class WeightFormat : int {
   // int8 [N, K], one value per element (s4 in [-8,7], or u4 in [0,15]).
   // Scales and zero points are [G, N] or [N, G], see WeightsView::groups_major.
@@ -62,7 +62,7 @@ enum class WeightFormat : int {
   kTinygemmInt4Pack = 6,
 };
 
-// What a u4 layer's zero points mean (shared/design/numerics.md):
+// What a u4 layer's zero points mean (docs/numerics.md):
 // kInteger: int8 z in [0, 15], w = (u - z) * s (GPTQ, AWQ, zentorch).
 // kFloat:   z is a float (LayerDesc::zero_point_dtype, bf16 or f32),
 //           w = (u - 8) * s + z, torchao's int4 weight-only ("tinygemm")

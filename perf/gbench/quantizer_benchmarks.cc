@@ -1,6 +1,6 @@
 // The DA8W4 activation quantizer alone, for each distinct K of the presets
 // (group 128) and the bench's M values: it must stay negligible next to
-// the GEMM (shared/design/kernels.md). "/act_order" variants gather x
+// the GEMM (docs/isa-paths.md). "/act_order" variants gather x
 // through a GPTQ act-order permutation (bf16 and f32), beside the W4A16
 // x packing with and without it: together, the whole run-time cost of
 // act-order in either mode. Da8w4PanelDecode times the large-M path's

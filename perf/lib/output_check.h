@@ -1,5 +1,5 @@
 // Checks a layer's output against the reference definition
-// (runtime/reference.h) with the tolerances of shared/design/numerics.md,
+// (runtime/reference.h) with the tolerances of docs/numerics.md,
 // at sampled rows and columns: the bench runs a kernel at the M it times
 // (so the checked code path is the timed one) but the scalar oracle at
 // every (m, n) of a large layer would take minutes.

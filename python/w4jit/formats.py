@@ -1,5 +1,5 @@
 """Pack and unpack 4-bit weights in the checkpoint layouts w4jit reads
-(shared/design/formats.md), in plain torch. For tests, benchmarks and for
+(docs/formats.md), in plain torch. For tests, benchmarks and for
 building layers from unpacked integers; w4jit itself imports the packed
 tensors directly.
 

@@ -10,7 +10,7 @@ namespace w4jit::internal {
 Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   Da8w4Params p;
   if (isa >= IsaTier::kAvx512Vnni) {
-    // Guess from shared/design/kernels.md (no AVX-512 machine measured
+    // Guess from the issue slots (no AVX-512 machine measured
     // yet): 6 rows x 2 blocks (4 zmm) = 24 int32 accumulators, ~80% of
     // issue slots vpdpbusd.
     p.mr = 6;

@@ -1,4 +1,4 @@
-"""Float64 references and the tolerances of shared/design/numerics.md."""
+"""Float64 references and the tolerances of docs/numerics.md."""
 import torch
 import torch.nn.functional as F
 

@@ -5,7 +5,7 @@ tails, every group size (per-channel included), s4 / u4 / float zero
 points, bf16 / f32, non-contiguous, transposed and offset views, inference
 tensors and in-place weight edits between calls (the op cache must see
 them). Each result is checked against the float64 references of
-reference.py with their tolerances (shared/design/numerics.md); each bad
+reference.py with their tolerances (docs/numerics.md); each bad
 input (dtype, shape, device, NaN scales, out-of-range expert ids) must give
 a RuntimeError that names it, never a crash.
 

@@ -1,4 +1,5 @@
-"""Replays vLLM's zentorch kernel class (shared/seed) with torch.ops.w4jit:
+"""Replays vLLM's zentorch kernel class (docs/torch.md, the host
+contract) with torch.ops.w4jit:
 compressed-tensors tensors -> unpack -> woq_repack_weight -> woq_linear /
 dynamic_qlinear, against float64 references within numerics.md's bounds."""
 import pytest

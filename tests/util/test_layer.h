@@ -1,6 +1,6 @@
 // Shared test utilities: random layers and activations, and a checker that
 // runs a Layer and compares every output with the reference within the
-// tolerances of shared/design/numerics.md. Every kernel test uses these.
+// tolerances of docs/numerics.md. Every kernel test uses these.
 //
 // Typical use:
 //   LayerDesc desc = ...;

@@ -1,6 +1,6 @@
 // The machine's ceilings, measured in the same run as the kernels: compute
 // peaks of the instructions the kernels use and streaming read bandwidth
-// at the footprints the kernels read (shared/design/performance.md).
+// at the footprints the kernels read (docs/bench.md).
 #ifndef W4JIT_PERF_LIB_CEILINGS_ROOFLINE_H_
 #define W4JIT_PERF_LIB_CEILINGS_ROOFLINE_H_
 

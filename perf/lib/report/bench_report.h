@@ -49,7 +49,7 @@ struct BenchRow {
   int cold_copies = 0;
   double gflops = 0.0;       // 2 M N K / t
   double weight_gbps = 0.0;  // weight_bytes / t
-  // The roofline (shared/design/performance.md): the time to read
+  // The roofline (docs/bench.md): the time to read
   // weight_bytes at the read rate measured at footprint_bytes, and the time
   // of the M N K MACs at the compute peak of the kernel's instruction
   // (RowBounds in row_metrics.h); 0 where not measured. The larger one

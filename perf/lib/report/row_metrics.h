@@ -16,7 +16,7 @@ namespace w4jit::perf {
 // best int8 / bf16 one the CPU has. Empty if none was measured.
 std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof);
 
-// The two roofline bounds of a row (shared/design/performance.md): the
+// The two roofline bounds of a row (docs/bench.md): the
 // time to read its weight bytes at the read rate measured at its footprint,
 // and the time of its MACs at its instruction's compute peak. The larger
 // binds. A bound that was not measured is 0.
