@@ -68,12 +68,16 @@ struct KernelKey {
   // packing (jit/w4a16_layout.h), held in the meta as 8 - z; the kernel
   // multiplies them by the scale at the group end. Named "_zfold".
   bool folded_zero = false;
+  // W4A16 dequantizer, Numerics::kZentorch: each dequantized weight is
+  // rounded to bf16 (nearest even) before it is stored in the panel, as
+  // zentorch / AOCL compute it (docs/numerics-zentorch.md). Named "_wrbf16".
+  bool round_weights_bf16 = false;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
                     epilogue, out_n, act_per_group, prefetch, float_zero,
-                    meta_dtype, folded_zero);
+                    meta_dtype, folded_zero, round_weights_bf16);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -86,7 +90,8 @@ struct KernelKey {
         static_cast<int>(key.weight_type), static_cast<int>(key.flavor),
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
         key.flags, key.epilogue, key.out_n, key.act_per_group, key.prefetch,
-        key.float_zero, static_cast<int>(key.meta_dtype), key.folded_zero);
+        key.float_zero, static_cast<int>(key.meta_dtype), key.folded_zero,
+        key.round_weights_bf16);
   }
 
   // Readable, unique for distinct keys.

@@ -10,6 +10,10 @@
 // grid (runtime/work_split.h), each K block of the column block is
 // dequantized once into an f32 panel (W4a16DequantGenerator) and
 // multiplied with all rows of the row block (W4a16PanelGenerator).
+// Numerics::kZentorch (each dequantized weight rounded to bf16): the panel
+// path at every M, its dequantizer rounding (KernelKey::
+// round_weights_bf16); the int4 kernels apply the scale per group and so
+// never hold a dequantized weight to round.
 // Either way every output is computed by the same instructions whatever
 // the thread count, so results are bit-identical across thread counts.
 #include <algorithm>
@@ -60,6 +64,9 @@ struct Plan {
   // f32 panel path: K block and the run of k sharing one scale.
   int64_t kc = 0;
   int64_t segment = 0;
+  // Numerics::kZentorch: every M runs the panel path, whose dequantizer
+  // rounds the weights to bf16.
+  bool panels_only = false;
 };
 
 // Why the parameters cannot work, or "" if they can.
@@ -117,9 +124,12 @@ class W4a16Kernel final : public LinearKernel {
 
   // Builds (or finds in the cache) every kernel the layer may run.
   absl::Status BuildKernels(std::string* why_not);
+  // The int4 kernels (small and tall row tiles) of BuildKernels.
+  absl::Status BuildInt4Kernels(std::string* why_not);
 
   void Run(const RunArgs& args) const override {
-    if (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m) {
+    if (plan_.panels_only ||
+        (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m)) {
       RunPanels(args);
     } else if (args.m >= plan_.p.tall_min_m) {
       RunInt4(args, int4_tall_, plan_.p.tall_mr);
@@ -198,10 +208,9 @@ KernelKey W4a16Kernel::BaseKey(KernelFamily family) const {
   return key;
 }
 
-absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
+absl::Status W4a16Kernel::BuildInt4Kernels(std::string* why_not) {
   const W4a16Layout& l = packed_.layout;
   const W4a16Params& p = plan_.p;
-  // The int4 kernel(s).
   KernelKey gemv = BaseKey(KernelFamily::kW4a16Gemm);
   gemv.out_dtype = desc_.out_dtype;
   gemv.weight_type = KeyWeightType();
@@ -241,10 +250,21 @@ absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
     if (!tall.ok()) return tall.status();
     int4_tall_ = *tall;
   }
+  return absl::OkStatus();
+}
+
+absl::Status W4a16Kernel::BuildKernels(std::string* why_not) {
+  const W4a16Layout& l = packed_.layout;
+  const W4a16Params& p = plan_.p;
+  if (!plan_.panels_only) {
+    if (absl::Status s = BuildInt4Kernels(why_not); !s.ok()) return s;
+    if (!why_not->empty()) return absl::OkStatus();
+  }
   if (plan_.flavor != Flavor::kF32Fma) return absl::OkStatus();
 
   // The dequantize + panel path.
   KernelKey dq = BaseKey(KernelFamily::kW4a16Dequant);
+  dq.round_weights_bf16 = desc_.numerics == Numerics::kZentorch;
   dq.weight_type = KeyWeightType();
   dq.group_size = plan_.group;
   dq.per_channel = desc_.group_size == -1;
@@ -468,7 +488,10 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
   plan.lanes = zmm ? 16 : 8;
   plan.key_isa = zmm ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
   plan.flavor = Flavor::kF32Fma;
-  if (params.flavor == Flavor::kBf16Dot) {
+  // Zentorch numerics dequantize (and round) every weight: the f32-FMA
+  // flavour's panel path, at every M.
+  plan.panels_only = desc.numerics == Numerics::kZentorch;
+  if (params.flavor == Flavor::kBf16Dot && !plan.panels_only) {
     // bf16 compute only where the numerics allow it (numerics.md): x is
     // bf16 already, or the caller allowed rounding f32 x to bf16.
     const bool allowed =
