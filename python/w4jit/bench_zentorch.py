@@ -11,7 +11,9 @@ for zentorch, w4jit's for w4jit. Before anything is timed each output is
 checked against a float64 reference (the dequantized weight q * s in f64
 times x) and against the other library: the largest difference in bf16
 ulps of |y| (one ulp of |y_ref| at each element; 0.5 is the best a bf16
-output can do). A side whose output is not finite, or more than
+output can do; |y| is taken as at least its row's RMS, so that outputs
+that cancel to near zero do not count their terms' f32 rounding as many
+of their own ulps). A side whose output is not finite, or more than
 --max-ulps away from the reference, is reported with its error and left
 out of the timing (zentorch's kernels need AVX512_BF16: on a CPU without
 it, AOCL prints a warning and returns garbage).
@@ -91,8 +93,12 @@ def zentorch_has_avx512(zen):
 
 
 def bf16_ulps(got, want):
-    """max |got - want| in bf16 ulps of |want| (f64 tensors)."""
-    a = want.abs().clamp(min=2.0**-126)
+    """max |got - want| in bf16 ulps of |want| (f64 tensors), where |want|
+    is taken as at least its row's RMS: an output that cancels to near 0
+    would otherwise count an f32 rounding of its terms as thousands of its
+    own ulps."""
+    rms = want.pow(2).mean(dim=-1, keepdim=True).sqrt()
+    a = torch.maximum(want.abs(), rms).clamp(min=2.0**-126)
     ulp = torch.exp2(torch.floor(torch.log2(a)) - 7)
     return float(((got - want).abs() / ulp).max())
 
