@@ -179,7 +179,8 @@ Expected ExpectedAt(const LayerDesc& desc, const CanonicalWeights& w,
         t += fold * xsum;
       }
     }
-    value = internal::W4a16OutputRef(w, x_row, desc.act_dtype, j);
+    value =
+        internal::W4a16OutputRef(w, x_row, desc.act_dtype, j, desc.numerics);
   }
   if (!w.bias.empty()) t += std::fabs(w.bias[j]);
   return {value, t};
@@ -434,6 +435,13 @@ std::vector<double> DequantMatmulF64(const LayerDesc& desc,
       const int64_t g = k / w.group_size;
       wrow[k] = static_cast<double>(w.U(j, k) - w.Z(j, g)) * w.S(j, g);
       if (w.float_zero()) wrow[k] += w.FZ(j, g);  // (u - 8) * s + zf
+      if (desc.numerics == Numerics::kZentorch) {
+        // The weight zentorch multiplies with: the f32 dequantization
+        // rounded to bf16 (reference.cc).
+        float wf = static_cast<float>(w.U(j, k) - w.Z(j, g)) * w.S(j, g);
+        if (w.float_zero()) wf += w.FZ(j, g);
+        wrow[k] = internal::Bf16ToF32(internal::F32ToBf16(wf));
+      }
     }
     for (int64_t i = 0; i < m; ++i) {
       double sum = w.bias.empty() ? 0.0 : w.bias[j];
@@ -454,6 +462,9 @@ std::string Describe(const LayerDesc& d) {
       ToString(d.out_dtype), ToString(d.scale_dtype));
   if (d.has_bias) s += absl::StrCat(" bias=", ToString(d.bias_dtype));
   if (d.allow_bf16_compute) s += " allow_bf16_compute";
+  if (d.numerics != Numerics::kExact) {
+    s += absl::StrCat(" numerics=", ToString(d.numerics));
+  }
   if (d.act_quant != ActQuant::kPerToken) {
     s += absl::StrCat(" act_quant=", ToString(d.act_quant));
   }

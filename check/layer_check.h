@@ -155,7 +155,8 @@ absl::StatusOr<std::vector<float>> RunToF32(const Layer& layer, int64_t m,
                                             int64_t ldx);
 
 // f64 oracle: dequantize W to (u - z) * s (float zero points: (u - 8) * s
-// + zf) in f64 and multiply with x
+// + zf) in f64 (Numerics::kZentorch: that weight in f32 rounded to bf16, as
+// zentorch computes it) and multiply with x
 // widened to f64 (column j of W with x[w.k_perm[j]] under act-order), plus
 // bias. [m x N], row-major.
 std::vector<double> DequantMatmulF64(const LayerDesc& desc,

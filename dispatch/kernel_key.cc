@@ -166,6 +166,7 @@ std::string KernelKey::name() const {
     absl::StrAppend(&s, "_m", DtypeShort(meta_dtype));
   }
   if (folded_zero) absl::StrAppend(&s, "_zfold");
+  if (round_weights_bf16) absl::StrAppend(&s, "_wrbf16");
   if (prefetch != 0) absl::StrAppend(&s, "_pf", prefetch);
   absl::StrAppend(&s, "__", IsaSuffix(isa));
   return s;

@@ -73,12 +73,17 @@ struct KernelKey {
   // Set both with SetKeyEpilogue, read them with KeyEpilogue.
   uint32_t gate_alpha_bits = 0;
   uint32_t gate_limit_bits = 0;
+  // W4A16 dequantizer, Numerics::kZentorch: each dequantized weight is
+  // rounded to bf16 (nearest even) before it is stored in the panel, as
+  // zentorch / AOCL compute it (docs/numerics-zentorch.md). Named "_wrbf16".
+  bool round_weights_bf16 = false;
 
   auto Tie() const {
     return std::tie(family, isa, act_dtype, out_dtype, weight_type, flavor,
                     group_size, per_channel, n, k, mr, nr, bias, flags,
                     epilogue, out_n, act_per_group, prefetch, float_zero,
-                    meta_dtype, folded_zero, gate_alpha_bits, gate_limit_bits);
+                    meta_dtype, folded_zero, gate_alpha_bits, gate_limit_bits,
+                    round_weights_bf16);
   }
   bool operator==(const KernelKey& o) const { return Tie() == o.Tie(); }
   bool operator!=(const KernelKey& o) const { return !(*this == o); }
@@ -92,7 +97,7 @@ struct KernelKey {
         key.group_size, key.per_channel, key.n, key.k, key.mr, key.nr, key.bias,
         key.flags, key.epilogue, key.out_n, key.act_per_group, key.prefetch,
         key.float_zero, static_cast<int>(key.meta_dtype), key.folded_zero,
-        key.gate_alpha_bits, key.gate_limit_bits);
+        key.gate_alpha_bits, key.gate_limit_bits, key.round_weights_bf16);
   }
 
   // Readable, unique for distinct keys.

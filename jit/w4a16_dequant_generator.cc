@@ -43,8 +43,10 @@ absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& c) {
         "segment",
         c.nr, c.segment, lanes));
   }
-  // Scales, three constants and two pairs of temporaries.
-  if (c.nr / lanes + 7 > (IsAvx512(c.isa) ? 32 : 16)) {
+  // Scales, three constants and two pairs of temporaries (two more to round
+  // to bf16).
+  if (c.nr / lanes + 7 + (c.round_weights_bf16 ? 2 : 0) >
+      (IsAvx512(c.isa) ? 32 : 16)) {
     return absl::InvalidArgumentError("block too wide for the registers");
   }
   return absl::OkStatus();
@@ -65,6 +67,7 @@ KernelKey W4a16DequantKey(const W4a16DequantConfig& c) {
   key.n = c.nr;
   key.nr = c.nr;
   key.k = c.segment;
+  key.round_weights_bf16 = c.round_weights_bf16;
   return key;
 }
 
@@ -134,6 +137,8 @@ void W4a16DequantGenerator::EmitPairs(int pairs) {
   const Xmm mask_hi = vec_.Vec(nv_);
   const Xmm mask_lo = vec_.Vec(nv_ + 1);
   const Xmm zero8 = vec_.Vec(nv_ + 2);
+  const Xmm round0 = vec_.Vec(nv_ + 7);
+  const Xmm round1 = vec_.Vec(nv_ + 8);
   for (int s = 0; s < pairs; ++s) {
     for (int v = 0; v < nv_; ++v) {
       // Alternate two sets of temporaries so that consecutive vectors
@@ -155,6 +160,12 @@ void W4a16DequantGenerator::EmitPairs(int pairs) {
         // w = (u - 8) * s + zf; the odd k hold 16 * w (x is divided by 16).
         vaddps(even, even, zeros);
         vaddps(odd, odd, zeros16);
+      }
+      if (config_.round_weights_bf16) {
+        // Numerics::kZentorch: the weight rounded to bf16 (the odd k hold
+        // 16 * w: the same rounding, scaled by a power of two).
+        EmitRoundToBf16InPlace(this, vec_, even, round0, round1, &pool_);
+        EmitRoundToBf16InPlace(this, vec_, odd, round0, round1, &pool_);
       }
       vmovups(ptr[rdx + ((2 * s) * nb_ + v * lanes_) * 4], even);
       vmovups(ptr[rdx + ((2 * s + 1) * nb_ + v * lanes_) * 4], odd);

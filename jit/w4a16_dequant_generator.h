@@ -40,6 +40,9 @@ struct W4a16DequantConfig {
   // it is shorter than the group. The number of segments per call is a
   // runtime argument.
   int64_t segment = 0;
+  // Numerics::kZentorch: each dequantized weight rounded to bf16 (nearest
+  // even) before it is stored in the panel ("_wrbf16").
+  bool round_weights_bf16 = false;
 };
 
 absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& config);

@@ -1,5 +1,7 @@
 #include "w4jit/layer.hpp"
 
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -14,6 +16,16 @@ namespace w4jit {
 
 using internal::CanonicalWeights;
 using internal::LinearKernel;
+
+absl::StatusOr<Numerics> NumericsFromEnvironment() {
+  const char* v = std::getenv("W4JIT_NUMERICS");
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "exact") == 0) {
+    return Numerics::kExact;
+  }
+  if (std::strcmp(v, "zentorch") == 0) return Numerics::kZentorch;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("W4JIT_NUMERICS = '%s' is not 'exact' or 'zentorch'", v));
+}
 
 absl::StatusOr<std::unique_ptr<Layer>> Layer::Create(
     const LayerDesc& desc, const WeightsView& weights,

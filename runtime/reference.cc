@@ -40,7 +40,27 @@ int64_t ResolvedGroupSize(int64_t group_size, int64_t k) {
 // Float zero points (w = (u - 8) * s + zf, z = 8 above) add, per group,
 //     xsum = 0; for k in g in order: xsum += x[k]
 //     sum += zf[g] * xsum            (after the s[g] * partial term)
-float W4a16OutputF32(const CanonicalWeights& w, const float* x, int64_t n) {
+//
+// Numerics::kZentorch instead (docs/numerics-zentorch.md): each dequantized
+// weight w = (float)(u - z) * s (float zero points: (float)(u - 8) * s +
+// zf, two roundings) is rounded to bf16, and
+//   for k = 0..K-1 in order: sum += bf16(w[k]) * x[k]
+//   y = sum + bias
+float W4a16OutputF32(const CanonicalWeights& w, const float* x, int64_t n,
+                     Numerics numerics) {
+  if (numerics == Numerics::kZentorch) {
+    float sum = 0.0f;
+    for (int64_t g = 0; g < w.groups; ++g) {
+      const float s = w.S(n, g);
+      const int z = w.Z(n, g);
+      for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
+        float wk = static_cast<float>(w.U(n, k) - z) * s;
+        if (w.float_zero()) wk += w.FZ(n, g);
+        sum += Bf16ToF32(F32ToBf16(wk)) * x[k];
+      }
+    }
+    return w.bias.empty() ? sum : sum + w.bias[n];
+  }
   float sum = 0.0f;
   for (int64_t g = 0; g < w.groups; ++g) {
     const int z = w.Z(n, g);
@@ -100,7 +120,7 @@ void ComputeRowCols(const LayerDesc& desc, const CanonicalWeights& w,
   auto column = [&](int64_t j) {
     return desc.mode == Mode::kDA8W4
                ? Da8w4OutputRef(w, rows.quantized[i], j)
-               : W4a16OutputF32(w, rows.widened[i].data(), j);
+               : W4a16OutputF32(w, rows.widened[i].data(), j, desc.numerics);
   };
   const Epilogue& e = desc.epilogue;
   const int64_t half = desc.n / 2;
@@ -254,9 +274,9 @@ float Da8w4OutputRef(const CanonicalWeights& w, const QuantizedRow& row,
 }
 
 float W4a16OutputRef(const CanonicalWeights& w, const void* x_row,
-                     DType act_dtype, int64_t n) {
+                     DType act_dtype, int64_t n, Numerics numerics) {
   const std::vector<float> x = WidenRow(x_row, act_dtype, w.k);
-  return W4a16OutputF32(w, x.data(), n);
+  return W4a16OutputF32(w, x.data(), n, numerics);
 }
 
 const void* ActOrderRow(const void* x_row, DType act_dtype,

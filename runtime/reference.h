@@ -44,8 +44,10 @@ void Da8w4GroupAccRef(const CanonicalWeights& w, const QuantizedRow& row,
 float Da8w4OutputRef(const CanonicalWeights& w, const QuantizedRow& row,
                      int64_t n);
 // x_row is act_dtype; computed in f32 (bf16 x is widened exactly).
+// `numerics` as LayerDesc::numerics (reference.cc says what each sums).
 float W4a16OutputRef(const CanonicalWeights& w, const void* x_row,
-                     DType act_dtype, int64_t n);
+                     DType act_dtype, int64_t n,
+                     Numerics numerics = Numerics::kExact);
 
 // x_row (act_dtype) as the kernels see it under act-order: element j is
 // x_row[k_perm[j]] (copied into *storage). With an empty k_perm, x_row.

@@ -46,6 +46,16 @@ const char* ToString(ActQuant a) {
   return "unknown-act-quant";
 }
 
+const char* ToString(Numerics n) {
+  switch (n) {
+    case Numerics::kExact:
+      return "exact";
+    case Numerics::kZentorch:
+      return "zentorch";
+  }
+  return "unknown-numerics";
+}
+
 const char* ToString(WeightFormat f) {
   switch (f) {
     case WeightFormat::kUnpackedInt8:

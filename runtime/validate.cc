@@ -66,6 +66,17 @@ absl::Status ValidateDesc(const LayerDesc& d) {
         "act_quant = per_group quantizes DA8W4 activations; this layer's mode "
         "is w4a16 (its activations are not quantized)");
   }
+  if (d.numerics != Numerics::kExact && d.numerics != Numerics::kZentorch) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("numerics = %d is not exact (0) or zentorch (1)",
+                        static_cast<int>(d.numerics)));
+  }
+  if (d.numerics == Numerics::kZentorch && d.mode != Mode::kW4A16) {
+    return absl::InvalidArgumentError(
+        "numerics = zentorch rounds W4A16's dequantized weights to bf16; this "
+        "layer's mode is da8w4 (its int8 x int4 products are exact, as "
+        "zentorch's are)");
+  }
   if (!IsKnown(d.scale_dtype)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("scale_dtype = %d is not f32, bf16 or f16",

@@ -50,6 +50,19 @@ Epilogue ParseEpilogue(const std::string& spec, DType dtype) {
   return e;
 }
 
+// "exact" or "zentorch"; "" takes W4JIT_NUMERICS, which applies to W4A16
+// layers only (DA8W4 has no dequantized weight to round).
+Numerics ParseNumerics(const std::string& name, Mode mode) {
+  if (name.empty()) {
+    absl::StatusOr<Numerics> n = NumericsFromEnvironment();
+    TORCH_CHECK(n.ok(), kOp, ": ", std::string(n.status().message()));
+    return mode == Mode::kW4A16 ? *n : Numerics::kExact;
+  }
+  TORCH_CHECK(name == "exact" || name == "zentorch", kOp, ": numerics '", name,
+              "' is not 'exact' or 'zentorch'");
+  return name == "zentorch" ? Numerics::kZentorch : Numerics::kExact;
+}
+
 }  // namespace
 
 LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
@@ -60,10 +73,12 @@ LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
                          const std::string& mode, int64_t group_size,
                          const std::string& act_dtype, bool groups_major,
                          const std::string& epilogue,
-                         const std::string& act_quant) {
+                         const std::string& act_quant,
+                         const std::string& numerics) {
   LayerDesc d;
   d.mode = ParseMode(kOp, mode);
   d.act_quant = ParseActQuant(kOp, act_quant);
+  d.numerics = ParseNumerics(numerics, d.mode);
   d.act_dtype = ParseActDType(kOp, act_dtype);
   d.out_dtype = d.act_dtype;
   d.epilogue = ParseEpilogue(epilogue, d.act_dtype);
@@ -96,6 +111,10 @@ std::string LinearClass::act_quant() const {
   return ToString(layer_->desc().act_quant);
 }
 
+std::string LinearClass::numerics() const {
+  return ToString(layer_->desc().numerics);
+}
+
 std::vector<std::string> LinearClass::kernel_names() const {
   return layer_->kernel_names();
 }
@@ -106,10 +125,10 @@ int64_t LinearClass::packed_bytes() const {
 
 void RegisterLinearClass(torch::Library& m) {
   m.class_<LinearClass>("Linear")
-      .def(torch::init<std::string, at::Tensor, at::Tensor,
-                       c10::optional<at::Tensor>, c10::optional<at::Tensor>,
-                       c10::optional<at::Tensor>, std::string, int64_t,
-                       std::string, bool, std::string, std::string>())
+      .def(torch::init<
+           std::string, at::Tensor, at::Tensor, c10::optional<at::Tensor>,
+           c10::optional<at::Tensor>, c10::optional<at::Tensor>, std::string,
+           int64_t, std::string, bool, std::string, std::string, std::string>())
       .def("forward", &LinearClass::forward)
       .def("forward_with", &LinearClass::forward_with)
       .def("in_features", &LinearClass::in_features)
@@ -117,6 +136,7 @@ void RegisterLinearClass(torch::Library& m) {
       .def("group_size", &LinearClass::group_size)
       .def("mode", &LinearClass::mode)
       .def("act_quant", &LinearClass::act_quant)
+      .def("numerics", &LinearClass::numerics)
       .def("kernel_names", &LinearClass::kernel_names)
       .def("packed_bytes", &LinearClass::packed_bytes);
 }

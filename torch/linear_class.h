@@ -27,7 +27,9 @@ class LinearClass : public torch::CustomClassHolder {
   // "silu") or "silu_mul" (merged [gate | up] weight, N / 2 outputs),
   // optionally followed by "+add", "+mul_add" or "+add_add" (operands in
   // act_dtype, passed to forward_with). act_quant: DA8W4 activation scales,
-  // "per_token" or "per_group" (LayerDesc::act_quant).
+  // "per_token" or "per_group" (LayerDesc::act_quant). numerics: "exact",
+  // "zentorch" (each dequantized weight rounded to bf16, as zentorch
+  // computes; W4A16 only) or "" for W4JIT_NUMERICS (LayerDesc::numerics).
   LinearClass(const std::string& format, const at::Tensor& qweight,
               const at::Tensor& scales,
               const c10::optional<at::Tensor>& zero_points,
@@ -35,7 +37,7 @@ class LinearClass : public torch::CustomClassHolder {
               const c10::optional<at::Tensor>& bias, const std::string& mode,
               int64_t group_size, const std::string& act_dtype,
               bool groups_major, const std::string& epilogue,
-              const std::string& act_quant);
+              const std::string& act_quant, const std::string& numerics);
 
   at::Tensor forward(const at::Tensor& x) const;
   // forward with the epilogue's binary operands ([..., N_out] each).
@@ -47,6 +49,7 @@ class LinearClass : public torch::CustomClassHolder {
   int64_t group_size() const { return layer_->desc().group_size; }
   std::string mode() const;
   std::string act_quant() const;
+  std::string numerics() const;
   std::vector<std::string> kernel_names() const;
   int64_t packed_bytes() const;
 

@@ -58,6 +58,13 @@ void ClearCache() {
   MoeCache::Global().Clear();
 }
 
+// zentorch_flush_moe_weight_cache's counterpart: drops the fused_moe layers
+// built from weight tensors (MoeCache), so that the next call repacks.
+// zentorch's hosts call it between cases whose expert weights change in
+// place; w4jit already notices such edits (layer_cache.h), so this only
+// frees the memory sooner.
+void FlushMoeWeightCache() { MoeCache::Global().Clear(); }
+
 int64_t FingerprintCount() {
   return static_cast<int64_t>(FingerprintsComputed());
 }
@@ -147,6 +154,7 @@ TORCH_LIBRARY(w4jit, m) {
       TORCH_FN(DynamicQLinearOp));
   m.def("_cache_size() -> int", TORCH_FN(CacheSize));
   m.def("_clear_cache() -> ()", TORCH_FN(ClearCache));
+  m.def("flush_moe_weight_cache() -> ()", TORCH_FN(FlushMoeWeightCache));
   m.def("_fingerprint_count() -> int", TORCH_FN(FingerprintCount));
   m.def("_concurrency(bool inside_parallel_region=False) -> int",
         TORCH_FN(Concurrency));

@@ -89,10 +89,20 @@ std::shared_ptr<const Layer> Build(const char* op, const LayerDesc& desc,
   return std::shared_ptr<const Layer>(std::move(*layer));
 }
 
-// What changes a layer besides its tensors: the op and the activation
-// dtype (which fixes the output dtype).
-uint64_t Signature(int op, const at::Tensor& x, const Epilogue& e) {
-  return (static_cast<uint64_t>(internal::EpilogueCode(e)) << 16) |
+// The process-wide W4A16 numerics (W4JIT_NUMERICS, read per call so that
+// a process may set it before its first layer).
+Numerics ProcessNumerics(const char* op) {
+  absl::StatusOr<Numerics> n = NumericsFromEnvironment();
+  TORCH_CHECK(n.ok(), op, ": ", std::string(n.status().message()));
+  return *n;
+}
+
+// What changes a layer besides its tensors: the op, the activation dtype
+// (which fixes the output dtype), the epilogue and the numerics.
+uint64_t Signature(int op, const at::Tensor& x, const Epilogue& e,
+                   Numerics numerics = Numerics::kExact) {
+  return (static_cast<uint64_t>(numerics) << 40) |
+         (static_cast<uint64_t>(internal::EpilogueCode(e)) << 16) |
          (static_cast<uint64_t>(op) << 8) |
          static_cast<uint64_t>(x.scalar_type());
 }
@@ -175,10 +185,12 @@ std::shared_ptr<const Layer> CachedWoq(
     const Dims& dims, const at::Tensor& x, const at::Tensor& packed,
     const at::Tensor& scales, const c10::optional<at::Tensor>& zero_points,
     const c10::optional<at::Tensor>& bias, const Epilogue& e = {}) {
+  const Numerics numerics = ProcessNumerics(kWoq);
   return LayerCache::Global().GetOrBuild(
-      Signature(0, x, e), {packed, scales, zero_points, bias}, [&] {
+      Signature(0, x, e, numerics), {packed, scales, zero_points, bias}, [&] {
         LayerDesc d = BaseDesc(x, scales, bias, dims.n, dims.k, dims.groups);
         d.mode = Mode::kW4A16;
+        d.numerics = numerics;
         d.epilogue = e;
         d.weight_type =
             Present(zero_points) ? WeightType::kU4 : WeightType::kS4;

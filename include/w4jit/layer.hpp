@@ -20,6 +20,14 @@ class LinearKernel;
 }  // namespace internal
 
 // Per-layer creation options.
+// The numerics W4JIT_NUMERICS asks for (w4jit/types.hpp, Numerics):
+// kZentorch for "zentorch", kExact when unset, empty or "exact"; any other
+// value is an error naming it. Read on every call, so a process may set it
+// before it builds layers. Layer::Create does not consult it (a LayerDesc
+// says what it computes); callers that want the process-wide switch (the
+// torch ops, w4jit.Linear) fill LayerDesc::numerics from it.
+absl::StatusOr<Numerics> NumericsFromEnvironment();
+
 struct LayerOptions {
   // Use the portable reference path even if a JIT kernel could run.
   bool force_reference = false;

@@ -33,6 +33,22 @@ enum class Mode : int { kW4A16 = 0, kDA8W4 = 1 };
 //   layer runs the per-token kernels. W4A16 layers take kPerToken only.
 enum class ActQuant : int { kPerToken = 0, kPerGroup = 1 };
 
+// What a W4A16 layer's dot products multiply x with
+// (docs/numerics-zentorch.md):
+//   kExact:    the dequantized weight (u - z) * s exactly (docs/numerics.md).
+//   kZentorch: that weight rounded to bf16 (round to nearest even) first, as
+//              zentorch / AOCL-DLP compute it, so that results (and
+//              zentorch's own tests, whose reference rounds it so) match
+//              theirs. y is then sum_k bf16((u - z) * s) * x[k] (float zero
+//              points: bf16((u - 8) * s + zf)), accumulated in f32. The
+//              kernels dequantize to a panel at every M for it (slower at
+//              small M; docs/numerics-zentorch.md has the cost). W4A16 only:
+//              DA8W4 has no dequantized weight (its int8 x int4 products are
+//              exact in both libraries). W4JIT_NUMERICS=zentorch makes it the
+//              default of the torch ops and w4jit.Linear (w4jit/layer.hpp's
+//              NumericsFromEnvironment).
+enum class Numerics : int { kExact = 0, kZentorch = 1 };
+
 // Checkpoint layouts the library can import (docs/formats.md).
 enum class WeightFormat : int {
   // int8 [N, K], one value per element (s4 in [-8,7], or u4 in [0,15]).
@@ -158,6 +174,8 @@ struct LayerDesc {
   Epilogue epilogue;
   // DA8W4 activation scales: per token (default) or per weight group.
   ActQuant act_quant = ActQuant::kPerToken;
+  // W4A16: exact (default) or zentorch-compatible numerics (above).
+  Numerics numerics = Numerics::kExact;
 
   // Columns of y: N, or N / 2 with epilogue.silu_mul.
   int64_t out_n() const { return epilogue.silu_mul ? n / 2 : n; }
@@ -208,6 +226,7 @@ const char* ToString(DType t);
 const char* ToString(WeightType t);
 const char* ToString(Mode m);
 const char* ToString(ActQuant a);  // "per_token" / "per_group"
+const char* ToString(Numerics n);  // "exact" / "zentorch"
 const char* ToString(WeightFormat f);
 const char* ToString(ZeroPointDomain z);
 const char* ToString(Activation a);

@@ -39,6 +39,13 @@ typedef enum w4jit_act_quant {
   W4JIT_ACT_QUANT_PER_GROUP = 1
 } w4jit_act_quant;
 
+/* W4A16 numerics (w4jit::Numerics): exact, or each dequantized weight
+ * rounded to bf16 first, as zentorch / AOCL compute it. */
+typedef enum w4jit_numerics {
+  W4JIT_NUMERICS_EXACT = 0,
+  W4JIT_NUMERICS_ZENTORCH = 1
+} w4jit_numerics;
+
 typedef enum w4jit_weight_format {
   W4JIT_FORMAT_UNPACKED_INT8 = 0,
   W4JIT_FORMAT_ZENTORCH_INT32 = 1,
@@ -103,6 +110,7 @@ typedef struct w4jit_layer_desc {
   w4jit_act_quant act_quant; /* DA8W4 only; per token after init */
   w4jit_zero_point_domain zero_point_domain; /* integer after init */
   w4jit_dtype zero_point_dtype;              /* float domain: bf16 or f32 */
+  w4jit_numerics numerics;                   /* W4A16 only; exact after init */
 } w4jit_layer_desc;
 
 /* Mirrors w4jit::WeightsView. */

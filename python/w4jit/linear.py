@@ -54,6 +54,7 @@ class Linear(torch.nn.Module):
         self.group_size = impl.group_size()
         self.mode = impl.mode()
         self.act_quant = impl.act_quant()
+        self.numerics = impl.numerics()
 
     def forward(self, x, *operands):
         """operands: the epilogue's binary inputs, each [..., out_features]
@@ -72,14 +73,14 @@ class Linear(torch.nn.Module):
         return (f"in_features={self.in_features}, "
                 f"out_features={self.out_features}, "
                 f"group_size={self.group_size}, mode={self.mode}, "
-                f"act_quant={self.act_quant}")
+                f"act_quant={self.act_quant}, numerics={self.numerics}")
 
     @classmethod
     def from_checkpoint(cls, fmt, qweight, scales, zero_points=None,
                         g_idx=None, bias=None, *, group_size=None,
                         mode="w4a16", dtype=torch.bfloat16,
                         groups_major=True, epilogue="none",
-                        act_quant="per_token"):
+                        act_quant="per_token", numerics=None):
         """Any format: "compressed_tensors", "gptq_v1", "gptq_v2", "awq",
         "unpacked_int8", "zentorch_int32". group_size None derives it from
         the scales' shape (K / G; -1 when G == 1). zero_points given means
@@ -90,7 +91,12 @@ class Linear(torch.nn.Module):
         forward after x), fused into the kernels. act_quant (da8w4 only):
         "per_token" (one int8 scale per row of x) or "per_group" (one per
         row and weight group: far more accurate when x has outlier
-        channels, at about the same speed; README "What it computes")."""
+        channels, at about the same speed; README "What it computes").
+        numerics (w4a16 only): "exact" (default) or "zentorch": each
+        dequantized weight (u - z) * s rounded to bf16 before the dot
+        products, as zentorch / AOCL compute it (slower at small M;
+        docs/numerics-zentorch.md). None takes W4JIT_NUMERICS (unset:
+        exact)."""
         if dtype not in _ACT_DTYPES:
             raise ValueError(f"w4jit.Linear: dtype {dtype} is not "
                              "torch.bfloat16 or torch.float32")
@@ -100,7 +106,8 @@ class Linear(torch.nn.Module):
         impl = torch.classes.w4jit.Linear(
             fmt, qweight, scales, zero_points, g_idx, bias, mode,
             int(group_size), _ACT_DTYPES[dtype], bool(groups_major),
-            str(epilogue), str(act_quant))
+            str(epilogue), str(act_quant),
+            "" if numerics is None else str(numerics))
         return cls(impl)
 
     @classmethod

@@ -10,6 +10,10 @@
 // grid (runtime/threads/work_split.h), each K block of the column block is
 // dequantized once into an f32 panel (W4a16DequantGenerator) and
 // multiplied with all rows of the row block (W4a16PanelGenerator).
+// Numerics::kZentorch (each dequantized weight rounded to bf16): the panel
+// path at every M, its dequantizer rounding (KernelKey::
+// round_weights_bf16); the int4 kernels apply the scale per group and so
+// never hold a dequantized weight to round.
 // Either way every output is computed by the same instructions whatever
 // the thread count, so results are bit-identical across thread counts.
 #include <algorithm>
@@ -100,7 +104,8 @@ class W4a16Kernel final : public LinearKernel {
   }
 
   void Run(const RunArgs& args) const override {
-    if (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m) {
+    if (plan_.panels_only ||
+        (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m)) {
       RunPanels(args);
     } else if (args.m >= plan_.p.tall_min_m) {
       RunInt4(args, kernels_.int4_tall, plan_.p.tall_mr);
@@ -335,7 +340,10 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
   plan.lanes = zmm ? 16 : 8;
   plan.key_isa = zmm ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
   plan.flavor = Flavor::kF32Fma;
-  if (params.flavor == Flavor::kBf16Dot) {
+  // Zentorch numerics dequantize (and round) every weight: the f32-FMA
+  // flavour's panel path, at every M.
+  plan.panels_only = desc.numerics == Numerics::kZentorch;
+  if (params.flavor == Flavor::kBf16Dot && !plan.panels_only) {
     // bf16 compute only where the numerics allow it (numerics.md): x is
     // bf16 already, or the caller allowed rounding f32 x to bf16.
     const bool allowed =

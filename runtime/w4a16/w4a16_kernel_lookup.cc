@@ -51,52 +51,54 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
   // Float zero points decode as s4 (u - 8).
   const WeightType weight_type =
       l.float_zero ? WeightType::kS4 : desc.weight_type;
-  // The int4 kernel(s).
-  W4a16GemvConfig gemv;
-  gemv.isa = plan.key_isa;
-  gemv.flavor = plan.flavor;
-  gemv.out_dtype = desc.out_dtype;
-  gemv.weight_type = weight_type;
-  gemv.float_zero = l.float_zero;
-  gemv.folded_zero = l.folded_zero;
-  gemv.meta_dtype = l.meta_dtype;
-  gemv.group_size = plan.group;
-  gemv.per_channel = desc.group_size == -1;
-  gemv.n = desc.n;
-  gemv.k = desc.k;
-  gemv.nr = static_cast<int>(l.block_n());
-  gemv.bias = desc.has_bias;
-  gemv.epilogue = desc.epilogue;
-  if (desc.epilogue.silu_mul) {
-    gemv.n = l.n;  // the interleaved columns
-    gemv.out_n = desc.out_n();
-  }
-  gemv.prefetch = p.prefetch_distance;
-  gemv.mr = p.gemv_mr;
-  std::vector<W4a16GemvConfig> int4 = {gemv};
-  // The tall tile, where some M runs it.
-  const bool tall_runs =
-      plan.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
-  gemv.mr = p.tall_mr;
-  gemv.tile_vectors = p.tall_vectors == p.block_vectors ? 0 : p.tall_vectors;
-  if (tall_runs && W4a16GemvKey(gemv) != W4a16GemvKey(int4[0])) {
-    int4.push_back(gemv);
-  }
-  for (const W4a16GemvConfig& c : int4) {
-    if (absl::Status s = CheckW4a16GemvConfig(c); !s.ok()) {
-      *why_not = std::string(s.message());
-      return absl::OkStatus();
+  if (!plan.panels_only) {
+    // The int4 kernel(s).
+    W4a16GemvConfig gemv;
+    gemv.isa = plan.key_isa;
+    gemv.flavor = plan.flavor;
+    gemv.out_dtype = desc.out_dtype;
+    gemv.weight_type = weight_type;
+    gemv.float_zero = l.float_zero;
+    gemv.folded_zero = l.folded_zero;
+    gemv.meta_dtype = l.meta_dtype;
+    gemv.group_size = plan.group;
+    gemv.per_channel = desc.group_size == -1;
+    gemv.n = desc.n;
+    gemv.k = desc.k;
+    gemv.nr = static_cast<int>(l.block_n());
+    gemv.bias = desc.has_bias;
+    gemv.epilogue = desc.epilogue;
+    if (desc.epilogue.silu_mul) {
+      gemv.n = l.n;  // the interleaved columns
+      gemv.out_n = desc.out_n();
     }
-  }
-  auto small = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]),
-                                             W4a16GemvKey(int4[0]), kernels);
-  if (!small.ok()) return small.status();
-  kernels->int4_small = kernels->int4_tall = *small;
-  if (int4.size() > 1) {
-    auto tall = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[1]),
-                                              W4a16GemvKey(int4[1]), kernels);
-    if (!tall.ok()) return tall.status();
-    kernels->int4_tall = *tall;
+    gemv.prefetch = p.prefetch_distance;
+    gemv.mr = p.gemv_mr;
+    std::vector<W4a16GemvConfig> int4 = {gemv};
+    // The tall tile, where some M runs it.
+    const bool tall_runs =
+        plan.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
+    gemv.mr = p.tall_mr;
+    gemv.tile_vectors = p.tall_vectors == p.block_vectors ? 0 : p.tall_vectors;
+    if (tall_runs && W4a16GemvKey(gemv) != W4a16GemvKey(int4[0])) {
+      int4.push_back(gemv);
+    }
+    for (const W4a16GemvConfig& c : int4) {
+      if (absl::Status s = CheckW4a16GemvConfig(c); !s.ok()) {
+        *why_not = std::string(s.message());
+        return absl::OkStatus();
+      }
+    }
+    auto small = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]),
+                                               W4a16GemvKey(int4[0]), kernels);
+    if (!small.ok()) return small.status();
+    kernels->int4_small = kernels->int4_tall = *small;
+    if (int4.size() > 1) {
+      auto tall = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[1]),
+                                                W4a16GemvKey(int4[1]), kernels);
+      if (!tall.ok()) return tall.status();
+      kernels->int4_tall = *tall;
+    }
   }
   if (plan.flavor != Flavor::kF32Fma) return absl::OkStatus();
 
@@ -110,6 +112,7 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
   dq.per_channel = desc.group_size == -1;
   dq.nr = static_cast<int>(l.block_n());
   dq.segment = plan.segment;
+  dq.round_weights_bf16 = desc.numerics == Numerics::kZentorch;
   W4a16PanelConfig panel;
   panel.isa = plan.key_isa;
   panel.out_dtype = desc.out_dtype;

@@ -34,6 +34,10 @@ struct W4a16Plan {
   // f32 panel path: K block and the run of k sharing one scale.
   int64_t kc = 0;
   int64_t segment = 0;
+  // Numerics::kZentorch: every M runs the panel path, whose dequantizer
+  // rounds the weights to bf16 (the int4 kernels apply the scale per group
+  // and so never hold a dequantized weight to round); no int4 kernels.
+  bool panels_only = false;
 };
 
 // Each kernel checked, then found in or added to the cache. The caller

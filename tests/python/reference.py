@@ -20,19 +20,26 @@ def _expand(t_gn, k):
     return t_gn.t().repeat_interleave(k // g, dim=1)
 
 
-def dequant(q, scales, zeros):
-    """f64 [N, K] weights: (u - z) * s or q * s."""
+def dequant(q, scales, zeros, numerics="exact"):
+    """f64 [N, K] weights: (u - z) * s or q * s. numerics="zentorch": that
+    product in f32 rounded to bf16 (nearest even), the weight zentorch /
+    AOCL multiply with (docs/numerics-zentorch.md)."""
     k = q.shape[1]
     w = q.double()
     if zeros is not None:
         w = w - _expand(zeros.double(), k)
+    if numerics == "zentorch":
+        # (u - z) is exact in f32; one rounding for the product, one to bf16.
+        s = _expand(scales.float(), k)
+        return (w.float() * s).bfloat16().double()
+    assert numerics == "exact", numerics
     return w * _expand(scales.double(), k)
 
 
-def w4a16_reference(x, q, scales, zeros, bias):
+def w4a16_reference(x, q, scales, zeros, bias, numerics="exact"):
     """(y f64 [..., N], magnitude T f64 [..., N]) with T = sum |terms| +
     |bias| as in numerics.md's tolerance."""
-    w = dequant(q, scales, zeros)
+    w = dequant(q, scales, zeros, numerics)
     xd = x.double()
     y = xd @ w.t()
     mag = xd.abs() @ w.abs().t()

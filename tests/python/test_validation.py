@@ -137,7 +137,8 @@ def test_linear_class_rejects(over, needle):
         torch.classes.w4jit.Linear(a["fmt"], a["qweight"], a["scales"],
                                    a["zp"], a["g_idx"], a["bias"], a["mode"],
                                    a["group_size"], a["act"], True, "none",
-                                   a.get("act_quant", "per_token"))
+                                   a.get("act_quant", "per_token"),
+                                   a.get("numerics", ""))
     assert needle in str(e.value), str(e.value)
 
 
