@@ -216,7 +216,7 @@ void RegisterMoeOps(torch::Library& m) {
       "Tensor? w13_zero_points=None, Tensor? w2_zero_points=None, "
       "str mode=\"w4a16\", str act_quant=\"per_token\", "
       "str zentorch_op_name=\"w4jit::fused_moe\") -> ()",
-      TORCH_FN(FusedMoe));
+      torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(FusedMoe)));
 }
 
 }  // namespace w4jit::torch_ext
