@@ -170,7 +170,7 @@ FAKES = {
 }
 # Ops with no tensor arguments (cache and thread queries) need no fake.
 NO_TENSOR_OPS = ("_cache_size", "_clear_cache", "_fingerprint_count",
-                 "_concurrency")
+                 "_concurrency", "flush_moe_weight_cache")
 
 
 # -- the custom classes -----------------------------------------------------
