@@ -33,7 +33,10 @@ class CMakeBuild(build_ext):
         import torch.utils
 
         source = os.path.dirname(os.path.abspath(__file__))
-        build = os.path.join(os.path.abspath(self.build_temp), "cmake")
+        # One CMake tree per torch release: a checkout installed into venvs
+        # with different torches keeps both trees, each reused.
+        build = os.path.join(os.path.abspath(self.build_temp),
+                             f"cmake-torch{torch.__version__}")
         args = [
             "-DCMAKE_BUILD_TYPE=Release",
             "-DW4JIT_BUILD_TESTS=OFF",

@@ -52,4 +52,12 @@ Activation ParseGateActivation(const char* op, const char* arg,
   return Activation::kNone;  // not reached
 }
 
+void CheckNotPrepacked(const char* op, bool is_weight_prepacked) {
+  TORCH_CHECK(!is_weight_prepacked, op,
+              ": is_weight_prepacked = True names zentorch's prepacked "
+              "weight layout, which w4jit does not take; pass the weight as "
+              "woq_repack_weight makes it (or int8 [N, K/2]) with "
+              "is_weight_prepacked = False");
+}
+
 }  // namespace w4jit::torch_ext

@@ -24,6 +24,10 @@ DType ParseActDType(const char* op, c10::string_view name);
 // `arg` is the argument's name in the caller's signature.
 Activation ParseGateActivation(const char* op, const char* arg,
                                c10::string_view name);
+// zentorch's dynamic_qlinear keyword is_weight_prepacked: true names
+// zentorch's own prepacked (zentorch_weight_prepack_for_dynamic_qlinear)
+// layout, which w4jit does not read; refused with a message saying so.
+void CheckNotPrepacked(const char* op, bool is_weight_prepacked);
 
 }  // namespace w4jit::torch_ext
 

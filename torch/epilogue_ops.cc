@@ -1,7 +1,12 @@
 #include "torch/epilogue_ops.h"
 
-#include <string>
+#include <torch/version.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "torch/arg_names.h"
 #include "torch/zentorch_ops.h"
 
 namespace w4jit::torch_ext {
@@ -53,11 +58,10 @@ at::Tensor UnaryOp(const at::Tensor& x, const at::Tensor& w,
   return WoqLinearEpilogue(ActName<A>(), x, w, s, zp, b, Act(A), {}, nullptr);
 }
 template <Activation A>
-at::Tensor UnaryOut(const at::Tensor& x, const at::Tensor& w,
-                    const at::Tensor& s, const OptT& zp, const OptT& b,
-                    at::Tensor& out, c10::string_view) {
+void UnaryOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
+              const OptT& zp, const OptT& b, c10::string_view,
+              at::Tensor& out) {
   WoqLinearEpilogue(ActName<A>(), x, w, s, zp, b, Act(A), {}, &out);
-  return out;
 }
 
 at::Tensor SiluMulOp(const at::Tensor& x, const at::Tensor& w,
@@ -66,12 +70,11 @@ at::Tensor SiluMulOp(const at::Tensor& x, const at::Tensor& w,
   return WoqLinearEpilogue("w4jit::woq_linear_silu_mul", x, w, s, zp, b,
                            SiluMul(), {}, nullptr);
 }
-at::Tensor SiluMulOut(const at::Tensor& x, const at::Tensor& w,
-                      const at::Tensor& s, const OptT& zp, const OptT& b,
-                      at::Tensor& out, c10::string_view) {
+void SiluMulOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
+                const OptT& zp, const OptT& b, c10::string_view,
+                at::Tensor& out) {
   WoqLinearEpilogue("w4jit::woq_linear_silu_mul", x, w, s, zp, b, SiluMul(), {},
                     &out);
-  return out;
 }
 
 constexpr const char* kAdd = "w4jit::woq_linear_add";
@@ -85,11 +88,10 @@ at::Tensor AddOp(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
   return WoqLinearEpilogue(kAdd, x, w, s, zp, b, Binary({BinaryOp::kAdd}), {a},
                            nullptr);
 }
-at::Tensor AddOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
-                  const OptT& zp, const at::Tensor& a, const OptT& b,
-                  at::Tensor& out, c10::string_view) {
+void AddOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
+            const OptT& zp, const at::Tensor& a, const OptT& b,
+            c10::string_view, at::Tensor& out) {
   WoqLinearEpilogue(kAdd, x, w, s, zp, b, Binary({BinaryOp::kAdd}), {a}, &out);
-  return out;
 }
 at::Tensor MulAddOp(const at::Tensor& x, const at::Tensor& w,
                     const at::Tensor& s, const OptT& zp, const at::Tensor& mul,
@@ -98,13 +100,11 @@ at::Tensor MulAddOp(const at::Tensor& x, const at::Tensor& w,
                            Binary({BinaryOp::kMul, BinaryOp::kAdd}), {mul, add},
                            nullptr);
 }
-at::Tensor MulAddOut(const at::Tensor& x, const at::Tensor& w,
-                     const at::Tensor& s, const OptT& zp, const at::Tensor& mul,
-                     const at::Tensor& add, const OptT& b, at::Tensor& out,
-                     c10::string_view) {
+void MulAddOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
+               const OptT& zp, const at::Tensor& mul, const at::Tensor& add,
+               const OptT& b, c10::string_view, at::Tensor& out) {
   WoqLinearEpilogue(kMulAdd, x, w, s, zp, b,
                     Binary({BinaryOp::kMul, BinaryOp::kAdd}), {mul, add}, &out);
-  return out;
 }
 at::Tensor AddAddOp(const at::Tensor& x, const at::Tensor& w,
                     const at::Tensor& s, const OptT& zp, const at::Tensor& a1,
@@ -113,80 +113,106 @@ at::Tensor AddAddOp(const at::Tensor& x, const at::Tensor& w,
                            Binary({BinaryOp::kAdd, BinaryOp::kAdd}), {a1, a2},
                            nullptr);
 }
-at::Tensor AddAddOut(const at::Tensor& x, const at::Tensor& w,
-                     const at::Tensor& s, const OptT& zp, const at::Tensor& a1,
-                     const at::Tensor& a2, const OptT& b, at::Tensor& out,
-                     c10::string_view) {
+void AddAddOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
+               const OptT& zp, const at::Tensor& a1, const at::Tensor& a2,
+               const OptT& b, c10::string_view, at::Tensor& out) {
   WoqLinearEpilogue(kAddAdd, x, w, s, zp, b,
                     Binary({BinaryOp::kAdd, BinaryOp::kAdd}), {a1, a2}, &out);
-  return out;
 }
 
-at::Tensor DqOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
-                 const OptT& b, at::Tensor& out, c10::string_view) {
-  DynamicQLinear(x, w, s, b, &out);
-  return out;
+// act_quant as for dynamic_qlinear; is_weight_prepacked (zentorch's) must
+// be false.
+void DqOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
+           const OptT& b, bool is_weight_prepacked, c10::string_view act_quant,
+           c10::string_view, at::Tensor& out) {
+  constexpr const char* kOp = "w4jit::dynamic_qlinear.out";
+  CheckNotPrepacked(kOp, is_weight_prepacked);
+  DynamicQLinear(x, w, s, b, &out, ParseActQuant(kOp, act_quant));
 }
 
 // zentorch's "woq_linear_relu(Tensor input, Tensor weight, Tensor
 // weight_scales, Tensor? weight_zero_points<extra>, Tensor? bias=None, *,
 // str zentorch_op_name=...) -> Tensor" (the binary operands in <extra>,
-// before bias), and its .out overload with `out` keyword-only.
+// before bias), and its .out overload as zentorch 2.14 has it: the op name
+// positional after bias, `out` keyword-only, nothing returned. The default
+// op name is zentorch's with "zentorch::zentorch_" made "w4jit::".
 c10::FunctionSchema Schema(const std::string& name, const std::string& extra,
                            bool out) {
-  const std::string head =
-      name + (out ? ".out" : "") +
-      "(Tensor input, Tensor weight, Tensor weight_scales, "
-      "Tensor? weight_zero_points" +
-      extra + ", Tensor? bias=None, *, ";
-  const std::string tail = "str zentorch_op_name=\"w4jit::" + name + "\")";
+  const std::string head = name + (out ? ".out" : "") +
+                           "(Tensor input, Tensor weight, Tensor "
+                           "weight_scales, Tensor? weight_zero_points" +
+                           extra + ", Tensor? bias=None, ";
   const std::string text =
-      out ? head + "Tensor(a!) out, " + tail + " -> Tensor(a!)"
-          : head + tail + " -> Tensor";
+      out ? head + "str zentorch_op_name=\"w4jit::" + name +
+                "_out\", *, Tensor(a!) out) -> ()"
+          : head + "*, str zentorch_op_name=\"w4jit::" + name + "\") -> Tensor";
   return torch::schema(text.c_str());
+}
+
+// The tags zentorch gives the op: needs_fixed_stride_order on the binary
+// post-ops (their operands are read with the output's strides), where this
+// torch has the tag (2.4 on; torch 1.13's def takes no tags with a kernel).
+template <typename Func>
+void Def(torch::Library& m, c10::FunctionSchema schema, Func&& f,
+         bool fixed_stride_order) {
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  std::vector<at::Tag> tags;
+  if (fixed_stride_order) tags.push_back(at::Tag::needs_fixed_stride_order);
+  m.def(std::move(schema),
+        torch::dispatch(c10::DispatchKey::CPU, std::forward<Func>(f)), tags);
+#else
+  (void)fixed_stride_order;
+  m.def(std::move(schema),
+        torch::dispatch(c10::DispatchKey::CPU, std::forward<Func>(f)));
+#endif
 }
 
 }  // namespace
 
 void RegisterEpilogueOps(torch::Library& m) {
-  m.def(Schema("woq_linear", "", true), TORCH_FN(UnaryOut<Activation::kNone>));
-  m.def(Schema("woq_linear_relu", "", false),
-        TORCH_FN(UnaryOp<Activation::kRelu>));
-  m.def(Schema("woq_linear_relu", "", true),
-        TORCH_FN(UnaryOut<Activation::kRelu>));
-  m.def(Schema("woq_linear_sigmoid", "", false),
-        TORCH_FN(UnaryOp<Activation::kSigmoid>));
-  m.def(Schema("woq_linear_sigmoid", "", true),
-        TORCH_FN(UnaryOut<Activation::kSigmoid>));
-  m.def(Schema("woq_linear_gelu_tanh", "", false),
-        TORCH_FN(UnaryOp<Activation::kGeluTanh>));
-  m.def(Schema("woq_linear_gelu_tanh", "", true),
-        TORCH_FN(UnaryOut<Activation::kGeluTanh>));
-  m.def(Schema("woq_linear_gelu_erf", "", false),
-        TORCH_FN(UnaryOp<Activation::kGeluErf>));
-  m.def(Schema("woq_linear_gelu_erf", "", true),
-        TORCH_FN(UnaryOut<Activation::kGeluErf>));
-  m.def(Schema("woq_linear_silu_mul", "", false), TORCH_FN(SiluMulOp));
-  m.def(Schema("woq_linear_silu_mul", "", true), TORCH_FN(SiluMulOut));
-  m.def(Schema("woq_linear_add", ", Tensor add_input", false), TORCH_FN(AddOp));
-  m.def(Schema("woq_linear_add", ", Tensor add_input", true), TORCH_FN(AddOut));
-  m.def(Schema("woq_linear_mul_add", ", Tensor mul_input, Tensor add_input",
-               false),
-        TORCH_FN(MulAddOp));
-  m.def(Schema("woq_linear_mul_add", ", Tensor mul_input, Tensor add_input",
-               true),
-        TORCH_FN(MulAddOut));
-  m.def(Schema("woq_linear_add_add", ", Tensor add_input, Tensor add_input_2",
-               false),
-        TORCH_FN(AddAddOp));
-  m.def(Schema("woq_linear_add_add", ", Tensor add_input, Tensor add_input_2",
-               true),
-        TORCH_FN(AddAddOut));
+  Def(m, Schema("woq_linear", "", true), TORCH_FN(UnaryOut<Activation::kNone>),
+      false);
+  Def(m, Schema("woq_linear_relu", "", false),
+      TORCH_FN(UnaryOp<Activation::kRelu>), false);
+  Def(m, Schema("woq_linear_relu", "", true),
+      TORCH_FN(UnaryOut<Activation::kRelu>), false);
+  Def(m, Schema("woq_linear_sigmoid", "", false),
+      TORCH_FN(UnaryOp<Activation::kSigmoid>), false);
+  Def(m, Schema("woq_linear_sigmoid", "", true),
+      TORCH_FN(UnaryOut<Activation::kSigmoid>), false);
+  Def(m, Schema("woq_linear_gelu_tanh", "", false),
+      TORCH_FN(UnaryOp<Activation::kGeluTanh>), false);
+  Def(m, Schema("woq_linear_gelu_tanh", "", true),
+      TORCH_FN(UnaryOut<Activation::kGeluTanh>), false);
+  Def(m, Schema("woq_linear_gelu_erf", "", false),
+      TORCH_FN(UnaryOp<Activation::kGeluErf>), false);
+  Def(m, Schema("woq_linear_gelu_erf", "", true),
+      TORCH_FN(UnaryOut<Activation::kGeluErf>), false);
+  Def(m, Schema("woq_linear_silu_mul", "", false), TORCH_FN(SiluMulOp), false);
+  Def(m, Schema("woq_linear_silu_mul", "", true), TORCH_FN(SiluMulOut), false);
+  const std::string add = ", Tensor add_input";
+  const std::string mul_add = ", Tensor mul_input, Tensor add_input";
+  const std::string add_add = ", Tensor add_input, Tensor add_input_2";
+  Def(m, Schema("woq_linear_add", add, false), TORCH_FN(AddOp), true);
+  Def(m, Schema("woq_linear_add", add, true), TORCH_FN(AddOut), true);
+  Def(m, Schema("woq_linear_mul_add", mul_add, false), TORCH_FN(MulAddOp),
+      true);
+  Def(m, Schema("woq_linear_mul_add", mul_add, true), TORCH_FN(MulAddOut),
+      true);
+  Def(m, Schema("woq_linear_add_add", add_add, false), TORCH_FN(AddAddOp),
+      true);
+  Def(m, Schema("woq_linear_add_add", add_add, true), TORCH_FN(AddAddOut),
+      true);
+  // zentorch's dynamic_qlinear.out keeps every option keyword-only, `out`
+  // last; act_quant is w4jit's.
   m.def(
       "dynamic_qlinear.out(Tensor input, Tensor weight, Tensor "
-      "weight_scales, Tensor? bias=None, *, Tensor(a!) out, "
-      "str zentorch_op_name=\"w4jit::dynamic_qlinear\") -> Tensor(a!)",
-      TORCH_FN(DqOut));
+      "weight_scales, Tensor? bias=None, *, bool is_weight_prepacked=False, "
+      "str act_quant=\"per_token\", "
+      "str zentorch_op_name=\"w4jit::dynamic_qlinear.out\", "
+      "Tensor(a!) out) -> ()",
+      torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(DqOut)));
 }
 
 }  // namespace w4jit::torch_ext

@@ -35,8 +35,9 @@ at::Tensor WoqRepackFromInt4Pack(const at::Tensor& packed_weight) {
 void RegisterInt4PackOps(torch::Library& m) {
   // zentorch's schema exactly (w4jit.zentorch_contract): no op-name
   // argument, as for woq_repack_weight.
-  m.def("woq_repack_from_int4pack(Tensor packed_weight) -> Tensor",
-        TORCH_FN(WoqRepackFromInt4Pack));
+  m.def(
+      "woq_repack_from_int4pack(Tensor packed_weight) -> Tensor",
+      torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(WoqRepackFromInt4Pack)));
 }
 
 }  // namespace w4jit::torch_ext

@@ -2,6 +2,9 @@
 
 #include <torch/library.h>
 
+#include <string>
+#include <tuple>
+
 #include "torch/arg_names.h"
 #include "torch/checkpoint_tensors.h"
 #include "torch/run_layer.h"
@@ -123,6 +126,22 @@ int64_t LinearClass::packed_bytes() const {
   return static_cast<int64_t>(layer_->packed_bytes());
 }
 
+// For torch.compile: the scalar properties python/w4jit/_fake.py's
+// FakeLinear is built from (torch's __obj_flatten__ protocol: (name, value)
+// pairs).
+static auto ObjFlatten(const LinearClass& c) {
+  const DType out = c.layer().desc().out_dtype;
+  using I = std::tuple<std::string, int64_t>;
+  using S = std::tuple<std::string, std::string>;
+  // The names differ from the methods': the fake object holds them as
+  // attributes beside its methods.
+  return std::make_tuple(
+      I("k", c.in_features()), I("n", c.out_features()),
+      I("group", c.group_size()), I("bytes", c.packed_bytes()),
+      S("layer_mode", c.mode()), S("layer_act_quant", c.act_quant()),
+      S("dtype", out == DType::kBF16 ? "bfloat16" : "float32"));
+}
+
 void RegisterLinearClass(torch::Library& m) {
   m.class_<LinearClass>("Linear")
       .def(torch::init<
@@ -138,7 +157,10 @@ void RegisterLinearClass(torch::Library& m) {
       .def("act_quant", &LinearClass::act_quant)
       .def("numerics", &LinearClass::numerics)
       .def("kernel_names", &LinearClass::kernel_names)
-      .def("packed_bytes", &LinearClass::packed_bytes);
+      .def("packed_bytes", &LinearClass::packed_bytes)
+      .def("__obj_flatten__", [](const c10::intrusive_ptr<LinearClass>& self) {
+        return ObjFlatten(*self);
+      });
 }
 
 }  // namespace w4jit::torch_ext

@@ -2,6 +2,8 @@
 
 #include <torch/library.h>
 
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -204,6 +206,23 @@ int64_t MoeClass::expert_packed_bytes() const {
   return static_cast<int64_t>(layer_->expert_packed_bytes());
 }
 
+// For torch.compile: the scalar properties python/w4jit/_fake.py's FakeMoE
+// is built from (torch's __obj_flatten__ protocol: (name, value) pairs).
+static auto ObjFlatten(const MoeClass& c) {
+  const DType act = c.layer().desc().act_dtype;
+  using I = std::tuple<std::string, int64_t>;
+  using S = std::tuple<std::string, std::string>;
+  // The names differ from the methods': the fake object holds them as
+  // attributes beside its methods.
+  return std::make_tuple(
+      I("num_experts", c.experts()), I("h", c.hidden()),
+      I("i", c.intermediate()), I("group", c.group_size()),
+      I("bytes", c.packed_bytes()), I("expert_bytes", c.expert_packed_bytes()),
+      S("layer_mode", c.mode()), S("gate", c.activation()),
+      S("layer_act_quant", c.act_quant()),
+      S("dtype", act == DType::kBF16 ? "bfloat16" : "float32"));
+}
+
 void RegisterMoeClass(torch::Library& m) {
   using List = std::vector<at::Tensor>;
   m.class_<MoeClass>("MoE")
@@ -222,7 +241,10 @@ void RegisterMoeClass(torch::Library& m) {
       .def("swiglu_limit", &MoeClass::swiglu_limit)
       .def("kernel_names", &MoeClass::kernel_names)
       .def("packed_bytes", &MoeClass::packed_bytes)
-      .def("expert_packed_bytes", &MoeClass::expert_packed_bytes);
+      .def("expert_packed_bytes", &MoeClass::expert_packed_bytes)
+      .def("__obj_flatten__", [](const c10::intrusive_ptr<MoeClass>& self) {
+        return ObjFlatten(*self);
+      });
 }
 
 }  // namespace w4jit::torch_ext

@@ -63,6 +63,8 @@ class MoeClass : public torch::CustomClassHolder {
   int64_t packed_bytes() const;
   int64_t expert_packed_bytes() const;
 
+  const MoeLayer& layer() const { return *layer_; }
+
  private:
   std::shared_ptr<const MoeLayer> layer_;
 };

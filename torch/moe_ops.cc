@@ -254,7 +254,7 @@ void RegisterMoeOps(torch::Library& m) {
       "str mode=\"auto\", str act_quant=\"per_token\", "
       "float swiglu_alpha=1.702, float swiglu_limit=7.0, "
       "str zentorch_op_name=\"w4jit::fused_moe\") -> ()",
-      TORCH_FN(FusedMoe));
+      torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(FusedMoe)));
 }
 
 }  // namespace w4jit::torch_ext

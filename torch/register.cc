@@ -39,13 +39,17 @@ at::Tensor WoqLinearOp(const at::Tensor& x, const at::Tensor& packed,
 }
 
 // act_quant (w4jit's own keyword): "per_token" (zentorch's) or "per_group".
+// is_weight_prepacked (zentorch's keyword) must be false.
 at::Tensor DynamicQLinearOp(const at::Tensor& x, const at::Tensor& packed,
                             const at::Tensor& scales,
                             const c10::optional<at::Tensor>& bias,
+                            bool is_weight_prepacked,
                             c10::string_view act_quant,
                             c10::string_view /*op_name*/) {
+  constexpr const char* kOp = "w4jit::dynamic_qlinear";
+  CheckNotPrepacked(kOp, is_weight_prepacked);
   return DynamicQLinear(x, packed, scales, bias, nullptr,
-                        ParseActQuant("w4jit::dynamic_qlinear", act_quant));
+                        ParseActQuant(kOp, act_quant));
 }
 
 int64_t CacheSize() {
@@ -118,7 +122,7 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
           .findSchemaOrThrow("w4jit::dynamic_qlinear", "")
           .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
                             const at::Tensor&, const c10::optional<at::Tensor>&,
-                            c10::string_view, c10::string_view)>();
+                            bool, c10::string_view, c10::string_view)>();
   at::Tensor out = at::empty({2, iters}, at::kDouble);
   double* t = out.data_ptr<double>();
   for (int64_t i = 0; i < iters; ++i) {
@@ -127,8 +131,9 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
         layer->Run(x.size(0), x.data_ptr(), d.k, y.data_ptr(), d.n);
     double t1 = NowNs();
     TORCH_CHECK(s.ok(), "w4jit::_overhead_probe: ", std::string(s.message()));
-    at::Tensor r = woq ? woq_op.call(x, packed, scales, zero_points, bias, "")
-                       : dq_op.call(x, packed, scales, bias, "per_token", "");
+    at::Tensor r =
+        woq ? woq_op.call(x, packed, scales, zero_points, bias, "")
+            : dq_op.call(x, packed, scales, bias, false, "per_token", "");
     double t2 = NowNs();
     t[i] = t1 - t0;
     t[iters + i] = t2 - t1;
@@ -138,20 +143,26 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
 
 }  // namespace
 
+// The kernels of ops with tensor arguments are CPU kernels, not catch-alls:
+// torch takes a catch-all for CompositeImplicitAutograd, which torch.compile
+// traces into (calling the kernel on fake tensors) and which refuses a fake
+// kernel (python/w4jit/_fake.py registers one per op). The helpers without
+// tensor arguments have nothing to dispatch on and stay catch-alls.
 TORCH_LIBRARY(w4jit, m) {
   InstallAtenParallelBackend();
   m.def("woq_repack_weight(Tensor unpacked_weight) -> Tensor",
-        TORCH_FN(WoqRepackWeight));
+        torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(WoqRepackWeight)));
   m.def(
       "woq_linear(Tensor input, Tensor weight, Tensor weight_scales, "
       "Tensor? weight_zero_points, Tensor? bias=None, *, "
       "str zentorch_op_name=\"w4jit::woq_linear\") -> Tensor",
-      TORCH_FN(WoqLinearOp));
+      torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(WoqLinearOp)));
   m.def(
       "dynamic_qlinear(Tensor input, Tensor weight, Tensor weight_scales, "
-      "Tensor? bias=None, *, str act_quant=\"per_token\", "
+      "Tensor? bias=None, *, bool is_weight_prepacked=False, "
+      "str act_quant=\"per_token\", "
       "str zentorch_op_name=\"w4jit::dynamic_qlinear\") -> Tensor",
-      TORCH_FN(DynamicQLinearOp));
+      torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(DynamicQLinearOp)));
   m.def("_cache_size() -> int", TORCH_FN(CacheSize));
   m.def("_clear_cache() -> ()", TORCH_FN(ClearCache));
   m.def("flush_moe_weight_cache() -> ()", TORCH_FN(FlushMoeWeightCache));
@@ -161,7 +172,7 @@ TORCH_LIBRARY(w4jit, m) {
   m.def(
       "_overhead_probe(str op, Tensor x, Tensor packed, Tensor scales, "
       "Tensor? zero_points, Tensor? bias, int iters) -> Tensor",
-      TORCH_FN(OverheadProbe));
+      torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(OverheadProbe)));
   RegisterEpilogueOps(m);
   RegisterInt4PackOps(m);
   RegisterLinearClass(m);

@@ -31,5 +31,8 @@ def load():
                     f"w4jit: {path} not found; build the CMake tree with "
                     "libtorch-dev installed, or set W4JIT_TORCH_LIBRARY")
             torch.ops.load_library(path)
+            # torch.compile's fake kernels and fake classes (torch >= 2.4).
+            from . import _fake
+            _fake.register()
             _loaded_path = path
     return _loaded_path

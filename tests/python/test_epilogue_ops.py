@@ -57,8 +57,9 @@ def test_unary(act, m, dtype):
     assert got.dtype == dtype and got.shape == (m, n)
     _check(got, want, _tol(want, mag, dtype))
     out = torch.empty(m, n, dtype=dtype)
+    # zentorch 2.14's .out: nothing returned, the result in `out`.
     r = getattr(OPS, f"woq_linear_{act}").out(x, packed, s, z, b, out=out)
-    assert r.data_ptr() == out.data_ptr()
+    assert r is None
     assert torch.equal(out, got)
 
 
@@ -123,6 +124,21 @@ def test_out_variants_of_plain_ops():
     outb = torch.empty(3, 64, dtype=torch.bfloat16)
     OPS.dynamic_qlinear.out(xb, packed8, ss, None, out=outb)
     assert torch.equal(outb, OPS.dynamic_qlinear(xb, packed8, ss, None))
+    # act_quant as dynamic_qlinear takes it.
+    OPS.dynamic_qlinear.out(xb, packed8, ss, None, act_quant="per_group",
+                            out=outb)
+    assert torch.equal(outb, OPS.dynamic_qlinear(xb, packed8, ss, None,
+                                                 act_quant="per_group"))
+    with pytest.raises(RuntimeError, match="act_quant 'per_row'"):
+        OPS.dynamic_qlinear.out(xb, packed8, ss, None, act_quant="per_row",
+                                out=outb)
+    # zentorch's is_weight_prepacked: False binds, True is refused.
+    OPS.dynamic_qlinear.out(xb, packed8, ss, None, is_weight_prepacked=False,
+                            out=outb)
+    for op in (OPS.dynamic_qlinear.out, OPS.dynamic_qlinear.default):
+        kw = {"out": outb} if op is OPS.dynamic_qlinear.out else {}
+        with pytest.raises(RuntimeError, match="is_weight_prepacked = True"):
+            op(xb, packed8, ss, None, is_weight_prepacked=True, **kw)
 
 
 def test_errors_name_the_value():
