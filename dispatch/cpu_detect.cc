@@ -1,6 +1,6 @@
-// Detection of the running CPU: cpuinfo for vendor, features, caches and
-// cores; the raw CPUID signature (cpuinfo exposes it per core) for the Zen
-// generation, because Debian's 2022 cpuinfo does not know Zen 4/5.
+// Detection of the running CPU: CPUID for the vendor, the signature (the
+// Zen generation: Debian's 2022 cpuinfo does not know Zen 4/5) and the ISA
+// features (cpuid_features.h); cpuinfo for caches, cores and the name.
 #include <cpuid.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "cpuinfo.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/cpuid_caches.h"
+#include "dispatch/cpuid_features.h"
 
 namespace w4jit::internal {
 namespace {
@@ -39,32 +40,12 @@ CpuProfile Detect() {
     p.name = "unknown (cpuinfo failed)";
     return p;
   }
-  const cpuinfo_core* core = cpuinfo_get_core(0);
-  Vendor vendor = Vendor::kUnknown;
-  uint32_t signature = 0;
-  if (core != nullptr) {
-    signature = core->cpuid;
-    if (core->vendor == cpuinfo_vendor_intel) vendor = Vendor::kIntel;
-    if (core->vendor == cpuinfo_vendor_amd) vendor = Vendor::kAmd;
-  }
-  CpuFeatures f;
-  f.avx2 = cpuinfo_has_x86_avx2();
-  f.fma = cpuinfo_has_x86_fma3();
-  f.f16c = cpuinfo_has_x86_f16c();
-  f.avx512f = cpuinfo_has_x86_avx512f();
-  f.avx512bw = cpuinfo_has_x86_avx512bw();
-  f.avx512vl = cpuinfo_has_x86_avx512vl();
-  f.avx512dq = cpuinfo_has_x86_avx512dq();
-  f.avx512vnni = cpuinfo_has_x86_avx512vnni();
-  f.avx512bf16 = cpuinfo_has_x86_avx512bf16();
-  // AVX-VNNI (VEX-encoded, Alder Lake and later) is not known to Debian's
-  // cpuinfo; CPUID 7.1 EAX bit 4.
-  {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) {
-      f.avx_vnni = (eax >> 4) & 1;
-    }
-  }
+  // Vendor, signature and features from CPUID itself (cpuid_features.h
+  // says why not from cpuinfo's structs).
+  const CpuidWords words = HostCpuidWords();
+  const Vendor vendor = VendorFromCpuid(words);
+  const uint32_t signature = words.leaf1_eax;
+  CpuFeatures f = FeaturesFromCpuid(words);
   f.fp256 = vendor == Vendor::kAmd && Fp256Datapath();
 
   CpuProfile p = ClassifyCpu(vendor, signature, f);

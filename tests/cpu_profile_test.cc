@@ -3,8 +3,11 @@
 #include "dispatch/cpu_profile.h"
 
 #include <cstdlib>
+#include <cstring>
 
+#include "cpuinfo.h"
 #include "dispatch/cpuid_caches.h"
+#include "dispatch/cpuid_features.h"
 #include "gtest/gtest.h"
 #include "tests/util/isa.h"
 
@@ -152,6 +155,60 @@ TEST(LegacyAmdCachesTest, DecodesTheLegacyLeaves) {
   // An L3 field below the clamp is taken as it is; zero leaves give zero.
   EXPECT_EQ(DecodeLegacyAmdCaches(0, 0, 16u << 18, 32 << 20).l3_bytes, 8 << 20);
   EXPECT_EQ(DecodeLegacyAmdCaches(0, 0, 0, 32 << 20).l1d_bytes, 0);
+}
+
+}  // namespace
+}  // namespace w4jit::internal
+
+namespace w4jit::internal {
+namespace {
+
+// The CPUID decode: each feature from its bit, AVX ones only with the ymm
+// state saved by the OS, AVX-512 ones only with the opmask and zmm state.
+TEST(CpuidFeatures, DecodesBitsAndRespectsXcr0) {
+  CpuidWords w;
+  w.leaf1_ecx = (1u << 12) | (1u << 29);  // fma f16c
+  w.leaf7_ebx = (1u << 5) | (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31);
+  w.leaf7_ecx = 1u << 11;                 // vnni
+  w.leaf7_1_eax = (1u << 4) | (1u << 5);  // avxvnni bf16
+  w.xcr0 = 0x7 | 0xE0;
+  CpuFeatures f = FeaturesFromCpuid(w);
+  EXPECT_TRUE(f.fma && f.f16c && f.avx2 && f.avx_vnni);
+  EXPECT_TRUE(f.avx512f && f.avx512dq && f.avx512bw && f.avx512vl);
+  EXPECT_TRUE(f.avx512vnni && f.avx512bf16);
+  w.xcr0 = 0x7;  // the OS does not save zmm: no AVX-512
+  f = FeaturesFromCpuid(w);
+  EXPECT_TRUE(f.avx2 && f.fma);
+  EXPECT_FALSE(f.avx512f || f.avx512bw || f.avx512vnni || f.avx512bf16);
+  w.xcr0 = 0;  // no XSAVE: nothing of AVX
+  f = FeaturesFromCpuid(w);
+  EXPECT_FALSE(f.avx2 || f.fma || f.f16c || f.avx_vnni);
+  w = CpuidWords{};
+  std::memcpy(w.vendor, "AuthenticAMD", 12);
+  EXPECT_EQ(VendorFromCpuid(w), Vendor::kAmd);
+  std::memcpy(w.vendor, "GenuineIntel", 12);
+  EXPECT_EQ(VendorFromCpuid(w), Vendor::kIntel);
+  std::memcpy(w.vendor, "HygonGenuine", 12);
+  EXPECT_EQ(VendorFromCpuid(w), Vendor::kUnknown);
+}
+
+// On this host, where w4jit links the cpuinfo it was built with, the
+// CPUID reading agrees with cpuinfo's.
+TEST(CpuidFeatures, AgreesWithCpuinfoHere) {
+  ASSERT_TRUE(cpuinfo_initialize());
+  const CpuFeatures f = FeaturesFromCpuid(HostCpuidWords());
+  EXPECT_EQ(f.avx2, cpuinfo_has_x86_avx2());
+  EXPECT_EQ(f.fma, cpuinfo_has_x86_fma3());
+  EXPECT_EQ(f.f16c, cpuinfo_has_x86_f16c());
+  EXPECT_EQ(f.avx512f, cpuinfo_has_x86_avx512f());
+  EXPECT_EQ(f.avx512bw, cpuinfo_has_x86_avx512bw());
+  EXPECT_EQ(f.avx512vl, cpuinfo_has_x86_avx512vl());
+  EXPECT_EQ(f.avx512dq, cpuinfo_has_x86_avx512dq());
+  EXPECT_EQ(f.avx512vnni, cpuinfo_has_x86_avx512vnni());
+  EXPECT_EQ(f.avx512bf16, cpuinfo_has_x86_avx512bf16());
+  const cpuinfo_core* core = cpuinfo_get_core(0);
+  ASSERT_NE(core, nullptr);
+  EXPECT_EQ(HostCpuidWords().leaf1_eax, core->cpuid);
 }
 
 }  // namespace

@@ -69,7 +69,8 @@ ZENTORCH_SCHEMAS = (
 KEYWORD_EXTRAS = {
     "dynamic_qlinear": ("act_quant",),
     "dynamic_qlinear.out": ("act_quant",),
-    "fused_moe": ("w13_zero_points", "w2_zero_points", "mode", "act_quant"),
+    "fused_moe": ("w13_zero_points", "w2_zero_points", "mode", "act_quant",
+                  "swiglu_alpha", "swiglu_limit"),
 }
 
 # zentorch's ops in the same family that w4jit does not register.
