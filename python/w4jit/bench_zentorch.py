@@ -297,7 +297,7 @@ def moe_rows(zen, name, shape, tokens, args, gen):
         def ours_w4a16():
             out = torch.zeros(t, h, dtype=torch.bfloat16)
             OPS.fused_moe(out, x, w13, w2, None, None, wts, ids, False,
-                          "silu", s13, s2)
+                          "silu", s13, s2, mode="w4a16")
             return out
 
         def theirs():

@@ -630,7 +630,7 @@ def test_fused_moe_matches_reference(c):
     OPS.fused_moe(out, x, p13, p2, b13, b2,
                   weights if c["weighted"] else torch.empty(0), ids,
                   not c["weighted"], c["act"], s13, s2,
-                  w13_zero_points=z13, w2_zero_points=z2)
+                  w13_zero_points=z13, w2_zero_points=z2, mode="w4a16")
     if c["t"] == 0:
         return
     want, mag, hround = moe_reference(x, w13, w2, b13, b2, ids,
@@ -657,7 +657,7 @@ def test_fused_moe_group_of_h_and_per_channel_regressions(h, inter, g13, g2):
         _moe_tensors(c)
     out = torch.full((5, h), float("nan"))
     OPS.fused_moe(out, x, p13, p2, b13, b2, weights, ids, False, "silu", s13,
-                  s2, w13_zero_points=z13, w2_zero_points=z2)
+                  s2, w13_zero_points=z13, w2_zero_points=z2, mode="w4a16")
     want, mag, _ = moe_reference(x, w13, w2, b13, b2, ids, weights, "silu")
     check_close(out, want, 1e-4 * mag + 1e-5)
 
