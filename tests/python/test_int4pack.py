@@ -78,7 +78,26 @@ def test_python_layout_matches_torch_where_available():
     if theirs is None:
         pytest.skip(f"torch {torch.__version__} has no "
                     "_convert_weight_to_int4pack_for_cpu")
+    if _torch_cpu_capability() not in ("AVX512", None):
+        # A known gap, kept visible: torch packs 64-row blocks only where its
+        # kernels are AVX-512 ones; on an AVX2 CPU it writes 32-row blocks
+        # (byte j holds rows j and j + 16), which w4jit's tinygemm importer
+        # and woq_repack_from_int4pack do not read yet (docs/torch-2x.md,
+        # "Open problems"). The assertion fails once this test's layout
+        # model follows torch's there, so the xfail cannot outlive the gap.
+        assert not torch.equal(theirs.view(torch.uint8).reshape(mine.shape),
+                               mine)
+        pytest.xfail("torch's int4pack on a " + _torch_cpu_capability() +
+                     " CPU is the 32-row layout w4jit does not read yet")
     assert torch.equal(theirs.view(torch.uint8).reshape(mine.shape), mine)
+
+
+def _torch_cpu_capability():
+    """torch's CPU kernel capability ("AVX512", "AVX2", "DEFAULT"), or None
+    where torch cannot say (1.13)."""
+    get = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability",
+                  None)
+    return get() if get is not None else None
 
 
 def test_repack_from_int4pack_equals_repack_of_unpacked():
