@@ -47,32 +47,21 @@ def _schema_args(op, args, kwargs):
 
 # -- woq_linear and its post-op family: one shape function each. ----------
 
-def woq_linear_fake(input, weight, weight_scales, weight_zero_points,
-                    bias=None, *, zentorch_op_name=""):
-    return _linear_result("woq_linear", input, weight)
+def _unary_linear_fake(name):
+    """The fake of woq_linear or one of its activation post-ops: they share
+    the schema (zentorch's) and the result, [..., N] in input's dtype."""
+    def fake(input, weight, weight_scales, weight_zero_points, bias=None, *,
+             zentorch_op_name=""):
+        return _linear_result(name, input, weight)
+    fake.__name__ = f"{name}_fake"
+    return fake
 
 
-def woq_linear_relu_fake(input, weight, weight_scales, weight_zero_points,
-                         bias=None, *, zentorch_op_name=""):
-    return _linear_result("woq_linear_relu", input, weight)
-
-
-def woq_linear_sigmoid_fake(input, weight, weight_scales,
-                            weight_zero_points, bias=None, *,
-                            zentorch_op_name=""):
-    return _linear_result("woq_linear_sigmoid", input, weight)
-
-
-def woq_linear_gelu_tanh_fake(input, weight, weight_scales,
-                              weight_zero_points, bias=None, *,
-                              zentorch_op_name=""):
-    return _linear_result("woq_linear_gelu_tanh", input, weight)
-
-
-def woq_linear_gelu_erf_fake(input, weight, weight_scales,
-                             weight_zero_points, bias=None, *,
-                             zentorch_op_name=""):
-    return _linear_result("woq_linear_gelu_erf", input, weight)
+woq_linear_fake = _unary_linear_fake("woq_linear")
+woq_linear_relu_fake = _unary_linear_fake("woq_linear_relu")
+woq_linear_sigmoid_fake = _unary_linear_fake("woq_linear_sigmoid")
+woq_linear_gelu_tanh_fake = _unary_linear_fake("woq_linear_gelu_tanh")
+woq_linear_gelu_erf_fake = _unary_linear_fake("woq_linear_gelu_erf")
 
 
 def woq_linear_silu_mul_fake(input, weight, weight_scales,
