@@ -109,6 +109,13 @@ std::vector<CandidateGroup> W4a16Groups(IsaTier isa, bool quick) {
                             {"tall_vectors", tall_tiles[i].second}});
   }
   groups.push_back(tall);
+  // From which M the tall tile takes over from the small one. Its options
+  // need their own group: a tall tile tried at an M below tall_min_m never
+  // runs, so the tall_tile group alone cannot move the hand-over.
+  groups.push_back(
+      {"tall_handover", Regime::kSmallM,
+       Each("tall_min_m", quick ? std::vector<int64_t>{3, 8}
+                                : std::vector<int64_t>{2, 3, 4, 6, 8, 12})});
   CandidateGroup large{"large_m_tile", Regime::kLargeM, {}};
   const std::vector<std::pair<int, int>> tiles =
       quick ? std::vector<std::pair<int, int>>{{4, 2}, {6, 1}}
