@@ -66,7 +66,17 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // the bf16 flavour 24 + 2 + the vpermw table. Not measured on AVX-512.
   p.tall_mr = avx512 ? 12 : 5;
   p.tall_vectors = 2;
-  p.tall_min_m = 8;
+  // From M = 3 on AVX2: the 2-row tile decodes the weights once per two
+  // rows, so M = 3..7 decoded them 2-4 times, and decoding is ~40% of the
+  // tile's vector instructions (vpmovsxbd, 2 vpand, vpsubd, 2 vcvtdq2ps per
+  // 16 weights against 4 FMAs): it was FP-pipe bound at ~50% of the FMA
+  // peak. `w4jit sweep --m=2,...,7` (Zen 3, 2 threads, 2026-12-05, the
+  // three Llama-3-8B shapes 6144/4096/4096 x 4096 and 4096 x 14336,
+  // interleaved against the defaults, median): tall_min_m = 3 gained
+  // 1.04-1.24x at M = 3, 1.18-1.34x at 4, 1.36-1.48x at 5, 1.16-1.22x at 7
+  // and level at 6 (5 + 1 rows); 2 lost 13-20% at M = 2. On zmm the small
+  // tile already has 4 rows: 8 stays until measured.
+  p.tall_min_m = avx512 ? 8 : 3;
   // Where the panel path takes over from the int4 kernel. Before the tall
   // tile (Zen 3, 2 threads, 4096 x 4096 and 6144 x 4096, min of 20,
   // 2026-12-03) panels won from M = 8 over the 2-row tile; the 5 x 2 tall
