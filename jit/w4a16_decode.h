@@ -36,16 +36,6 @@ void EmitDecodeNibblePairsF32(Xbyak::CodeGenerator* g, const VecEmitter& vec,
                               const Xbyak::Xmm& even, const Xbyak::Xmm& odd,
                               const NibbleDecodeOperands& ops);
 
-// Rounds the f32 lanes of v to bf16 in place and widens them back to f32
-// (the low 16 bits cleared): bit for bit Bf16ToF32(F32ToBf16(v)) of
-// base/numeric.h (nearest even; a NaN stays a quiet NaN). Integer ops, so
-// it needs no AVX512_BF16. For Numerics::kZentorch's dequantized weights
-// (KernelKey::round_weights_bf16). t0 and t1 (AVX2 only; AVX-512 uses k6)
-// are clobbered.
-void EmitRoundToBf16InPlace(Xbyak::CodeGenerator* g, const VecEmitter& vec,
-                            const Xbyak::Xmm& v, const Xbyak::Xmm& t0,
-                            const Xbyak::Xmm& t1, ConstPool* pool);
-
 }  // namespace w4jit::internal
 
 #endif  // W4JIT_JIT_W4A16_DECODE_H_
