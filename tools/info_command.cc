@@ -160,8 +160,15 @@ int RunInfo(int argc, char** argv) {
       internal::TransparentHugePagesMode(), HugePagesGranted().c_str(),
       thp_env != nullptr && *thp_env ? thp_env : "(unset)");
   const internal::KernelCacheStats stats = internal::GetKernelCacheStats();
-  std::printf("kernel cache   %lld kernels, %.3f ms JIT in total\n",
-              static_cast<long long>(stats.entries), stats.total_generation_ms);
+  const char* cap_env = std::getenv("W4JIT_KERNEL_CACHE_CAPACITY");
+  std::printf(
+      "kernel cache   %lld kernels of at most %lld (least recently used "
+      "dropped beyond; W4JIT_KERNEL_CACHE_CAPACITY=%s), %lld evicted, %.3f "
+      "ms JIT in total\n",
+      static_cast<long long>(stats.entries),
+      static_cast<long long>(stats.capacity),
+      cap_env != nullptr && *cap_env ? cap_env : "(unset)",
+      static_cast<long long>(stats.evictions), stats.total_generation_ms);
   return 0;
 }
 
