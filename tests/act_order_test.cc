@@ -193,28 +193,33 @@ void CheckActOrderLayer(const LayerDesc& d, WeightFormat format, IsaTier isa,
 // (M > 16) and decoded panels (M >= 32).
 const std::vector<int64_t> kMs = {1, 2, 3, 7, 13, 20, 33, 50};
 
-TEST(ActOrder, EveryModeTierDtypeAndPath) {
+// Every tier the CPU runs (tests/util/isa.h), the reference included.
+class ActOrderTier : public ::testing::TestWithParam<IsaTier> {
+ protected:
+  void SetUp() override {
+    if (GetParam() != IsaTier::kRef && !testing::StartIsaRun(GetParam())) {
+      GTEST_SKIP() << testing::WhyCannotRunTier(GetParam());
+    }
+  }
+};
+
+TEST_P(ActOrderTier, EveryModeDtypeAndPath) {
+  const IsaTier isa = GetParam();
   SetNumThreads(2);
   uint32_t seed = 100;
-  for (IsaTier isa : {IsaTier::kRef, IsaTier::kAvx2}) {
-    if (isa != IsaTier::kRef && !testing::CanRunTier(isa)) {
-      ADD_FAILURE() << testing::WhyCannotRunTier(isa);
-      continue;
-    }
-    for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
-      for (DType act : {DType::kBF16, DType::kF32}) {
-        for (DType out : {DType::kBF16, DType::kF32}) {
-          for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
-            for (const Shape& s : {Shape{40, 256, 32}, Shape{24, 96, 8}}) {
-              LayerDesc d = testing::KernelTestDesc(mode, s.n, s.k, s.group,
-                                                    type, act, out,
-                                                    /*bias=*/seed % 2 == 0);
-              d.scale_dtype = DType::kF16;
-              CheckActOrderLayer(
-                  d, seed % 3 ? WeightFormat::kGptqV1 : WeightFormat::kGptqV2,
-                  isa, kMs, seed);
-              ++seed;
-            }
+  for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+    for (DType act : {DType::kBF16, DType::kF32}) {
+      for (DType out : {DType::kBF16, DType::kF32}) {
+        for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
+          for (const Shape& s : {Shape{40, 256, 32}, Shape{24, 96, 8}}) {
+            LayerDesc d =
+                testing::KernelTestDesc(mode, s.n, s.k, s.group, type, act, out,
+                                        /*bias=*/seed % 2 == 0);
+            d.scale_dtype = DType::kF16;
+            CheckActOrderLayer(
+                d, seed % 3 ? WeightFormat::kGptqV1 : WeightFormat::kGptqV2,
+                isa, kMs, seed);
+            ++seed;
           }
         }
       }
@@ -480,30 +485,29 @@ void CheckShardedLayer(const LayerDesc& full, IsaTier isa, int ranks,
   }
 }
 
-TEST(ActOrderShard, RowParallelShardsMatchTheCheckpoint) {
+TEST_P(ActOrderTier, RowParallelShardsMatchTheCheckpoint) {
+  const IsaTier isa = GetParam();
   SetNumThreads(2);
   uint32_t seed = 500;
-  for (IsaTier isa : {IsaTier::kRef, IsaTier::kAvx2}) {
-    if (isa != IsaTier::kRef && !testing::CanRunTier(isa)) {
-      ADD_FAILURE() << testing::WhyCannotRunTier(isa);
-      continue;
-    }
-    for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
-      for (DType act : {DType::kBF16, DType::kF32}) {
-        for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
-          for (int ranks : {2, 4}) {
-            LayerDesc d = testing::KernelTestDesc(mode, 40, 1024, 128, type,
-                                                  act, act, seed % 2 == 0);
-            d.scale_dtype = DType::kF16;
-            CheckShardedLayer(d, isa, ranks, /*contiguous_groups=*/false,
-                              {1, 3, 20, 50}, seed++);
-          }
+  for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+    for (DType act : {DType::kBF16, DType::kF32}) {
+      for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
+        for (int ranks : {2, 4}) {
+          LayerDesc d = testing::KernelTestDesc(mode, 40, 1024, 128, type, act,
+                                                act, seed % 2 == 0);
+          d.scale_dtype = DType::kF16;
+          CheckShardedLayer(d, isa, ranks, /*contiguous_groups=*/false,
+                            {1, 3, 20, 50}, seed++);
         }
       }
     }
   }
   SetNumThreads(0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Tiers, ActOrderTier,
+                         ::testing::ValuesIn(testing::IsaTiersWithRef()),
+                         testing::IsaTierName);
 
 // A shard of a checkpoint without act-order but with g_idx (k / group):
 // whole groups, some of the checkpoint's groups absent from the shard.
