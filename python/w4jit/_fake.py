@@ -173,7 +173,8 @@ FAKES = {
 }
 # Ops with no tensor arguments (cache and thread queries) need no fake.
 NO_TENSOR_OPS = ("_cache_size", "_clear_cache", "_fingerprint_count",
-                 "_concurrency", "flush_moe_weight_cache")
+                 "_concurrency", "flush_moe_weight_cache",
+                 "_int4pack_capability")
 
 
 # -- the custom classes -----------------------------------------------------

@@ -27,6 +27,7 @@ NOT_CHECKED = {
     "_fingerprint_count": "no tensor arguments",
     "_concurrency": "no tensor arguments",
     "flush_moe_weight_cache": "no tensor arguments",
+    "_int4pack_capability": "no tensor arguments",
     "_overhead_probe": "returns timings, which differ from call to call "
                        "(its fake kernel is checked below)",
 }
