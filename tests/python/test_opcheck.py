@@ -184,6 +184,26 @@ def test_fused_moe_has_its_own_functionalization():
     assert torch.equal(gm(out.clone(), *args[1:]), want)
 
 
+@pytest.mark.parametrize("inference", (False, True),
+                         ids=("grad", "inference_mode"))
+def test_eager_fused_moe_writes_output_directly(inference):
+    # The functionalization is for tracing only: an eager call runs the CPU
+    # kernel into `output` (same storage, no twin, no copy).
+    args, kwargs = _moe_case("w4a16")
+    out = args[0]
+    ptr = out.data_ptr()
+    with torch.inference_mode(inference):
+        with torch.profiler.profile() as prof:
+            OPS.fused_moe(*args, **kwargs)
+    names = {e.name for e in prof.events()}
+    assert any("w4jit::fused_moe" == n for n in names), sorted(names)
+    assert not any("fused_moe_functional" in n for n in names), sorted(names)
+    assert not any("copy_" in n for n in names), sorted(names)
+    assert out.data_ptr() == ptr
+    want = OPS.fused_moe_functional(*args[1:], **kwargs)
+    assert torch.equal(out, want)
+
+
 def test_overhead_probe_fake_shape():
     x, packed, s, z, b = _woq()
     from torch._subclasses.fake_tensor import FakeTensorMode
