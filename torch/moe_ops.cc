@@ -31,6 +31,10 @@
 //
 // The MoeLayer is built on the first call and cached on the identity and
 // version of the weight tensors (TensorKey, torch/layer_cache.h).
+//
+// fused_moe_functional(input, ...the same arguments...) -> Tensor returns
+// the result in a new tensor instead; fused_moe's Functionalize kernel
+// (torch.compile, torch.export) calls it, never an eager call.
 #include "torch/moe_ops.h"
 
 #include <ATen/ATen.h>

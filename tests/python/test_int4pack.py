@@ -2,7 +2,11 @@
 int4pack layout with bf16 scales and bf16/f32 float zero points [G, N],
 through woq_repack_from_int4pack + woq_linear, against a float64 reference
 of w = (u - 8) * s + z, on every ISA tier this machine runs (each tier in a
-subprocess with W4JIT_ISA set, the cap being read once per process)."""
+subprocess with W4JIT_ISA set, the cap being read once per process); and
+the layout itself, which torch picks by its CPU capability: a model of it
+written from its description against torch's own packer, in this process
+and under each ATEN_CPU_CAPABILITY, with woq_repack_from_int4pack reading
+torch's bytes."""
 import os
 import subprocess
 import sys

@@ -184,6 +184,20 @@ def test_fused_moe_has_its_own_functionalization():
     assert torch.equal(gm(out.clone(), *args[1:]), want)
 
 
+def test_fused_moe_functionalization_checks_output():
+    args, kwargs = _moe_case("w4a16")
+    bad = torch.zeros(args[0].shape[0] + 1, args[0].shape[1],
+                      dtype=args[0].dtype)
+
+    def f(out, *rest):
+        OPS.fused_moe(out, *rest, **kwargs)
+        return out
+
+    with pytest.raises(RuntimeError, match="output's dim 0 is 6 but "
+                       "input's is 5"):
+        torch.func.functionalize(f)(bad, *args[1:])
+
+
 @pytest.mark.parametrize("inference", (False, True),
                          ids=("grad", "inference_mode"))
 def test_eager_fused_moe_writes_output_directly(inference):
