@@ -2,13 +2,16 @@
 // the tinygemm-int4pack format (torch's CPU int4pack, torchao's int4
 // weight-only checkpoints): the format's byte layout and round trip, the
 // validation errors, and every W4A16 JIT tier against the reference.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
 #include "runtime/formats/import.h"
+#include "runtime/formats/tinygemm_int4pack.h"
 #include "runtime/w4a16/w4a16_params.h"
 #include "tests/util/isa.h"
 #include "tests/util/test_layer.h"
@@ -18,14 +21,20 @@
 namespace w4jit {
 namespace {
 
+using internal::BlockRows;
 using internal::CanonicalWeights;
+using internal::CheckInt4PackShape;
 using internal::ExportWeights;
 using internal::Flavor;
 using internal::ImportWeights;
+using internal::Int4PackBlocking;
+using internal::Int4PackBlockingFor;
 using internal::IsaTier;
 using internal::OwnedCheckpoint;
+using internal::PackTinygemmInt4Pack;
 using internal::ScopedIsaCap;
 using internal::ScopedW4a16ParamsOverride;
+using internal::UnpackTinygemmInt4Pack;
 using internal::W4a16Params;
 using testing::Describe;
 using testing::KernelNameIs;
@@ -78,6 +87,135 @@ TEST(TinygemmFormat, BytesFollowTorchsInt4PackLayout) {
   EXPECT_EQ(ckpt->qweight[32 + 19], w.U(19, 1) | (w.U(51, 1) << 4));
 }
 
+// torch's packer as int4mm_kernel.cpp's comment and loop describe it,
+// written from that description (independently of the format's code):
+// blocks of B rows (64 for AVX512, 32 otherwise), block b at byte
+// b * B * K / 2; per k, a full block of a vector capability splits its
+// rows in halves (byte j = row j | row j + B/2 << 4), any other block
+// (DEFAULT, and a last block of nb < B rows) pairs adjacent rows (byte j =
+// row 2j | row 2j + 1 << 4).
+std::vector<uint8_t> TorchPackerModel(const std::vector<uint8_t>& u, int64_t n,
+                                      int64_t k, int block, bool vector) {
+  std::vector<uint8_t> out(static_cast<size_t>(n * k / 2), 0xEE);
+  for (int64_t b = 0; b * block < n; ++b) {
+    const int64_t nb = std::min<int64_t>(block, n - b * block);
+    const uint8_t* src = u.data() + b * block * k;
+    uint8_t* dst = out.data() + b * block * k / 2;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      if (vector && nb == block) {
+        for (int64_t j = 0; j < block / 2; ++j) {
+          dst[kk * block / 2 + j] = static_cast<uint8_t>(
+              src[j * k + kk] | (src[(j + block / 2) * k + kk] << 4));
+        }
+      } else {
+        for (int64_t r = 0; r < nb; r += 2) {
+          dst[kk * nb / 2 + r / 2] = static_cast<uint8_t>(
+              src[r * k + kk] | (src[(r + 1) * k + kk] << 4));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(TinygemmInt4Pack, EveryLayoutMatchesTorchsPackerInclTails) {
+  struct Case {
+    Int4PackBlocking blocking;
+    int block;
+    bool vector;
+  };
+  for (const Case& c : {Case{Int4PackBlocking::kAvx512, 64, true},
+                        Case{Int4PackBlocking::kAvx2, 32, true},
+                        Case{Int4PackBlocking::kDefault, 32, false}}) {
+    // Every N % 64 and N % 32 tail torch allows (N % 16 == 0), K even.
+    for (int64_t n : {16, 32, 48, 64, 80, 96, 112, 128, 144, 208}) {
+      for (int64_t k : {2, 6, 64}) {
+        SCOPED_TRACE(absl::StrFormat("block %d vector %d N %d K %d", c.block,
+                                     c.vector, n, k));
+        std::vector<uint8_t> u(static_cast<size_t>(n * k));
+        for (size_t i = 0; i < u.size(); ++i) {
+          u[i] = static_cast<uint8_t>((i * 7 + i / 13) % 16);
+        }
+        const std::vector<uint8_t> want =
+            TorchPackerModel(u, n, k, c.block, c.vector);
+        std::vector<uint8_t> packed(want.size());
+        PackTinygemmInt4Pack(u.data(), n, k, c.blocking, packed.data());
+        EXPECT_EQ(packed, want);
+        std::vector<uint8_t> back(u.size());
+        UnpackTinygemmInt4Pack(want.data(), n, k, c.blocking, back.data());
+        EXPECT_EQ(back, u);
+      }
+    }
+  }
+}
+
+TEST(TinygemmInt4Pack, SpotChecksOfTheLayouts) {
+  // N = 48, K = 2: AVX512 has one 48-row block of adjacent pairs; AVX2 a
+  // 32-row split block and a 16-row pair block; DEFAULT 32 + 16 of pairs.
+  const int64_t n = 48, k = 2;
+  std::vector<uint8_t> u(n * k);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < k; ++c) u[r * k + c] = (r + 3 * c) % 16;
+  }
+  auto at = [&](Int4PackBlocking b, int64_t byte) {
+    std::vector<uint8_t> p(n * k / 2);
+    PackTinygemmInt4Pack(u.data(), n, k, b, p.data());
+    return p[byte];
+  };
+  auto pair = [&](int64_t lo, int64_t hi, int64_t col) {
+    return static_cast<uint8_t>(u[lo * k + col] | (u[hi * k + col] << 4));
+  };
+  // AVX2, block 0, k = 1, byte 3: rows 3 and 19.
+  EXPECT_EQ(at(Int4PackBlocking::kAvx2, 16 + 3), pair(3, 19, 1));
+  // AVX2, block 1 (rows 32..47, 16 rows: pairs) at byte 32 * 2 / 2 = 32;
+  // k = 1, byte 2: rows 36 and 37.
+  EXPECT_EQ(at(Int4PackBlocking::kAvx2, 32 + 8 + 2), pair(36, 37, 1));
+  // DEFAULT, block 0, k = 0, byte 5: rows 10 and 11.
+  EXPECT_EQ(at(Int4PackBlocking::kDefault, 5), pair(10, 11, 0));
+  // AVX512, the single 48-row block, k = 1, byte 4: rows 8 and 9.
+  EXPECT_EQ(at(Int4PackBlocking::kAvx512, 24 + 4), pair(8, 9, 1));
+}
+
+TEST(TinygemmInt4Pack, CapabilitiesAndShapes) {
+  EXPECT_EQ(*Int4PackBlockingFor("AVX512"), Int4PackBlocking::kAvx512);
+  EXPECT_EQ(*Int4PackBlockingFor("avx512"), Int4PackBlocking::kAvx512);
+  EXPECT_EQ(*Int4PackBlockingFor("AVX2"), Int4PackBlocking::kAvx2);
+  EXPECT_EQ(*Int4PackBlockingFor("DEFAULT"), Int4PackBlocking::kDefault);
+  EXPECT_EQ(*Int4PackBlockingFor("default"), Int4PackBlocking::kDefault);
+  EXPECT_EQ(BlockRows(Int4PackBlocking::kAvx512), 64);
+  EXPECT_EQ(BlockRows(Int4PackBlocking::kAvx2), 32);
+  EXPECT_EQ(BlockRows(Int4PackBlocking::kDefault), 32);
+  for (const char* bad : {"SVE256", "ZVECTOR", "", "avx"}) {
+    const auto b = Int4PackBlockingFor(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find(absl::StrFormat("'%s'", bad)),
+              std::string::npos)
+        << b.status();
+  }
+  EXPECT_TRUE(CheckInt4PackShape(16, 2).ok());
+  EXPECT_NE(CheckInt4PackShape(40, 8).message().find("N = 40"),
+            std::string::npos);
+  EXPECT_NE(CheckInt4PackShape(0, 8).message().find("N = 0"),
+            std::string::npos);
+  EXPECT_NE(CheckInt4PackShape(64, 7).message().find("K = 7"),
+            std::string::npos);
+}
+
+TEST(TinygemmFormat, LayerFormatIsTheAvx512LayoutWithTails) {
+  // N = 80: one 64-row block and a 16-row tail of adjacent pairs, as
+  // torch's AVX-512 packer writes them.
+  const LayerDesc d =
+      FloatZeroDesc(80, 8, -1, DType::kBF16, DType::kBF16, DType::kBF16, false);
+  const CanonicalWeights w = RandomWeights(d, 3);
+  absl::StatusOr<OwnedCheckpoint> ckpt =
+      ExportWeights(d, w, WeightFormat::kTinygemmInt4Pack);
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status();
+  EXPECT_EQ(ckpt->qweight, TorchPackerModel(w.u, 80, 8, 64, true));
+  absl::StatusOr<CanonicalWeights> back = ImportWeights(d, ckpt->view());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->u, w.u);
+}
+
 TEST(TinygemmFormat, RoundTripsBothZeroDtypes) {
   for (DType zp : {DType::kBF16, DType::kF32}) {
     for (int64_t group : {int64_t{-1}, int64_t{32}}) {
@@ -121,9 +259,9 @@ TEST(FloatZeroValidation, ClearErrors) {
                                        DType::kBF16, false);
   {
     LayerDesc d = good;
-    d.n = 96;
+    d.n = 40;
     EXPECT_NE(CreateError(d, WeightFormat::kTinygemmInt4Pack, d)
-                  .find("N = 96 is not a multiple of 64"),
+                  .find("N = 40 is not a positive multiple of 16"),
               std::string::npos);
   }
   {

@@ -1,17 +1,63 @@
 #include "torch/int4pack_ops.h"
 
+#include <torch/version.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "runtime/formats/tinygemm_int4pack.h"
 #include "torch/tensor_checks.h"
 #include "torch/zentorch_ops.h"
 
+// torch 2.1 and later say which capability their CPU kernels run at
+// (at::get_cpu_capability(), torch.backends.cpu.get_cpu_capability()).
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#include <ATen/Version.h>
+#define W4JIT_TORCH_HAS_CPU_CAPABILITY 1
+#else
+#define W4JIT_TORCH_HAS_CPU_CAPABILITY 0
+#endif
+
 namespace w4jit::torch_ext {
 namespace {
 
 constexpr const char* kOp = "w4jit::woq_repack_from_int4pack";
 
+#if !W4JIT_TORCH_HAS_CPU_CAPABILITY
+// torch's own rule (aten/src/ATen/native/DispatchStub.cpp,
+// compute_cpu_capability), for a torch that cannot be asked: the
+// ATEN_CPU_CAPABILITY override, else AVX512 where the CPU has AVX-512
+// VL/BW/DQ and FMA, AVX2 where it has AVX2 and FMA, else DEFAULT. Such a
+// torch (1.13) has no int4pack packer itself; the rule says what a newer
+// torch on this machine would have written. Unlike torch, which warns and
+// ignores it, an unknown override is an error here (it names the value).
+std::string CapabilityOfThisMachine() {
+  if (const char* env = std::getenv("ATEN_CPU_CAPABILITY"); env != nullptr) {
+    return env;
+  }
+  if (__builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma")) {
+    return "AVX512";
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return "AVX2";
+  }
+  return "DEFAULT";
+}
+#endif
+
 }  // namespace
+
+std::string TorchCpuCapability() {
+#if W4JIT_TORCH_HAS_CPU_CAPABILITY
+  return at::get_cpu_capability();
+#else
+  return CapabilityOfThisMachine();
+#endif
+}
 
 at::Tensor WoqRepackFromInt4Pack(const at::Tensor& packed_weight) {
   const at::Tensor& p = packed_weight;
@@ -20,14 +66,19 @@ at::Tensor WoqRepackFromInt4Pack(const at::Tensor& packed_weight) {
   CheckDType(kOp, "packed_weight", p, {at::kByte});
   const int64_t n = p.size(0);
   const int64_t k = p.size(1) * 2;
-  TORCH_CHECK(n > 0 && k > 0 && n % 64 == 0, kOp, ": packed_weight has shape ",
-              ShapeString(p),
-              " but must be uint8 [N, K/2] with N a multiple of 64 (torch's "
-              "CPU int4pack layout, 64-row blocks), N = ",
-              n);
+  const absl::Status shape = internal::CheckInt4PackShape(n, k);
+  TORCH_CHECK(shape.ok(), kOp, ": packed_weight has shape ", ShapeString(p),
+              " but must be uint8 [N, K/2] with N a multiple of 16 and K > 0 "
+              "(torch's CPU int4pack): ",
+              std::string(shape.message()));
+  const std::string capability = TorchCpuCapability();
+  const absl::StatusOr<internal::Int4PackBlocking> blocking =
+      internal::Int4PackBlockingFor(capability);
+  TORCH_CHECK(blocking.ok(), kOp, ": ",
+              std::string(blocking.status().message()));
   const at::Tensor src = p.contiguous();
   at::Tensor u = at::empty({n, k}, p.options().dtype(at::kChar));
-  internal::UnpackTinygemmInt4Pack(src.data_ptr<uint8_t>(), n, k,
+  internal::UnpackTinygemmInt4Pack(src.data_ptr<uint8_t>(), n, k, *blocking,
                                    reinterpret_cast<uint8_t*>(u.data_ptr()));
   return WoqRepackWeight(u);
 }
@@ -38,6 +89,9 @@ void RegisterInt4PackOps(torch::Library& m) {
   m.def(
       "woq_repack_from_int4pack(Tensor packed_weight) -> Tensor",
       torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(WoqRepackFromInt4Pack)));
+  // The capability torch packs int4pack weights for here, as the op reads
+  // it (tests; torch.backends.cpu.get_cpu_capability() where torch has it).
+  m.def("_int4pack_capability() -> str", TORCH_FN(TorchCpuCapability));
 }
 
 }  // namespace w4jit::torch_ext

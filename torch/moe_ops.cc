@@ -31,9 +31,16 @@
 //
 // The MoeLayer is built on the first call and cached on the identity and
 // version of the weight tensors (TensorKey, torch/layer_cache.h).
+//
+// fused_moe_functional(input, ...the same arguments...) -> Tensor returns
+// the result in a new tensor instead; fused_moe's Functionalize kernel
+// (torch.compile, torch.export) calls it, never an eager call.
 #include "torch/moe_ops.h"
 
 #include <ATen/ATen.h>
+#include <ATen/FunctionalTensorWrapper.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <cstdio>
 #include <memory>
@@ -242,19 +249,147 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
   TORCH_CHECK(s.ok(), op, ": ", std::string(s.message()));
 }
 
+// fused_moe_functional: fused_moe's arguments without `output`, returning
+// the result in a new contiguous tensor (input's shape and dtype).
+at::Tensor FusedMoeFunctional(
+    const at::Tensor& input, const at::Tensor& w13, const at::Tensor& w2,
+    const OptTensor& w13_bias, const OptTensor& w2_bias,
+    const at::Tensor& topk_weights, const at::Tensor& topk_id,
+    bool skip_weighted, c10::string_view act, const OptTensor& w13_scales,
+    const OptTensor& w2_scales, const OptTensor& w13_zero_points,
+    const OptTensor& w2_zero_points, c10::string_view mode_name,
+    c10::string_view act_quant_name, double swiglu_alpha, double swiglu_limit,
+    c10::string_view op_name) {
+  at::Tensor output = at::empty(input.sizes(), input.options());
+  FusedMoe(output, input, w13, w2, w13_bias, w2_bias, topk_weights, topk_id,
+           skip_weighted, act, w13_scales, w2_scales, w13_zero_points,
+           w2_zero_points, mode_name, act_quant_name, swiglu_alpha,
+           swiglu_limit, op_name);
+  return output;
+}
+
+// fused_moe's functionalization (torch.compile, torch.export, AOT
+// autograd): output = fused_moe_functional(the other arguments). Without a
+// Functionalize kernel torch would wrap the mutable op in its
+// auto_functionalized higher-order op, whose Python implementations take a
+// parameter named `mode` and so cannot be given fused_moe's `mode` keyword
+// (TypeError: multiple values for argument 'mode'; docs/torch-2x.md). The
+// result does not depend on output's old value (fused_moe overwrites it),
+// so the functional graph reads none. Eager calls never come here
+// (Functionalize is only in the key set of functional tensors).
+void FusedMoeFunctionalize(
+    at::Tensor& output, const at::Tensor& input, const at::Tensor& w13,
+    const at::Tensor& w2, const OptTensor& w13_bias, const OptTensor& w2_bias,
+    const at::Tensor& topk_weights, const at::Tensor& topk_id,
+    bool skip_weighted, c10::string_view act, const OptTensor& w13_scales,
+    const OptTensor& w2_scales, const OptTensor& w13_zero_points,
+    const OptTensor& w2_zero_points, c10::string_view mode_name,
+    c10::string_view act_quant_name, double swiglu_alpha, double swiglu_limit,
+    c10::string_view op_name) {
+  namespace fz = at::functionalization::impl;
+  const std::string op(op_name);
+  auto unwrap = [](const at::Tensor& t) {
+    if (!fz::isFunctionalTensor(t)) return t;
+    fz::sync(t);
+    return fz::from_functional_tensor(t);
+  };
+  auto unwrap_opt = [&](const OptTensor& t) -> OptTensor {
+    if (!t.has_value()) return t;
+    return unwrap(*t);
+  };
+  const bool any_functional =
+      fz::isFunctionalTensor(input) || fz::isFunctionalTensor(w13) ||
+      fz::isFunctionalTensor(w2) || fz::isFunctionalTensor(w13_bias) ||
+      fz::isFunctionalTensor(w2_bias) || fz::isFunctionalTensor(topk_weights) ||
+      fz::isFunctionalTensor(topk_id) || fz::isFunctionalTensor(w13_scales) ||
+      fz::isFunctionalTensor(w2_scales) ||
+      fz::isFunctionalTensor(w13_zero_points) ||
+      fz::isFunctionalTensor(w2_zero_points);
+  const at::Tensor x = unwrap(input);
+  const at::Tensor q13 = unwrap(w13), q2 = unwrap(w2);
+  const OptTensor b13 = unwrap_opt(w13_bias), b2 = unwrap_opt(w2_bias);
+  const at::Tensor weights = unwrap(topk_weights), ids = unwrap(topk_id);
+  const OptTensor s13 = unwrap_opt(w13_scales), s2 = unwrap_opt(w2_scales);
+  const OptTensor z13 = unwrap_opt(w13_zero_points);
+  const OptTensor z2 = unwrap_opt(w2_zero_points);
+  // Below Functionalize from here on: the calls dispatch to the next keys
+  // (the CPU kernel, or the fake and tracing modes under torch.compile).
+  c10::impl::ExcludeDispatchKeyGuard skip(c10::DispatchKey::Functionalize);
+  if (!fz::isFunctionalTensor(output)) {
+    TORCH_CHECK(!any_functional, op,
+                ": output is not a functional tensor but other arguments "
+                "are (functionalization cannot write a plain tensor from "
+                "functional ones)");
+    static auto mutable_op =
+        c10::Dispatcher::singleton()
+            .findSchemaOrThrow("w4jit::fused_moe", "")
+            .typed<void(at::Tensor&, const at::Tensor&, const at::Tensor&,
+                        const at::Tensor&, const OptTensor&, const OptTensor&,
+                        const at::Tensor&, const at::Tensor&, bool,
+                        c10::string_view, const OptTensor&, const OptTensor&,
+                        const OptTensor&, const OptTensor&, c10::string_view,
+                        c10::string_view, double, double, c10::string_view)>();
+    mutable_op.call(output, x, q13, q2, b13, b2, weights, ids, skip_weighted,
+                    act, s13, s2, z13, z2, mode_name, act_quant_name,
+                    swiglu_alpha, swiglu_limit, op_name);
+    return;
+  }
+  // fused_moe's own check (its kernel no longer sees output): shape and
+  // dtype of input, compared symbolically under dynamic shapes.
+  TORCH_CHECK(output.dim() == input.dim() &&
+                  output.scalar_type() == input.scalar_type(),
+              op, ": output (", output.dim(), "-dim ", output.scalar_type(),
+              ") must match input (", input.dim(), "-dim ", input.scalar_type(),
+              ")");
+  for (int64_t i = 0; i < input.dim(); ++i) {
+    TORCH_CHECK(output.sym_sizes()[i] == input.sym_sizes()[i], op,
+                ": output's dim ", i, " is ", output.sym_sizes()[i],
+                " but input's is ", input.sym_sizes()[i]);
+  }
+  static auto functional_op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("w4jit::fused_moe_functional", "")
+          .typed<at::Tensor(
+              const at::Tensor&, const at::Tensor&, const at::Tensor&,
+              const OptTensor&, const OptTensor&, const at::Tensor&,
+              const at::Tensor&, bool, c10::string_view, const OptTensor&,
+              const OptTensor&, const OptTensor&, const OptTensor&,
+              c10::string_view, c10::string_view, double, double,
+              c10::string_view)>();
+  const at::Tensor result = functional_op.call(
+      x, q13, q2, b13, b2, weights, ids, skip_weighted, act, s13, s2, z13, z2,
+      mode_name, act_quant_name, swiglu_alpha, swiglu_limit, op_name);
+  fz::replace_(output, result);
+  fz::commit_update(output);
+  fz::sync(output);
+}
+
 }  // namespace
 
+// The arguments after `output`, as both ops' schemas spell them.
+#define W4JIT_FUSED_MOE_ARGS                                    \
+  "Tensor input, Tensor w13, Tensor w2, "                       \
+  "Tensor? w13_bias, Tensor? w2_bias, Tensor topk_weights, "    \
+  "Tensor topk_id, bool skip_weighted, str act, "               \
+  "Tensor? w13_scales=None, Tensor? w2_scales=None, *, "        \
+  "Tensor? w13_zero_points=None, Tensor? w2_zero_points=None, " \
+  "str mode=\"auto\", str act_quant=\"per_token\", "            \
+  "float swiglu_alpha=1.702, float swiglu_limit=7.0, "          \
+  "str zentorch_op_name=\"w4jit::fused_moe\""
+
 void RegisterMoeOps(torch::Library& m) {
-  m.def(
-      "fused_moe(Tensor(a!) output, Tensor input, Tensor w13, Tensor w2, "
-      "Tensor? w13_bias, Tensor? w2_bias, Tensor topk_weights, "
-      "Tensor topk_id, bool skip_weighted, str act, "
-      "Tensor? w13_scales=None, Tensor? w2_scales=None, *, "
-      "Tensor? w13_zero_points=None, Tensor? w2_zero_points=None, "
-      "str mode=\"auto\", str act_quant=\"per_token\", "
-      "float swiglu_alpha=1.702, float swiglu_limit=7.0, "
-      "str zentorch_op_name=\"w4jit::fused_moe\") -> ()",
-      torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(FusedMoe)));
+  m.def("fused_moe(Tensor(a!) output, " W4JIT_FUSED_MOE_ARGS ") -> ()",
+        torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(FusedMoe)));
+  // Its functional twin, which fused_moe's functionalization calls; eager
+  // callers use fused_moe.
+  m.def("fused_moe_functional(" W4JIT_FUSED_MOE_ARGS ") -> Tensor",
+        torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(FusedMoeFunctional)));
+}
+
+#undef W4JIT_FUSED_MOE_ARGS
+
+TORCH_LIBRARY_IMPL(w4jit, Functionalize, m) {
+  m.impl("fused_moe", TORCH_FN(FusedMoeFunctionalize));
 }
 
 }  // namespace w4jit::torch_ext

@@ -71,11 +71,13 @@ enum class WeightFormat : int {
   // [0,4,1,5,2,6,3,7], qzeros int32 [G, N/8] same interleave, scales [G, N].
   kAwqGemm = 5,
   // torch's CPU int4pack, as torchao's int4 weight-only ("tinygemm")
-  // checkpoints hold it (torch._convert_weight_to_int4pack_for_cpu on an
-  // AVX-512 CPU): uint8 [N, K/2], N a multiple of 64; rows in blocks of 64,
-  // per block and k 32 bytes: byte d (0..15) holds row d in its low nibble
-  // and row d + 32 in its high one, byte 16 + d rows d + 16 and d + 48.
-  // Values u in [0, 15]. u4 layers with float zero points only: scales and
+  // checkpoints hold it (torch._convert_weight_to_int4pack_for_cpu at
+  // torch's AVX512 capability): uint8 [N, K/2], N a multiple of 16; rows in
+  // blocks of 64, per block and k 32 bytes: byte d (0..15) holds row d in
+  // its low nibble and row d + 32 in its high one, byte 16 + d rows d + 16
+  // and d + 48; a last block of N % 64 rows holds adjacent rows per byte.
+  // (torch's AVX2 and DEFAULT layouts: docs/formats.md, through the torch
+  // op woq_repack_from_int4pack.) Values u in [0, 15]. u4 layers with float zero points only: scales and
   // zero points [G, N] (torchao's scales_and_zeros[..., 0] and [..., 1]).
   kTinygemmInt4Pack = 6,
 };

@@ -12,6 +12,8 @@ The real kernels' argument checks stay in C++; a fake checks only what its
 shape arithmetic relies on (torch._check, which records a guard on dynamic
 dims). The .out overloads and fused_moe return nothing: their fakes check
 nothing beyond the schema, as their results are written in place.
+fused_moe has its own functionalization (torch/moe_ops.cc), which calls
+its functional twin fused_moe_functional, whose fake gives the result.
 
 The custom classes' methods are traced by Dynamo as call_torchbind on a
 fake object built from the real one's __obj_flatten__ (torch/linear_class.cc,
@@ -137,6 +139,17 @@ def fused_moe_fake(*args, **kwargs):
     return None
 
 
+def fused_moe_functional_fake(*args, **kwargs):
+    """fused_moe's functional twin (what its functionalization calls):
+    a new [T, H] tensor, input's shape and dtype."""
+    a = _schema_args(torch.ops.w4jit.fused_moe_functional.default, args,
+                     kwargs)
+    input = a["input"]
+    torch._check(input.dim() == 2,
+                 lambda: "fused_moe: input must be [T, H]")
+    return input.new_empty(input.shape)
+
+
 def overhead_probe_fake(op, x, packed, scales, zero_points, bias, iters):
     return x.new_empty((2, iters), dtype=torch.float64)
 
@@ -155,11 +168,13 @@ FAKES = {
     "woq_repack_weight": woq_repack_weight_fake,
     "woq_repack_from_int4pack": woq_repack_from_int4pack_fake,
     "fused_moe": fused_moe_fake,
+    "fused_moe_functional": fused_moe_functional_fake,
     "_overhead_probe": overhead_probe_fake,
 }
 # Ops with no tensor arguments (cache and thread queries) need no fake.
 NO_TENSOR_OPS = ("_cache_size", "_clear_cache", "_fingerprint_count",
-                 "_concurrency", "flush_moe_weight_cache")
+                 "_concurrency", "flush_moe_weight_cache",
+                 "_int4pack_capability")
 
 
 # -- the custom classes -----------------------------------------------------

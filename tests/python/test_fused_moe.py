@@ -278,3 +278,52 @@ def test_layers_are_cached_rebuilt_and_cleared_with_the_linear_ones():
     assert OPS._cache_size() == 0
     OPS._clear_cache()
     assert OPS._cache_size() == 0
+
+
+def _functionalize():
+    """torch.func.functionalize (torch 2.x) or functorch's (1.13)."""
+    func = getattr(torch, "func", None)
+    if func is not None and hasattr(func, "functionalize"):
+        return func.functionalize
+    try:
+        from functorch import functionalize
+    except ImportError:
+        return None
+    return functionalize
+
+
+@pytest.mark.parametrize("mode", ["auto", "w4a16", "da8w4"])
+def test_functionalized_fused_moe_calls_its_twin(mode):
+    # fused_moe's own Functionalize kernel (torch/moe_ops.cc): the traced
+    # graph calls fused_moe_functional and copies into output, never the
+    # mutable op, and gives the eager result; on torch 1.13 and 2.x alike.
+    functionalize = _functionalize()
+    if functionalize is None:
+        pytest.skip(f"torch {torch.__version__} has no functionalize")
+    from torch.fx.experimental.proxy_tensor import make_fx
+    w13, w2 = _experts(False)
+    p13, s13, _ = _stack(w13)
+    p2, s2, _ = _stack(w2)
+    x = torch.randn(5, H).bfloat16()
+    ids = torch.stack([torch.randperm(E)[:2] for _ in range(5)]).int()
+    weights = torch.rand(5, 2)
+
+    def f(out, x, ids, weights):
+        OPS.fused_moe(out, x, p13, p2, None, None, weights, ids, False,
+                      "silu", s13, s2, mode=mode)
+        return out
+
+    want = f(torch.zeros_like(x), x, ids, weights)
+    got = functionalize(f)(torch.zeros_like(x), x, ids, weights)
+    assert torch.equal(got, want)
+    gm = make_fx(functionalize(f, remove="mutations_and_views"))(
+        torch.zeros_like(x), x, ids, weights)
+    targets = [str(n.target) for n in gm.graph.nodes
+               if n.op == "call_function"]
+    assert "w4jit.fused_moe_functional.default" in targets, targets
+    assert "w4jit.fused_moe.default" not in targets, targets
+    assert torch.equal(gm(torch.zeros_like(x), x, ids, weights), want)
+    # The twin itself: the result in a new tensor, the same values.
+    assert torch.equal(
+        OPS.fused_moe_functional(x, p13, p2, None, None, weights, ids, False,
+                                 "silu", s13, s2, mode=mode), want)

@@ -2,7 +2,11 @@
 int4pack layout with bf16 scales and bf16/f32 float zero points [G, N],
 through woq_repack_from_int4pack + woq_linear, against a float64 reference
 of w = (u - 8) * s + z, on every ISA tier this machine runs (each tier in a
-subprocess with W4JIT_ISA set, the cap being read once per process)."""
+subprocess with W4JIT_ISA set, the cap being read once per process); and
+the layout itself, which torch picks by its CPU capability: a model of it
+written from its description against torch's own packer, in this process
+and under each ATEN_CPU_CAPABILITY, with woq_repack_from_int4pack reading
+torch's bytes."""
 import os
 import subprocess
 import sys
@@ -14,21 +18,40 @@ import w4jit  # noqa: F401
 from reference import assert_close
 
 
-def int4pack_for_cpu(w):
-    """torch._convert_weight_to_int4pack_for_cpu(w int32 [N, K], 1) as an
-    AVX-512 build of torch writes it (aten/src/ATen/native/cpu/
-    int4mm_kernel.cpp, weight_to_int4pack_kernel, 64-row blocks): per block
-    and column k 32 bytes, byte d holding rows d (low nibble) and d + 32
-    (high), byte 16 + d rows d + 16 and d + 48. Debian's torch 1.13 has no
-    such op, so this implementation stands in for it; where torch has the
-    op and runs its AVX-512 kernels, the two are compared."""
+def _capability():
+    """The CPU capability torch packs int4pack weights for in this process,
+    as woq_repack_from_int4pack reads it ("AVX512", "AVX2", "DEFAULT")."""
+    return torch.ops.w4jit._int4pack_capability().upper()
+
+
+def int4pack_for_cpu(w, capability=None):
+    """torch._convert_weight_to_int4pack_for_cpu(w int32 [N, K], 1) as torch
+    writes it at `capability` (default: this process's), written from the
+    layout's description (aten/src/ATen/native/cpu/int4mm_kernel.cpp,
+    weight_to_int4pack_kernel; runtime/formats/tinygemm_int4pack.cc): rows
+    in blocks of 64 (AVX512) or 32 (AVX2, DEFAULT), block b at byte
+    b * B * K / 2, k-major inside it; a full block of a vector capability
+    holds per k bytes j = row j | row j + B/2 << 4, any other block (every
+    DEFAULT block, a last block of fewer rows) adjacent pairs, byte j =
+    row 2j | row 2j + 1 << 4. N % 16 == 0, K even. Debian's torch 1.13 has
+    no such op, so this stands in for it; where torch has it, the two are
+    compared."""
+    capability = (capability or _capability()).upper()
     n, k = w.shape
-    assert n % 64 == 0
-    b = w.to(torch.uint8).reshape(n // 64, 4, 16, k)  # [blocks, quarter, d, k]
-    lo = torch.cat([b[:, 0], b[:, 1]], dim=1)  # rows d and d + 16
-    hi = torch.cat([b[:, 2], b[:, 3]], dim=1)  # rows d + 32 and d + 48
-    packed = (lo | (hi << 4)).permute(0, 2, 1)  # [blocks, k, 32]
-    return packed.reshape(n, k // 2).contiguous()
+    assert n % 16 == 0 and k % 2 == 0
+    rows = 64 if capability == "AVX512" else 32
+    vector = capability in ("AVX512", "AVX2")
+    u = w.to(torch.uint8)
+    out = []
+    for start in range(0, n, rows):
+        b = u[start:start + rows]  # [nb, K]
+        nb = b.shape[0]
+        if vector and nb == rows:
+            lo, hi = b[:rows // 2], b[rows // 2:]
+        else:
+            lo, hi = b[0::2], b[1::2]
+        out.append((lo | (hi << 4)).t().reshape(-1))  # k-major, nb/2 per k
+    return torch.cat(out).reshape(n, k // 2).contiguous()
 
 
 def _torch_int4pack(w):
@@ -64,40 +87,116 @@ def tinygemm_reference(x, u, scales, zeros, bias):
     return y, mag
 
 
-def test_python_layout_matches_torch_where_available():
-    w = torch.randint(0, 16, (128, 64), dtype=torch.int32)
-    mine = int4pack_for_cpu(w)
-    assert mine.shape == (128, 32) and mine.dtype == torch.uint8
-    # Spot checks of the layout itself: byte k * 32 + j of a block.
-    flat = mine.reshape(-1)
-    assert flat[0].item() == (w[0, 0] | (w[32, 0] << 4)).item()
-    assert flat[16].item() == (w[16, 0] | (w[48, 0] << 4)).item()
-    assert flat[32 + 5].item() == (w[5, 1] | (w[37, 1] << 4)).item()
-    assert flat[64 * 32 + 20].item() == (w[84, 0] | (w[116, 0] << 4)).item()
-    theirs = _torch_int4pack(w)
-    if theirs is None:
-        pytest.skip(f"torch {torch.__version__} has no "
-                    "_convert_weight_to_int4pack_for_cpu")
-    if _torch_cpu_capability() not in ("AVX512", None):
-        # A known gap, kept visible: torch packs 64-row blocks only where its
-        # kernels are AVX-512 ones; on an AVX2 CPU it writes 32-row blocks
-        # (byte j holds rows j and j + 16), which w4jit's tinygemm importer
-        # and woq_repack_from_int4pack do not read yet (docs/torch-2x.md,
-        # "Open problems"). The assertion fails once this test's layout
-        # model follows torch's there, so the xfail cannot outlive the gap.
-        assert not torch.equal(theirs.view(torch.uint8).reshape(mine.shape),
-                               mine)
-        pytest.xfail("torch's int4pack on a " + _torch_cpu_capability() +
-                     " CPU is the 32-row layout w4jit does not read yet")
-    assert torch.equal(theirs.view(torch.uint8).reshape(mine.shape), mine)
+# N with and without tails: 64- and 32-row blocks and 16/32/48-row ends.
+LAYOUT_NS = (16, 32, 48, 64, 80, 96, 112, 128, 144, 208)
 
 
-def _torch_cpu_capability():
-    """torch's CPU kernel capability ("AVX512", "AVX2", "DEFAULT"), or None
-    where torch cannot say (1.13)."""
+def test_python_layout_spot_checks():
+    w = torch.randint(0, 16, (208, 6), dtype=torch.int32)
+    for cap, rows in (("AVX512", 64), ("AVX2", 32), ("DEFAULT", 32)):
+        flat = int4pack_for_cpu(w, cap).reshape(-1)
+        assert flat.numel() == 208 * 3
+        if cap == "AVX512":
+            # byte d: rows d and d + 32; byte 16 + d: rows d + 16 and d + 48
+            assert flat[3] == w[3, 0] | (w[35, 0] << 4)
+            assert flat[16 + 3] == w[19, 0] | (w[51, 0] << 4)
+            assert flat[32 + 5] == w[5, 1] | (w[37, 1] << 4)
+        elif cap == "AVX2":
+            # byte j: rows j and j + 16
+            assert flat[3] == w[3, 0] | (w[19, 0] << 4)
+            assert flat[16 + 5] == w[5, 1] | (w[21, 1] << 4)
+        else:
+            assert flat[3] == w[6, 0] | (w[7, 0] << 4)
+        # The last block, 208 % rows = 16 rows of adjacent pairs, at byte
+        # (208 - 16) * 6 / 2; per k 8 bytes.
+        base = (208 - 16) * 3
+        assert flat[base + 8 + 2] == w[196, 1] | (w[197, 1] << 4)
+
+
+def _layout_and_repack_checks():
+    """Returns the capability; asserts (where torch has the packer) that
+    torch's bytes are this file's model's, and that woq_repack_from_int4pack
+    reads them as woq_repack_weight reads the values, for every N."""
+    cap = _capability()
     get = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability",
                   None)
-    return get() if get is not None else None
+    if get is not None:
+        assert get().upper() == cap, (get(), cap)
+    gen = torch.Generator().manual_seed(3)
+    for n in LAYOUT_NS:
+        for k in (2, 64):
+            w = torch.randint(0, 16, (n, k), dtype=torch.int32, generator=gen)
+            theirs = _torch_int4pack(w)
+            mine = int4pack_for_cpu(w, cap)
+            if theirs is not None:
+                theirs = theirs.view(torch.uint8).reshape(mine.shape)
+                assert torch.equal(theirs, mine), (cap, n, k)
+            if k % 8 == 0:
+                packed = theirs if theirs is not None else mine
+                got = torch.ops.w4jit.woq_repack_from_int4pack(packed)
+                want = torch.ops.w4jit.woq_repack_weight(w.to(torch.int8))
+                assert torch.equal(got, want), (cap, n, k)
+    return cap
+
+
+def test_layout_matches_torch_here():
+    cap = _layout_and_repack_checks()
+    assert cap in ("AVX512", "AVX2", "DEFAULT")
+    if _torch_int4pack(torch.zeros(16, 2, dtype=torch.int32)) is None:
+        pytest.skip(f"torch {torch.__version__} has no "
+                    "_convert_weight_to_int4pack_for_cpu: the layout model "
+                    "and the op were checked without it")
+
+
+def _in_subprocess(code, capability):
+    env = dict(os.environ, ATEN_CPU_CAPABILITY=capability)
+    here = os.path.dirname(os.path.abspath(__file__))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [here] + [os.path.abspath(p)
+                  for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=here,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("capability", ("default", "avx2", "avx512"))
+def test_layout_matches_torch_at_each_capability(capability):
+    # torch honours ATEN_CPU_CAPABILITY (its packer and its kernels), and
+    # woq_repack_from_int4pack reads torch's capability, so the three
+    # layouts can be checked on one machine, each in its own process.
+    r = _in_subprocess("import test_int4pack as t; "
+                       "print('capability', t._layout_and_repack_checks())",
+                       capability)
+    if r.returncode < 0:
+        pytest.skip(f"ATEN_CPU_CAPABILITY={capability}: torch died of signal "
+                    f"{-r.returncode} (its {capability} kernels cannot run on "
+                    "this CPU)")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = r.stdout.split("capability", 1)[1].strip()
+    if got != capability.upper():
+        pytest.skip(f"torch {torch.__version__} runs at {got} with "
+                    f"ATEN_CPU_CAPABILITY={capability} (not built for it)")
+
+
+def test_unknown_capability_override():
+    r = _in_subprocess(
+        "import torch, w4jit\n"
+        "try:\n"
+        "    torch.ops.w4jit.woq_repack_from_int4pack("
+        "torch.zeros(32, 4, dtype=torch.uint8))\n"
+        "    print('read as', torch.ops.w4jit._int4pack_capability())\n"
+        "except RuntimeError as e:\n"
+        "    print('error', e)\n", "bogus")
+    assert r.returncode == 0, r.stdout + r.stderr
+    if hasattr(torch.backends, "cpu") and hasattr(torch.backends.cpu,
+                                                  "get_cpu_capability"):
+        # torch ignores it (with a warning) and picks its capability itself;
+        # w4jit reads what torch picked.
+        assert "read as" in r.stdout, r.stdout
+        assert "bogus" in r.stderr, r.stderr
+    else:
+        # A torch that cannot be asked: w4jit applies torch's rule and
+        # names the value it cannot read.
+        assert "error" in r.stdout and "'bogus'" in r.stdout, r.stdout
 
 
 def test_repack_from_int4pack_equals_repack_of_unpacked():
@@ -108,9 +207,9 @@ def test_repack_from_int4pack_equals_repack_of_unpacked():
 
 
 def test_repack_from_int4pack_errors():
-    with pytest.raises(RuntimeError, match="N = 96"):
+    with pytest.raises(RuntimeError, match="N = 40"):
         torch.ops.w4jit.woq_repack_from_int4pack(
-            torch.zeros(96, 16, dtype=torch.uint8))
+            torch.zeros(40, 16, dtype=torch.uint8))
     with pytest.raises(RuntimeError, match="packed_weight"):
         torch.ops.w4jit.woq_repack_from_int4pack(
             torch.zeros(64, 16, dtype=torch.int32))

@@ -27,6 +27,7 @@ NOT_CHECKED = {
     "_fingerprint_count": "no tensor arguments",
     "_concurrency": "no tensor arguments",
     "flush_moe_weight_cache": "no tensor arguments",
+    "_int4pack_capability": "no tensor arguments",
     "_overhead_probe": "returns timings, which differ from call to call "
                        "(its fake kernel is checked below)",
 }
@@ -85,6 +86,11 @@ def _moe_case(mode):
              s2), {"mode": mode})
 
 
+def _moe_functional_case(mode):
+    args, kwargs = _moe_case(mode)
+    return args[1:], kwargs
+
+
 def _cases():
     cases = []
     for name in POST_OPS:
@@ -109,6 +115,9 @@ def _cases():
     for mode in ("w4a16", "da8w4"):
         cases.append((f"fused_moe-{mode}", OPS.fused_moe.default,
                       lambda m=mode: _moe_case(m)))
+        cases.append((f"fused_moe_functional-{mode}",
+                      OPS.fused_moe_functional.default,
+                      lambda m=mode: _moe_functional_case(m)))
     return cases
 
 
@@ -137,37 +146,76 @@ def test_every_op_is_checked_or_says_why_not():
                 qual, "Meta"), f"{qual} has no fake (Meta) kernel"
 
 
-# torch 2.14 cannot functionalize a mutable op with an argument named
-# `mode` (auto_functionalized's redirect_to_mode(...).impl(mode, *args,
-# **kwargs) takes it twice): fused_moe's `mode` keyword hits it, so its AOT
-# dispatch check (and torch.compile of fused_moe) fails until the keyword
-# is renamed. docs/torch-2x.md.
-MODE_ARG_CLASH = ("test_aot_dispatch_dynamic",)
 ALL_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor",
              "test_aot_dispatch_dynamic")
-
-
-def _has_mode_arg(op):
-    return op._schema.is_mutable and any(
-        a.name == "mode" for a in op._schema.arguments)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_opcheck(case):
     _, op, make = case
     args, kwargs = make()
-    utils = tuple(u for u in ALL_UTILS if not (
-        _has_mode_arg(op) and u in MODE_ARG_CLASH))
-    torch.library.opcheck(op, args, kwargs, test_utils=utils)
+    torch.library.opcheck(op, args, kwargs, test_utils=ALL_UTILS)
 
 
-@pytest.mark.xfail(strict=True, reason="torch 2.14: a mutable op's argument "
-                   "named `mode` breaks auto_functionalized (fused_moe's "
-                   "`mode` keyword; rename it to fix)")
-def test_opcheck_fused_moe_aot_dispatch():
+def test_fused_moe_has_its_own_functionalization():
+    # fused_moe's `mode` keyword would clash with auto_functionalized's own
+    # `mode` parameter (docs/torch-2x.md): its Functionalize kernel keeps
+    # torch off that route (torch's own predicate says so), and the
+    # functional graph calls the twin instead.
+    from torch._higher_order_ops.auto_functionalize import (
+        can_auto_functionalize)
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(
+        "w4jit::fused_moe", "Functionalize")
+    assert not can_auto_functionalize(OPS.fused_moe.default)
     args, kwargs = _moe_case("w4a16")
-    torch.library.opcheck(OPS.fused_moe.default, args, kwargs,
-                          test_utils=MODE_ARG_CLASH)
+    out = args[0]
+
+    def f(out, *rest):
+        OPS.fused_moe(out, *rest, **kwargs)
+        return out
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(
+        torch.func.functionalize(f, remove="mutations_and_views"))(*args)
+    targets = [str(n.target) for n in gm.graph.nodes
+               if n.op == "call_function"]
+    assert any("fused_moe_functional" in t for t in targets), targets
+    assert not any("auto_functionalized" in t for t in targets), targets
+    want = f(out.clone(), *args[1:])
+    assert torch.equal(gm(out.clone(), *args[1:]), want)
+
+
+def test_fused_moe_functionalization_checks_output():
+    args, kwargs = _moe_case("w4a16")
+    bad = torch.zeros(args[0].shape[0] + 1, args[0].shape[1],
+                      dtype=args[0].dtype)
+
+    def f(out, *rest):
+        OPS.fused_moe(out, *rest, **kwargs)
+        return out
+
+    with pytest.raises(RuntimeError, match="output's dim 0 is 6 but "
+                       "input's is 5"):
+        torch.func.functionalize(f)(bad, *args[1:])
+
+
+@pytest.mark.parametrize("inference", (False, True),
+                         ids=("grad", "inference_mode"))
+def test_eager_fused_moe_writes_output_directly(inference):
+    # The functionalization is for tracing only: an eager call runs the CPU
+    # kernel into `output` (same storage, no twin, no copy).
+    args, kwargs = _moe_case("w4a16")
+    out = args[0]
+    ptr = out.data_ptr()
+    with torch.inference_mode(inference):
+        with torch.profiler.profile() as prof:
+            OPS.fused_moe(*args, **kwargs)
+    names = {e.name for e in prof.events()}
+    assert any("w4jit::fused_moe" == n for n in names), sorted(names)
+    assert not any("fused_moe_functional" in n for n in names), sorted(names)
+    assert not any("copy_" in n for n in names), sorted(names)
+    assert out.data_ptr() == ptr
+    want = OPS.fused_moe_functional(*args[1:], **kwargs)
+    assert torch.equal(out, want)
 
 
 def test_overhead_probe_fake_shape():

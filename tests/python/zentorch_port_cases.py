@@ -246,17 +246,15 @@ def _quantize_tinygemm(w, group_size):
 
 
 def _int4pack_for_cpu(q):
-    """torch's _convert_weight_to_int4pack_for_cpu layout (uint8 [N, K/2],
-    N a multiple of 64), in plain torch for torch versions without it: per
-    block of 64 rows and per column k, 32 bytes; byte d (0-15) holds row d
-    (low nibble) and row d + 32 (high), byte 16 + d rows d + 16 and d + 48.
-    """
-    n, k = q.shape
-    blk = q.to(torch.uint8).view(n // 64, 64, k)
-    b02 = blk[:, 0:16] | (blk[:, 32:48] << 4)  # [NB, 16, K]
-    b13 = blk[:, 16:32] | (blk[:, 48:64] << 4)
-    per_k = torch.cat([b02.transpose(1, 2), b13.transpose(1, 2)], dim=2)
-    return per_k.reshape(n, k // 2).contiguous()
+    """torch's _convert_weight_to_int4pack_for_cpu(q, 1) (uint8 [N, K/2],
+    in the layout of torch's CPU capability), as zentorch's test makes it;
+    on a torch without it (1.13), test_int4pack's model of the layout for
+    the capability woq_repack_from_int4pack reads."""
+    op = getattr(torch.ops.aten, "_convert_weight_to_int4pack_for_cpu", None)
+    if op is not None:
+        return op(q.to(torch.int32), 1)
+    from test_int4pack import int4pack_for_cpu
+    return int4pack_for_cpu(q)
 
 
 ASYM = [(dt, batch, k, n, gs, bias) for dt in DTYPES
