@@ -226,6 +226,23 @@ const std::vector<Column<ModelRow>>& ModelColumns() {
           {"read_pct_min", [](R r) -> json { return r.read_pct_min; }},
           {"tail", [](R r) -> json { return r.tail; }},
           {"read_tail", [](R r) -> json { return r.read_tail; }},
+          {"model_layers", [](R r) -> json { return r.model_layers; }},
+          {"model_tokens_per_s",
+           [](R r) -> json { return r.model_tokens_per_s; }},
+          {"model_tokens_per_s_best",
+           [](R r) -> json { return r.model_tokens_per_s_best; }},
+          {"routing", [](R r) -> json { return r.routing; }},
+          {"moe_calls", [](R r) -> json { return r.moe_calls; }},
+          {"attention_bytes", [](R r) -> json { return r.attention_bytes; }},
+          {"expert_bytes", [](R r) -> json { return r.expert_bytes; }},
+          {"experts_per_layer",
+           [](R r) -> json { return r.experts_per_layer; }},
+          {"macs", [](R r) -> json { return r.macs; }},
+          {"peak_gmacs", [](R r) -> json { return r.peak_gmacs; }},
+          {"peak_gmacs_best", [](R r) -> json { return r.peak_gmacs_best; }},
+          {"peak_pct", [](R r) -> json { return r.peak_pct; }},
+          {"peak_pct_min", [](R r) -> json { return r.peak_pct_min; }},
+          {"bound", [](R r) -> json { return r.bound; }},
           {"note", [](R r) -> json { return r.note; }}};
   return *columns;
 }
