@@ -90,6 +90,8 @@ TEST(BenchMoeModelConfig, BadValuesAreNamed) {
       {{"--model=qwen3-30b-a3b", "--routing=zipf"}, "--routing: 'zipf'"},
       {{"--model=llama3-8b", "--routing=skewed"},
        "--routing: llama3-8b is not a MoE model"},
+      {{"--model=llama3-8b", "--parts"}, "--parts: llama3-8b is not a MoE"},
+      {{"--parts"}, "--parts requires --model"},
       {{"--model=qwen3-30b-a3b", "--prefetch=0"},
        "--prefetch: not for the MoE model qwen3-30b-a3b"},
       {{"--model=qwen3-30b-a3b", "--tunings=a.json"},
@@ -313,6 +315,46 @@ TEST(BenchMoeModelRun, TinyModelRowsHaveConsistentBytes) {
   }
 }
 
+// --parts: the attention linears alone and the MoE layers alone beside
+// every whole step, their bytes adding up to the step's.
+TEST(BenchMoeModelRun, PartsSplitTheStep) {
+  ModelPreset model;
+  model.name = "tiny-model";
+  model.layers = {{"qkv", 384, 256, 128, false},
+                  {"o_proj", 256, 256, 128, false}};
+  model.num_layers = 2;
+  model.moe = MoePreset{"tiny", 256, 128, 8, 2};
+  absl::StatusOr<BenchConfig> c =
+      Parse({"--model=qwen3-30b-a3b", "--layers=2", "--m=1", "--steps=3",
+             "--parts", "--epilogues=plain", "--modes=da8w4"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->model_parts);
+  BenchReport report;
+  ASSERT_TRUE(RunModelBenchOn(
+                  *c, model, [](const std::string&) {}, nullptr, &report)
+                  .ok());
+  ASSERT_EQ(report.model_rows.size(), 3u);
+  const ModelRow& step = report.model_rows[0];
+  const ModelRow& attention = report.model_rows[1];
+  const ModelRow& moe = report.model_rows[2];
+  EXPECT_EQ(step.part, "");
+  EXPECT_EQ(attention.part, "attention");
+  EXPECT_EQ(moe.part, "moe");
+  EXPECT_EQ(attention.weight_bytes, step.attention_bytes);
+  EXPECT_DOUBLE_EQ(attention.experts_per_layer, 0.0);
+  EXPECT_DOUBLE_EQ(moe.experts_per_layer, 2.0);  // T = 1: top-2
+  EXPECT_EQ(moe.weight_bytes, 2 * 2 * moe.expert_bytes);
+  EXPECT_EQ(attention.weight_bytes + moe.weight_bytes, step.weight_bytes);
+  EXPECT_DOUBLE_EQ(attention.macs + moe.macs, step.macs);
+  for (const ModelRow& r : report.model_rows) {
+    EXPECT_TRUE(r.ok()) << r.part << ": " << r.note;
+    EXPECT_GT(r.min_ms, 0.0) << r.part;
+  }
+  EXPECT_NE(FormatReport(report).find("DA8W4  plain   attention    1"),
+            std::string::npos)
+      << FormatReport(report);
+}
+
 TEST(BenchMoeModelRun, LayersOutsideThePresetAreAnError) {
   ModelPreset model;
   model.name = "tiny";
@@ -401,15 +443,15 @@ TEST(BenchMoeModelReport, FiguresTableAndColumns) {
   }
   // DA8W4 T = 4: 20 ms p50, 16 min, 200 tok/s, 50 for the model (62.5
   // best), 8 experts a layer, 330.4 MB.
-  EXPECT_NE(text.find("DA8W4  fused      4     20.0     16.0     24.0   "
-                      "200.0    50.0    62.5    8.0    330.4"),
+  EXPECT_NE(text.find("DA8W4  fused   step         4     20.0     16.0     "
+                      "24.0   200.0    50.0    62.5    8.0    330.4"),
             std::string::npos)
       << text;
 
   const std::string csv = ModelCsv(report);
   const std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_NE(header.find("read_tail,model_layers,model_tokens_per_s,"
-                        "model_tokens_per_s_best,routing,moe_calls,"
+                        "model_tokens_per_s_best,routing,part,moe_calls,"
                         "attention_bytes,expert_bytes,experts_per_layer,"
                         "macs,peak_gmacs,peak_gmacs_best,peak_pct,"
                         "peak_pct_min,bound,note"),

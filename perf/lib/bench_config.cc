@@ -263,6 +263,12 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
       [c](std::string v) { c->model_skewed = v == "skewed"; })
       ->needs(model)
       ->default_str("uniform");
+  a.add_flag_callback(
+       "--parts", [c] { c->model_parts = true; },
+       "a MoE model's step also timed in parts, interleaved: its attention "
+       "linears alone and its MoE layers alone (rows with part attention / "
+       "moe)")
+      ->needs(model);
   AddOption<int64_t>(a, "--group-size", "G",
                      "every layer's quantization group instead of the "
                      "preset's 128 (-1: per-channel)",
@@ -368,6 +374,9 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
             "--hugepages", absl::StrCat("not for the MoE model ", p->name,
                                         " (MoeLayer has no huge-page option)"));
       }
+    } else if (a.count("--parts") > 0) {
+      throw CLI::ValidationError("--parts",
+                                 absl::StrCat(p->name, " is not a MoE model"));
     } else if (a.count("--routing") > 0) {
       throw CLI::ValidationError("--routing",
                                  absl::StrCat(p->name, " is not a MoE model"));

@@ -67,6 +67,10 @@ struct BenchConfig {
   // --routing: a MoE model's per-step routing, drawn from a seeded
   // distribution: uniform, or skewed (expert 0 in every token).
   bool model_skewed = false;
+  // --parts: a MoE model's step also timed in its two parts, the
+  // attention linears alone and the MoE layers alone (same copy, same
+  // routing), interleaved with the whole steps.
+  bool model_parts = false;
   // --group-size: every layer's quantization group instead of the
   // preset's (-1: per-channel; 0: the preset's), as checkpoints differ.
   int64_t model_group_size = 0;

@@ -212,7 +212,11 @@ struct ModelRow {
   // layers` attention linears, then one fused MoE layer. weight_bytes is
   // then attention_bytes plus the packed bytes of the distinct experts
   // the step's routing touched (mean over the timed steps).
-  std::string routing;             // "uniform" / "skewed"
+  std::string routing;  // "uniform" / "skewed"
+  // "" for the whole step; with --parts "attention" (the step's attention
+  // linears alone: weight_bytes = attention_bytes) or "moe" (its MoE
+  // layers alone: the experts' bytes).
+  std::string part;
   int64_t moe_calls = 0;           // MoE layer calls per step
   int64_t attention_bytes = 0;     // the attention linears' packed bytes
   int64_t expert_bytes = 0;        // one expert's, both projections

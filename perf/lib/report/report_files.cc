@@ -232,6 +232,7 @@ const std::vector<Column<ModelRow>>& ModelColumns() {
           {"model_tokens_per_s_best",
            [](R r) -> json { return r.model_tokens_per_s_best; }},
           {"routing", [](R r) -> json { return r.routing; }},
+          {"part", [](R r) -> json { return r.part; }},
           {"moe_calls", [](R r) -> json { return r.moe_calls; }},
           {"attention_bytes", [](R r) -> json { return r.attention_bytes; }},
           {"expert_bytes", [](R r) -> json { return r.expert_bytes; }},

@@ -333,20 +333,22 @@ std::string FormatMoeModel(const BenchReport& report) {
       "  read%%, peak%%: the step's from its p50 over the p50's, min%%: from "
       "its min over the best. binds: the larger of bytes/read and "
       "MACs/peak.\n"
-      "%-6s %-7s %4s %8s %8s %8s %7s %7s %7s %6s %8s %6s %6s %5s %5s %6s "
-      "%6s %5s %5s %-7s %5s\n",
+      "  part: step = the whole step; with --parts also its attention "
+      "linears alone and its MoE layers alone.\n"
+      "%-6s %-7s %-9s %4s %8s %8s %8s %7s %7s %7s %6s %8s %6s %6s %5s %5s "
+      "%6s %6s %5s %5s %-7s %5s\n",
       report.model, first.layers, first.model_layers,
       first.layers > 0 ? first.calls / first.layers : 0, first.routing,
       all ? "the same (all layers built)"
           : absl::StrCat("extrapolated to all ", first.model_layers,
                          " layers by layer count"),
       FormatBytes(static_cast<double>(report.model_read_bytes)), "mode",
-      "variant", "T", "p50(ms)", "min(ms)", "p90(ms)", "tok/s", "model", "best",
-      "exp/L", "MB", "read", "best", "read%", "min%", "peak", "best", "peak%",
-      "min%", "binds", "tail");
+      "variant", "part", "T", "p50(ms)", "min(ms)", "p90(ms)", "tok/s", "model",
+      "best", "exp/L", "MB", "read", "best", "read%", "min%", "peak", "best",
+      "peak%", "min%", "binds", "tail");
   for (const ModelRow& r : report.model_rows) {
-    absl::StrAppendFormat(&out, "%-6s %-7s %4d ", ImplTitle(r.impl), r.variant,
-                          r.m);
+    absl::StrAppendFormat(&out, "%-6s %-7s %-9s %4d ", ImplTitle(r.impl),
+                          r.variant, r.part.empty() ? "step" : r.part, r.m);
     if (!r.ok()) {
       absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
       continue;

@@ -110,10 +110,15 @@ struct ModelCopy {
   mutable std::vector<uint16_t> moe_out;
   int64_t expert_bytes = 0;  // MoeLayer::expert_packed_bytes
 
-  absl::Status Step(int64_t m, const RoutingPool* routing) const {
+  // A step through every decoder layer: all of it, or (--parts) only
+  // its linears or only its MoE layers.
+  enum class Part { kAll, kAttention, kMoe };
+
+  absl::Status Step(int64_t m, const RoutingPool* routing,
+                    Part part = Part::kAll) const {
     const size_t shapes = descs.size();
     const StepRoutingDraw* r = nullptr;
-    if (!moe.empty()) {
+    if (!moe.empty() && part != Part::kAttention) {
       r = &routing->draws[routing->next];
       routing->next = (routing->next + 1) % routing->draws.size();
       routing->used.push_back(r->total());
@@ -123,7 +128,9 @@ struct ModelCopy {
       const LayerDesc& d = descs[j];
       const int64_t ldy = d.out_n();
       absl::Status s;
-      if (d.epilogue.num_binary == 1) {
+      if (part == Part::kMoe) {
+        // The MoE layers alone.
+      } else if (d.epilogue.num_binary == 1) {
         EpilogueInputs inputs;
         inputs.data[0] = out[j].data();
         inputs.ld[0] = ldy;
@@ -132,7 +139,7 @@ struct ModelCopy {
         s = layers[i]->Run(m, in[j].data(), d.k, out[j].data(), ldy);
       }
       if (!s.ok()) return s;
-      if (j + 1 == shapes && !moe.empty()) {
+      if (j + 1 == shapes && !moe.empty() && part != Part::kAttention) {
         const size_t l = i / shapes;
         const int64_t at = static_cast<int64_t>(l) * m * top_k;
         MoeRunOptions options;
@@ -781,46 +788,74 @@ absl::Status RunModelBenchOn(
     // them).
     std::vector<std::unique_ptr<RoutingPool>> pools;
     std::vector<size_t> row_copy;
+    std::vector<ModelCopy::Part> parts = {ModelCopy::Part::kAll};
+    if (is_moe && config.model_parts) {
+      parts.push_back(ModelCopy::Part::kAttention);
+      parts.push_back(ModelCopy::Part::kMoe);
+    }
     for (size_t c = 0; c < copies.size(); ++c) {
       const ModelCopy& copy = copies[c];
       for (size_t i = 0; i < points.size(); ++i) {
-        const Point& p = points[i];
-        ModelRow row;
-        row.impl = ImplOf(copy.mode);
-        row.model = model->name;
-        row.layers = config.model_layers;
-        row.model_layers = model->num_layers;
-        row.variant = variant;
-        row.step = p.step;
-        row.prefetch = copy.setting.prefetch;
-        row.tuning = TuningLabel(copy.setting.tuning);
-        row.huge_pages = copy.huge_pages;
-        row.m = p.m;
-        row.calls = static_cast<int64_t>(copy.layers.size());
-        row.weight_bytes = copy.weight_bytes;
-        auto pool = std::make_unique<RoutingPool>();
-        if (is_moe) {
-          row.routing = config.model_skewed ? "skewed" : "uniform";
-          row.moe_calls = static_cast<int64_t>(copy.moe.size());
-          row.attention_bytes = copy.weight_bytes;
-          row.expert_bytes = copy.expert_bytes;
-          pool->draws = draws[i];
-          double macs = 0.0;
-          for (const LayerShape& s : model->layers) {
-            macs += static_cast<double>(s.n) * static_cast<double>(s.k);
+        for (ModelCopy::Part part : parts) {
+          const Point& p = points[i];
+          ModelRow row;
+          row.impl = ImplOf(copy.mode);
+          row.model = model->name;
+          row.layers = config.model_layers;
+          row.model_layers = model->num_layers;
+          row.variant = variant;
+          row.step = p.step;
+          row.prefetch = copy.setting.prefetch;
+          row.tuning = TuningLabel(copy.setting.tuning);
+          row.huge_pages = copy.huge_pages;
+          row.m = p.m;
+          row.calls = static_cast<int64_t>(copy.layers.size());
+          row.weight_bytes = copy.weight_bytes;
+          auto pool = std::make_unique<RoutingPool>();
+          if (is_moe) {
+            row.routing = config.model_skewed ? "skewed" : "uniform";
+            row.moe_calls = static_cast<int64_t>(copy.moe.size());
+            row.attention_bytes = copy.weight_bytes;
+            row.expert_bytes = copy.expert_bytes;
+            pool->draws = draws[i];
+            double macs = 0.0;
+            for (const LayerShape& s : model->layers) {
+              macs += static_cast<double>(s.n) * static_cast<double>(s.k);
+            }
+            macs += 3.0 * static_cast<double>(model->moe->top_k) *
+                    static_cast<double>(model->moe->hidden) *
+                    static_cast<double>(model->moe->intermediate);
+            row.macs = macs * static_cast<double>(p.m) * config.model_layers;
+            if (part != ModelCopy::Part::kAll) {
+              double attention_macs = 0.0;
+              for (const LayerShape& s : model->layers) {
+                attention_macs +=
+                    static_cast<double>(s.n) * static_cast<double>(s.k);
+              }
+              attention_macs *= static_cast<double>(p.m) * config.model_layers;
+              if (part == ModelCopy::Part::kAttention) {
+                row.part = "attention";
+                row.macs = attention_macs;
+                row.moe_calls = 0;
+                pool->draws.clear();
+              } else {
+                row.part = "moe";
+                row.macs -= attention_macs;
+                row.calls = 0;
+                row.attention_bytes = 0;
+                row.weight_bytes = 0;
+              }
+            }
           }
-          macs += 3.0 * static_cast<double>(model->moe->top_k) *
-                  static_cast<double>(model->moe->hidden) *
-                  static_cast<double>(model->moe->intermediate);
-          row.macs = macs * static_cast<double>(p.m) * config.model_layers;
+          rows.push_back(row);
+          row_copy.push_back(c);
+          const int64_t m = p.m;
+          const RoutingPool* routing = pool.get();
+          pools.push_back(std::move(pool));
+          contenders.push_back([&copy, m, routing, part] {
+            return copy.Step(m, routing, part);
+          });
         }
-        rows.push_back(row);
-        row_copy.push_back(c);
-        const int64_t m = p.m;
-        const RoutingPool* routing = pool.get();
-        pools.push_back(std::move(pool));
-        contenders.push_back(
-            [&copy, m, routing] { return copy.Step(m, routing); });
       }
     }
     say(absl::StrFormat(
@@ -840,7 +875,7 @@ absl::Status RunModelBenchOn(
         row.status = RowStatus::kError;
         row.note = std::string(step.status().message());
       } else {
-        if (is_moe) {
+        if (is_moe && row.part != "attention") {
           bool exact = false;
           const double experts =
               MeanTimedExperts(pools[i]->used, step->samples, &exact);
@@ -869,10 +904,11 @@ absl::Status RunModelBenchOn(
             "  %s %s %s T=%d: p50 %.1f ms (min %.1f, p90 %.1f), %.1f "
             "experts/layer, %.1f MB/step, %.0f%% (min %.0f%%) of the read's "
             "%.1f GB/s, %.0f%% (min %.0f%%) of the peak",
-            row.impl, variant, row.step, row.m, row.time_ms, row.min_ms,
-            row.p90_ms, row.experts_per_layer, row.weight_bytes / 1e6,
-            row.read_pct, row.read_pct_min, row.read_gbps, row.peak_pct,
-            row.peak_pct_min));
+            row.impl, variant,
+            row.part.empty() ? row.step : absl::StrCat(row.step, " ", row.part),
+            row.m, row.time_ms, row.min_ms, row.p90_ms, row.experts_per_layer,
+            row.weight_bytes / 1e6, row.read_pct, row.read_pct_min,
+            row.read_gbps, row.peak_pct, row.peak_pct_min));
       } else {
         say(absl::StrFormat(
             "  %s %s %s%s M=%d: p50 %.1f ms (min %.1f, p90 %.1f), %.1f GB/s "
