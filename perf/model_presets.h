@@ -5,9 +5,12 @@
 #define W4JIT_PERF_MODEL_PRESETS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "w4jit/types.hpp"
 
 namespace w4jit::perf {
 
@@ -19,21 +22,55 @@ struct LayerShape {
   bool has_bias = false;
 };
 
+// A model's fused MoE layer (MoeLayer, include/w4jit/moe.hpp): what
+// `w4jit bench --moe` times alone and the MoE models of --model put in
+// every decoder layer.
+struct MoePreset {
+  std::string name;
+  int64_t hidden, intermediate, experts, top_k;
+  int64_t group_size = 128;
+  bool biases = false;  // w13 [2I] and w2 [H] per expert
+  Activation activation = Activation::kSilu;
+};
+
+// The MoE layers of the models' configs, in a fixed order:
+// "qwen3-30b-a3b" (H 2048, I 768, E 128, k 8), "mixtral-8x7b" (H 4096,
+// I 14336, E 8, k 2), "gpt-oss-20b" (H = I = 2880, E 32, k 4, group 32,
+// biases, swigluoai), "gpt-oss-120b" (E 128, otherwise gpt-oss-20b's).
+const std::vector<MoePreset>& MoePresets();
+
 struct ModelPreset {
   std::string name;  // "llama3-8b", ...
   std::string description;
-  std::vector<LayerShape> layers;  // one decoder layer's linears, in order
-  int num_layers = 0;              // decoder layers of the whole model
+  // One decoder layer's linears, in order. A MoE model's are its
+  // attention projections (qkv fused, o_proj); its MLP is `moe`.
+  std::vector<LayerShape> layers;
+  int num_layers = 0;  // decoder layers of the whole model
+  // A MoE model's expert layer, run after `layers` in every decoder
+  // layer; empty for a dense model.
+  std::optional<MoePreset> moe;
 };
 
-// Every built-in preset, in a fixed order.
+// Every built-in dense preset (--preset, --model, the microbenchmarks and
+// `w4jit sweep`), in a fixed order.
 const std::vector<ModelPreset>& ModelPresets();
 
-// nullptr if no preset has this name.
+// nullptr if no dense preset has this name.
 const ModelPreset* FindPreset(std::string_view name);
 
 // "llama3-8b, llama3-70b-tp4, qwen2.5-7b", for help and error messages.
 std::string PresetNames();
+
+// The MoE models --model takes besides the dense presets: attention
+// projections as linears and a fused MoE layer per decoder layer
+// (qwen3-30b-a3b, mixtral-8x7b, gpt-oss-20b, gpt-oss-120b).
+const std::vector<ModelPreset>& MoeModelPresets();
+
+// A dense or MoE model preset by name (--model); nullptr if unknown.
+const ModelPreset* FindModelPreset(std::string_view name);
+
+// Every name FindModelPreset knows, dense first.
+std::string ModelPresetNames();
 
 }  // namespace w4jit::perf
 

@@ -276,7 +276,10 @@ TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
       "status,samples,time_ms,"
       "min_ms,p90_ms,tokens_per_s,weight_bytes,weight_gbps,"
       "weight_gbps_max,read_gbps,read_gbps_best,read_pct,read_pct_min,tail,"
-      "read_tail,"
+      "read_tail,model_layers,model_tokens_per_s,model_tokens_per_s_best,"
+      "routing,part,moe_calls,attention_bytes,expert_bytes,experts_per_layer,"
+      "macs,"
+      "peak_gmacs,peak_gmacs_best,peak_pct,peak_pct_min,bound,"
       "note");
   EXPECT_NE(csv.find("\"no memory, at all\""), std::string::npos);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);

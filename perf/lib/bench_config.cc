@@ -43,6 +43,16 @@ absl::StatusOr<std::vector<std::string>> MoeNames(const std::string& text) {
   return names;
 }
 
+// --model's names: the dense presets and the MoE models.
+absl::StatusOr<const ModelPreset*> ModelName(const std::string& text) {
+  const ModelPreset* p = FindModelPreset(text);
+  if (p == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown '", text, "' (have ", ModelPresetNames(), ")"));
+  }
+  return p;
+}
+
 absl::StatusOr<int64_t> GroupSize(const std::string& text) {
   absl::StatusOr<int64_t> g = flags::Integer(text);
   if (!g.ok() || (*g < 1 && *g != -1)) {
@@ -107,7 +117,7 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
       "rows of x to time; above 1024, an M where one call would take longer "
       "than --budget (from the smaller M) is not timed. With --moe the "
       "token counts (1,4,16,64,256 if not given), with --model the decode "
-      "M (1,4,8,16 if not given)",
+      "M (1,4,8,16 if not given; a MoE model's T: 1,4,16,64)",
       flags::PositiveIntegerList,
       [c](std::vector<int64_t> ms) {
         c->ms = ms;
@@ -222,12 +232,19 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
       ->default_str(absl::StrCat(d.accuracy_rows));
   CLI::Option* model = AddOption<const ModelPreset*>(
       a, "--model", "NAME",
-      "instead of single layers, every linear layer of a whole model (same "
-      "names as --preset), timed a decode step at a time through all layers "
-      "(weights far beyond the L3: streamed from DRAM), both modes, "
-      "interleaved with a plain streaming read of a DRAM-sized buffer. "
-      "Writes model.csv. The options below need it",
-      ParsePreset, [c](const ModelPreset* p) { c->model = p->name; });
+      absl::StrCat(
+          "instead of single layers, every linear layer of a whole model (",
+          ModelPresetNames(),
+          "), timed a decode step at a time through all layers "
+          "(weights far beyond the L3: streamed from DRAM), both modes, "
+          "interleaved with a plain streaming read of a DRAM-sized buffer. "
+          "A MoE model (qwen3-30b-a3b, gpt-oss-20b, ...) runs its attention "
+          "projections (qkv, o_proj) as linears and its experts as one fused "
+          "MoE layer per decoder layer, routed afresh every step (the "
+          "router's matmul left out), with the step's distinct experts' "
+          "bytes and the mode's compute peak timed alongside. "
+          "Writes model.csv. The options below need it"),
+      ModelName, [c](const ModelPreset* p) { c->model = p->name; });
   AddOption<int64_t>(a, "--layers", "L",
                      "build only L decoder layers (default: all); checked "
                      "against MemAvailable",
@@ -236,6 +253,21 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
                        c->model_layers =
                            static_cast<int>(std::min<int64_t>(l, 1 << 20));
                      })
+      ->needs(model);
+  AddOption<std::string>(
+      a, "--routing", "uniform|skewed",
+      "a MoE model's routing, drawn afresh for every step and decoder "
+      "layer from a seeded distribution: each token's top-k distinct "
+      "experts uniformly, or skewed (expert 0 in every token)",
+      flags::OneOf({"uniform", "skewed"}),
+      [c](std::string v) { c->model_skewed = v == "skewed"; })
+      ->needs(model)
+      ->default_str("uniform");
+  a.add_flag_callback(
+       "--parts", [c] { c->model_parts = true; },
+       "a MoE model's step also timed in parts, interleaved: its attention "
+       "linears alone and its MoE layers alone (rows with part attention / "
+       "moe)")
       ->needs(model);
   AddOption<int64_t>(a, "--group-size", "G",
                      "every layer's quantization group instead of the "
@@ -303,7 +335,7 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
   // After every option: what depends on --model.
   a.callback([c, &a] {
     if (c->model.empty()) return;
-    const ModelPreset* p = FindPreset(c->model);
+    const ModelPreset* p = FindModelPreset(c->model);
     if (c->model_layers > p->num_layers) {
       throw CLI::ValidationError(
           "--layers", absl::StrCat(c->model_layers, " is more than ", p->name,
@@ -318,7 +350,41 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
                          " of ", p->name, "'s ", s.name));
       }
     }
-    if (a.count("--m") == 0) c->ms = {1, 4, 8, 16};
+    if (p->moe.has_value()) {
+      const MoePreset& moe = *p->moe;
+      for (int64_t k : {moe.hidden, moe.intermediate}) {
+        if (c->model_group_size > 0 && k % c->model_group_size != 0) {
+          throw CLI::ValidationError(
+              "--group-size",
+              absl::StrCat(c->model_group_size, " does not divide K = ", k,
+                           " of ", p->name, "'s experts"));
+        }
+      }
+      // The experts are one MoeLayer, which takes neither a tuning file
+      // nor huge pages: settings would apply to the attention alone.
+      for (const char* opt : {"--prefetch", "--tunings"}) {
+        if (a.count(opt) > 0) {
+          throw CLI::ValidationError(
+              opt, absl::StrCat("not for the MoE model ", p->name,
+                                " (its experts take no tuning file)"));
+        }
+      }
+      if (c->model_huge_pages != std::vector<bool>{false}) {
+        throw CLI::ValidationError(
+            "--hugepages", absl::StrCat("not for the MoE model ", p->name,
+                                        " (MoeLayer has no huge-page option)"));
+      }
+    } else if (a.count("--parts") > 0) {
+      throw CLI::ValidationError("--parts",
+                                 absl::StrCat(p->name, " is not a MoE model"));
+    } else if (a.count("--routing") > 0) {
+      throw CLI::ValidationError("--routing",
+                                 absl::StrCat(p->name, " is not a MoE model"));
+    }
+    if (a.count("--m") == 0) {
+      c->ms = p->moe.has_value() ? std::vector<int64_t>{1, 4, 16, 64}
+                                 : std::vector<int64_t>{1, 4, 8, 16};
+    }
   });
   return app;
 }

@@ -59,8 +59,18 @@ struct BenchConfig {
   // of a whole model (a preset name; "" = off), timed step by step from DRAM.
   // With it, `w4jit bench` runs only that section, at decode M = ms (1, 4,
   // 8, 16 unless --m says otherwise) and prefill M = prefill_ms.
+  // A MoE model (MoeModelPresets()) has its attention projections as
+  // linears and a fused MoE layer per decoder layer, decode T = ms (1, 4,
+  // 16, 64 unless --m says otherwise).
   std::string model;
   int model_layers = 0;  // decoder layers built; 0: all the preset has
+  // --routing: a MoE model's per-step routing, drawn from a seeded
+  // distribution: uniform, or skewed (expert 0 in every token).
+  bool model_skewed = false;
+  // --parts: a MoE model's step also timed in its two parts, the
+  // attention linears alone and the MoE layers alone (same copy, same
+  // routing), interleaved with the whole steps.
+  bool model_parts = false;
   // --group-size: every layer's quantization group instead of the
   // preset's (-1: per-channel; 0: the preset's), as checkpoints differ.
   int64_t model_group_size = 0;

@@ -168,7 +168,8 @@ struct AccuracyRow {
 
 // One mode at one M through a whole model (the --model section): a step
 // runs every linear layer of every decoder layer in order, 4 calls per
-// decoder layer. The DRAM read rate is a plain streaming read of a
+// decoder layer of a dense model; a MoE model's, its attention linears and
+// its fused MoE layer. The DRAM read rate is a plain streaming read of a
 // DRAM-sized buffer timed in the same rounds as the steps.
 struct ModelRow {
   std::string impl;         // kImplW4a16 / kImplDa8w4
@@ -201,8 +202,38 @@ struct ModelRow {
   // (the machine's own noise: a step's tail above it is the library's).
   double tail = 0.0;
   double read_tail = 0.0;
+  // The whole model's tokens/s extrapolated from the layers built by the
+  // decoder layer count (a step's time scales with its layers): from the
+  // p50 and from the min. Equal to tokens_per_s when all were built.
+  int model_layers = 0;  // the preset's decoder layers
+  double model_tokens_per_s = 0.0;
+  double model_tokens_per_s_best = 0.0;
+  // A MoE model's (empty / 0 for a dense one): per decoder layer `calls /
+  // layers` attention linears, then one fused MoE layer. weight_bytes is
+  // then attention_bytes plus the packed bytes of the distinct experts
+  // the step's routing touched (mean over the timed steps).
+  std::string routing;  // "uniform" / "skewed"
+  // "" for the whole step; with --parts "attention" (the step's attention
+  // linears alone: weight_bytes = attention_bytes) or "moe" (its MoE
+  // layers alone: the experts' bytes).
+  std::string part;
+  int64_t moe_calls = 0;           // MoE layer calls per step
+  int64_t attention_bytes = 0;     // the attention linears' packed bytes
+  int64_t expert_bytes = 0;        // one expert's, both projections
+  double experts_per_layer = 0.0;  // distinct experts a layer touches, mean
+  double macs = 0.0;               // multiply-accumulates per step
+  // The mode's compute peak loop timed in the same rounds: its p50 rate
+  // and best (GMAC/s), the step's MAC rate as a percentage of them, and
+  // which bound binds (kBoundMemory / kBoundCompute: the longer of the
+  // step's bytes at the read's best and its MACs at the peak's best).
+  double peak_gmacs = 0.0;
+  double peak_gmacs_best = 0.0;
+  double peak_pct = 0.0;
+  double peak_pct_min = 0.0;
+  std::string bound;
 
   bool ok() const { return status == RowStatus::kOk; }
+  bool is_moe() const { return !routing.empty(); }
 };
 
 // What a model copy was built under besides its mode: "pf<prefetch>", the

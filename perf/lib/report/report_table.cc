@@ -314,9 +314,67 @@ std::string FormatAccuracy(const BenchReport& report) {
   return out;
 }
 
+// A MoE model's table: the step's bytes are its attention's and those of
+// the distinct experts its routing touched; its MACs against the mode's
+// compute peak, timed in the same rounds as the read.
+std::string FormatMoeModel(const BenchReport& report) {
+  const ModelRow& first = report.model_rows.front();
+  const bool all = first.layers == first.model_layers;
+  std::string out = absl::StrFormat(
+      "\n== MoE model %s, %d of its %d decoder layers built, each %d "
+      "attention linear(s) and a fused MoE layer; %s routing, drawn afresh "
+      "every step and layer (the router's matmul not run) ==\n"
+      "T = tokens per step. tok/s = T / p50 for the layers built; model "
+      "tok/s = %s from the p50 (best: from the min).\n"
+      "  exp/L = distinct experts a layer's tokens touch (mean of the timed "
+      "steps); MB = the step's attention plus those experts' packed bytes.\n"
+      "  read = a streaming read of a %s buffer, peak = the mode's compute "
+      "peak loop (GMAC/s), both timed in the same rounds (p50 / best);\n"
+      "  read%%, peak%%: the step's from its p50 over the p50's, min%%: from "
+      "its min over the best. binds: the larger of bytes/read and "
+      "MACs/peak.\n"
+      "  part: step = the whole step; with --parts also its attention "
+      "linears alone and its MoE layers alone.\n"
+      "%-6s %-7s %-9s %4s %8s %8s %8s %7s %7s %7s %6s %8s %6s %6s %5s %5s "
+      "%6s %6s %5s %5s %-7s %5s\n",
+      report.model, first.layers, first.model_layers,
+      first.layers > 0 ? first.calls / first.layers : 0, first.routing,
+      all ? "the same (all layers built)"
+          : absl::StrCat("extrapolated to all ", first.model_layers,
+                         " layers by layer count"),
+      FormatBytes(static_cast<double>(report.model_read_bytes)), "mode",
+      "variant", "part", "T", "p50(ms)", "min(ms)", "p90(ms)", "tok/s", "model",
+      "best", "exp/L", "MB", "read", "best", "read%", "min%", "peak", "best",
+      "peak%", "min%", "binds", "tail");
+  for (const ModelRow& r : report.model_rows) {
+    absl::StrAppendFormat(&out, "%-6s %-7s %-9s %4d ", ImplTitle(r.impl),
+                          r.variant, r.part.empty() ? "step" : r.part, r.m);
+    if (!r.ok()) {
+      absl::StrAppendFormat(&out, "%s: %s\n", ToString(r.status), r.note);
+      continue;
+    }
+    absl::StrAppendFormat(
+        &out,
+        "%8.1f %8.1f %8.1f %7.1f %7.1f %7.1f %6.1f %8.1f %6.1f %6.1f %4.0f%% "
+        "%4.0f%% %6.0f %6.0f %4.0f%% %4.0f%% %-7s %5.2f\n",
+        r.time_ms, r.min_ms, r.p90_ms, r.tokens_per_s, r.model_tokens_per_s,
+        r.model_tokens_per_s_best, r.experts_per_layer, r.weight_bytes / 1e6,
+        r.read_gbps, r.read_gbps_best, r.read_pct, r.read_pct_min, r.peak_gmacs,
+        r.peak_gmacs_best, r.peak_pct, r.peak_pct_min, r.bound, r.tail);
+  }
+  for (const ModelRow& r : report.model_rows) {
+    if (r.ok() && !r.note.empty()) {
+      absl::StrAppendFormat(&out, "note (%s %s T=%d): %s\n", ImplTitle(r.impl),
+                            r.variant, r.m, r.note);
+    }
+  }
+  return out;
+}
+
 std::string FormatModel(const BenchReport& report) {
   if (report.model_rows.empty()) return "";
   const ModelRow& first = report.model_rows.front();
+  if (first.is_moe()) return FormatMoeModel(report);
   std::string out = absl::StrFormat(
       "\n== model %s, %d decoder layers, %d linear calls per step, a step "
       "through all in order ==\n"

@@ -24,47 +24,6 @@
 namespace w4jit::perf {
 namespace {
 
-// The MoE layers of the models' configs. gpt-oss (OpenAI's open-weight
-// models): H = I = 2880 (not a multiple of 128: group 32, as its MXFP4
-// blocks), biases on both projections, the swigluoai gate.
-const MoePreset kPresets[] = {
-    {"qwen3-30b-a3b", 2048, 768, 128, 8},
-    {"mixtral-8x7b", 4096, 14336, 8, 2},
-    {"gpt-oss-20b", 2880, 2880, 32, 4, 32, true, Activation::kSwigluOai},
-    {"gpt-oss-120b", 2880, 2880, 128, 4, 32, true, Activation::kSwigluOai},
-};
-
-// Token i's experts: k distinct ones at random; skewed puts expert 0
-// first in every token.
-std::vector<int32_t> Routing(int64_t t, int64_t k, int64_t experts, bool skewed,
-                             uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<int32_t> all(static_cast<size_t>(experts));
-  std::vector<int32_t> ids;
-  for (int64_t e = 0; e < experts; ++e) all[e] = static_cast<int32_t>(e);
-  for (int64_t i = 0; i < t; ++i) {
-    std::shuffle(all.begin(), all.end(), rng);
-    if (skewed) {
-      std::iter_swap(all.begin(), std::find(all.begin(), all.end(), 0));
-    }
-    ids.insert(ids.end(), all.begin(), all.begin() + k);
-  }
-  return ids;
-}
-
-PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels) {
-  bool avx512 = false, bf16dot = false;
-  for (const std::string& k : kernels) {
-    avx512 = avx512 || absl::StrContains(k, "__avx512");
-    bf16dot = bf16dot || absl::StrContains(k, "bf16dot");
-  }
-  if (mode == Mode::kDA8W4) {
-    return avx512 ? PeakOp::kInt8DotVnniZmm : PeakOp::kInt8DotAvx2I16;
-  }
-  if (bf16dot) return PeakOp::kBf16DotZmm;
-  return avx512 ? PeakOp::kF32FmaZmm : PeakOp::kF32FmaYmm;
-}
-
 // One Layer per expert and projection, from the per-expert tensors.
 struct ExpertLayers {
   std::vector<std::unique_ptr<Layer>> w13, w2;
@@ -166,7 +125,7 @@ absl::Status BenchPreset(const MoePreset& p, Mode mode,
     for (int64_t t : options.tokens) {
       const int64_t k = p.top_k;
       const std::vector<int32_t> ids =
-          Routing(t, k, p.experts, skewed, static_cast<uint32_t>(t));
+          MoeRouting(t, k, p.experts, skewed, static_cast<uint32_t>(t));
       std::vector<float> w(ids.size(), 1.0f / static_cast<float>(k));
       const std::vector<uint8_t> x = check::RandomActivations(
           internal::MoeW13Desc(d), t, p.hidden, 0xAC7u);
@@ -236,8 +195,37 @@ absl::Status BenchPreset(const MoePreset& p, Mode mode,
 
 }  // namespace
 
+std::vector<int32_t> MoeRouting(int64_t t, int64_t k, int64_t experts,
+                                bool skewed, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> all(static_cast<size_t>(experts));
+  std::vector<int32_t> ids;
+  for (int64_t e = 0; e < experts; ++e) all[e] = static_cast<int32_t>(e);
+  for (int64_t i = 0; i < t; ++i) {
+    std::shuffle(all.begin(), all.end(), rng);
+    if (skewed) {
+      std::iter_swap(all.begin(), std::find(all.begin(), all.end(), 0));
+    }
+    ids.insert(ids.end(), all.begin(), all.begin() + k);
+  }
+  return ids;
+}
+
+PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels) {
+  bool avx512 = false, bf16dot = false;
+  for (const std::string& k : kernels) {
+    avx512 = avx512 || absl::StrContains(k, "__avx512");
+    bf16dot = bf16dot || absl::StrContains(k, "bf16dot");
+  }
+  if (mode == Mode::kDA8W4) {
+    return avx512 ? PeakOp::kInt8DotVnniZmm : PeakOp::kInt8DotAvx2I16;
+  }
+  if (bf16dot) return PeakOp::kBf16DotZmm;
+  return avx512 ? PeakOp::kF32FmaZmm : PeakOp::kF32FmaYmm;
+}
+
 const MoePreset* FindMoePreset(const std::string& name) {
-  for (const MoePreset& p : kPresets) {
+  for (const MoePreset& p : MoePresets()) {
     if (p.name == name) return &p;
   }
   return nullptr;
@@ -245,7 +233,7 @@ const MoePreset* FindMoePreset(const std::string& name) {
 
 std::string MoePresetNames() {
   std::vector<std::string> names;
-  for (const MoePreset& p : kPresets) names.push_back(p.name);
+  for (const MoePreset& p : MoePresets()) names.push_back(p.name);
   return absl::StrJoin(names, ", ");
 }
 

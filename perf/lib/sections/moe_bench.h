@@ -15,27 +15,29 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "perf/lib/ceilings/peak_loop_generator.h"
 #include "perf/lib/ceilings/roofline.h"
 #include "perf/lib/report/bench_report.h"
 #include "perf/lib/timing/timing.h"
+#include "perf/model_presets.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::perf {
 
-struct MoePreset {
-  std::string name;
-  int64_t hidden, intermediate, experts, top_k;
-  int64_t group_size = 128;
-  bool biases = false;  // w13 [2I] and w2 [H] per expert
-  Activation activation = Activation::kSilu;
-};
-
-// "qwen3-30b-a3b" (H 2048, I 768, E 128, k 8), "mixtral-8x7b" (H 4096,
-// I 14336, E 8, k 2), "gpt-oss-20b" (H = I = 2880, E 32, k 4, group 32,
-// biases, swigluoai), "gpt-oss-120b" (E 128, otherwise gpt-oss-20b's);
-// nullptr if unknown.
+// One of MoePresets() (perf/model_presets.h); nullptr if unknown.
 const MoePreset* FindMoePreset(const std::string& name);
 std::string MoePresetNames();
+
+// Routing of t tokens to k of `experts` experts ([t, k] ids, row-major):
+// each token's k distinct experts drawn uniformly from an mt19937 seeded
+// with `seed`; skewed puts expert 0 first in every token (the rest
+// uniform).
+std::vector<int32_t> MoeRouting(int64_t t, int64_t k, int64_t experts,
+                                bool skewed, uint32_t seed);
+
+// The compute peak a mode's kernels (Layer or MoeLayer kernel_names())
+// run at: DA8W4's int8 dot, W4A16's bf16 dot or f32 FMA, ymm or zmm.
+PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels);
 
 struct MoeBenchOptions {
   std::vector<std::string> presets;
