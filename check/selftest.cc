@@ -298,7 +298,8 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
   if (d.mode == Mode::kDA8W4 && Coin(rng)) d.act_quant = ActQuant::kPerGroup;
   // Float zero points (torchao's tinygemm form) for a third of the W4A16
   // u4 cases, drawn after everything else for the same reason; in the
-  // tinygemm-int4pack format (N a multiple of 64, no g_idx) where K is
+  // tinygemm-int4pack format (N a multiple of 16, so that the last 64-row
+  // block is often a tail; no g_idx) where K is
   // even and a coin says so, else beside unpacked or zentorch weights.
   if (d.mode == Mode::kW4A16 && d.weight_type == WeightType::kU4 &&
       Coin(rng, 0.33)) {
@@ -306,7 +307,7 @@ Case RandomCase(std::mt19937_64* rng, IsaTier isa, int max_threads,
     d.zero_point_dtype = Coin(rng) ? DType::kBF16 : DType::kF32;
     if (d.k % 2 == 0 && Coin(rng, 0.5)) {
       c.format = WeightFormat::kTinygemmInt4Pack;
-      d.n = RoundUp(d.n, 64);
+      d.n = RoundUp(d.n, 16);
       c.ldy = d.n + (c.ldy > 0 ? c.ldy % 7 : 0);
       c.act_order = false;
     } else if (c.format != WeightFormat::kZentorchInt32) {

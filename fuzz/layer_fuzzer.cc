@@ -75,8 +75,9 @@ LayerDesc ConsumeDesc(FuzzedDataProvider* fdp, WeightFormat format) {
     }
     if (n8) d.n = (d.n + 7) / 8 * 8;
     if (format == WeightFormat::kTinygemmInt4Pack) {
-      // 64-row blocks, two k per byte, u4 with float zero points.
-      d.n = (d.n + 63) / 64 * 64;
+      // 64-row blocks (the last one a tail when N % 64 != 0), two k per
+      // byte, u4 with float zero points; torch needs N % 16 == 0.
+      d.n = (d.n + 15) / 16 * 16;
       if (d.k % 2 != 0) d.k = d.group_size == -1 ? d.k + 1 : 2 * d.k;
       if (d.group_size != -1 && d.k % d.group_size != 0) d.group_size = -1;
       d.weight_type = WeightType::kU4;
