@@ -27,6 +27,19 @@ const std::vector<MoePreset>& MoePresets() {
   return *presets;
 }
 
+MoeDesc MoePresetDesc(const MoePreset& p, Mode mode, WeightType weight_type) {
+  MoeDesc d;
+  d.experts = p.experts;
+  d.hidden = p.hidden;
+  d.intermediate = p.intermediate;
+  d.group_size = p.group_size;
+  d.weight_type = weight_type;
+  d.mode = mode;
+  d.activation = p.activation;
+  d.has_w13_bias = d.has_w2_bias = p.biases;
+  return d;
+}
+
 const std::vector<ModelPreset>& ModelPresets() {
   // N x K as in docs/bench.md, group 128; the decoder
   // layer counts of the models' configs.

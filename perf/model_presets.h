@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "w4jit/moe.hpp"
 #include "w4jit/types.hpp"
 
 namespace w4jit::perf {
@@ -38,6 +39,12 @@ struct MoePreset {
 // I 14336, E 8, k 2), "gpt-oss-20b" (H = I = 2880, E 32, k 4, group 32,
 // biases, swigluoai), "gpt-oss-120b" (E 128, otherwise gpt-oss-20b's).
 const std::vector<MoePreset>& MoePresets();
+
+// A MoE preset's layer as both benches build it: its shapes, group,
+// activation and biases, bf16 x and y (MoeDesc's defaults), per-token
+// activation scales for DA8W4.
+MoeDesc MoePresetDesc(const MoePreset& p, Mode mode,
+                      WeightType weight_type = WeightType::kS4);
 
 struct ModelPreset {
   std::string name;  // "llama3-8b", ...

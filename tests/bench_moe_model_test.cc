@@ -148,7 +148,7 @@ TEST(BenchMoeModelMemory, EstimateBoundsPackedExperts) {
                              MoePreset{"tiny-oss", 192, 192, 4, 2, 32, true,
                                        Activation::kSwigluOai}}) {
     for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
-      const MoeDesc d = ModelMoeDesc(p, mode, WeightType::kS4);
+      const MoeDesc d = MoePresetDesc(p, mode, WeightType::kS4);
       absl::StatusOr<check::MoeCheckpoint> ckpt =
           check::RandomMoeCheckpoint(d, WeightFormat::kCompressedTensors, 3);
       ASSERT_TRUE(ckpt.ok()) << ckpt.status();

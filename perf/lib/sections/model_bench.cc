@@ -174,7 +174,7 @@ absl::Status BuildMoe(
     int64_t max_m, const std::function<void(const std::string&)>& status_line,
     ModelCopy* copy, BenchReport* report) {
   const MoePreset& p = *model.moe;
-  const MoeDesc d = ModelMoeDesc(p, copy->mode, config.weight_type);
+  const MoeDesc d = MoePresetDesc(p, copy->mode, config.weight_type);
   const int layers = config.model_layers;
   copy->hidden = d.hidden;
   copy->top_k = p.top_k;
@@ -381,19 +381,6 @@ int64_t EstimatePackedBytes(const LayerShape& shape, WeightType weight_type) {
   const int64_t meta_bytes = weight_type == WeightType::kU4 ? 12 : 8;
   return shape.n * ((shape.k + 1) / 2) + shape.n * groups * meta_bytes +
          (shape.has_bias ? shape.n * 4 : 0);
-}
-
-MoeDesc ModelMoeDesc(const MoePreset& p, Mode mode, WeightType weight_type) {
-  MoeDesc d;
-  d.experts = p.experts;
-  d.hidden = p.hidden;
-  d.intermediate = p.intermediate;
-  d.group_size = p.group_size;
-  d.weight_type = weight_type;
-  d.mode = mode;
-  d.activation = p.activation;
-  d.has_w13_bias = d.has_w2_bias = p.biases;
-  return d;
 }
 
 std::vector<LayerShape> MoeExpertShapes(const MoePreset& p) {

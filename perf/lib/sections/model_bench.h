@@ -37,10 +37,6 @@ namespace w4jit::perf {
 // the DA8W4 weight sums, f32 bias).
 int64_t EstimatePackedBytes(const LayerShape& shape, WeightType weight_type);
 
-// A MoE preset's layer as the --model section builds it (bf16 x and y,
-// per-token activation scales for DA8W4).
-MoeDesc ModelMoeDesc(const MoePreset& p, Mode mode, WeightType weight_type);
-
 // An expert's two projections as linear shapes: w13 (2I x H) and w2
 // (H x I), with the preset's group and biases.
 std::vector<LayerShape> MoeExpertShapes(const MoePreset& p);

@@ -99,14 +99,7 @@ absl::Status BenchPreset(const MoePreset& p, Mode mode,
                          const MoeBenchOptions& options,
                          const std::function<void(const std::string&)>& say,
                          std::vector<MoeBenchRow>* rows) {
-  MoeDesc d;
-  d.experts = p.experts;
-  d.hidden = p.hidden;
-  d.intermediate = p.intermediate;
-  d.group_size = p.group_size;
-  d.mode = mode;
-  d.activation = p.activation;
-  d.has_w13_bias = d.has_w2_bias = p.biases;
+  const MoeDesc d = MoePresetDesc(p, mode);
   say(absl::StrFormat("%s %s: packing %d experts...", p.name, ToString(mode),
                       p.experts));
   absl::StatusOr<check::MoeCheckpoint> ckpt =
