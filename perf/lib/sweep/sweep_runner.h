@@ -28,7 +28,9 @@ struct SweepConfig {
   std::string preset = "llama3-8b";  // or "custom"
   std::vector<LayerShape> layers;
   std::vector<Mode> modes = {Mode::kW4A16, Mode::kDA8W4};
-  std::vector<int64_t> ms = {1, 16, 256};
+  // Decode (1), a small decode batch (4: where the small and tall int4
+  // tiles hand over), the panel regime (16) and prefill (256).
+  std::vector<int64_t> ms = {1, 4, 16, 256};
   int threads = 0;        // 0: every core this process may use
   double budget_s = 0.0;  // whole sweep; 0: unlimited
   bool quick = false;
