@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "dispatch/cpuid_features.h"
 #include "runtime/formats/tinygemm_int4pack.h"
 #include "torch/tensor_checks.h"
 #include "torch/zentorch_ops.h"
@@ -37,14 +38,12 @@ std::string CapabilityOfThisMachine() {
   if (const char* env = std::getenv("ATEN_CPU_CAPABILITY"); env != nullptr) {
     return env;
   }
-  if (__builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma")) {
-    return "AVX512";
-  }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return "AVX2";
-  }
+  // w4jit's own CPUID read (dispatch/cpuid_features.h: a feature only
+  // where the OS saves its registers), not a second detection.
+  const internal::CpuFeatures f =
+      internal::FeaturesFromCpuid(internal::HostCpuidWords());
+  if (f.avx512vl && f.avx512bw && f.avx512dq && f.fma) return "AVX512";
+  if (f.avx2 && f.fma) return "AVX2";
   return "DEFAULT";
 }
 #endif
