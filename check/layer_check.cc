@@ -373,7 +373,12 @@ CheckResult CheckRun(const Layer& layer, const CanonicalWeights& w, int64_t m,
         tol = ee.tolerance;
       }
       bool ok;
-      if (std::isnan(e.value) || std::isnan(got)) {
+      if (std::isinf(e.value) && std::isnan(got) && desc.mode == Mode::kW4A16) {
+        // A W4A16 row holding Inf: NaN, or the exact +-Inf where the
+        // kernel's sums all agree on it (docs/numerics.md; the f32 int4
+        // kernel's recombined pairs meet an Inf in x as Inf - Inf).
+        ok = true;
+      } else if (std::isnan(e.value) || std::isnan(got)) {
         ok = std::isnan(e.value) && std::isnan(got);
       } else if (std::isinf(e.value) || std::isinf(got)) {
         ok = e.value == got;

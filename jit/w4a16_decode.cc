@@ -19,4 +19,18 @@ void EmitDecodeNibblePairsF32(Xbyak::CodeGenerator* g, const VecEmitter& vec,
   g->vcvtdq2ps(odd, odd);
 }
 
+void EmitDecodeBytePairF32(Xbyak::CodeGenerator* g, const VecEmitter& vec,
+                           bool symmetric, const Xbyak::Address& src,
+                           const Xbyak::Xmm& lo, const Xbyak::Xmm& byte,
+                           const Xbyak::Operand& mask_lo) {
+  if (symmetric) {
+    g->vpmovsxbd(byte, src);
+  } else {
+    g->vpmovzxbd(byte, src);
+  }
+  vec.And(lo, byte, mask_lo);
+  g->vcvtdq2ps(lo, lo);
+  g->vcvtdq2ps(byte, byte);
+}
+
 }  // namespace w4jit::internal

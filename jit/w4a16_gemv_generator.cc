@@ -40,6 +40,9 @@ int OutSize(DType t) { return static_cast<int>(DTypeSize(t)); }
 
 bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
 
+// The f32 decode's mask of the low nibble (jit/w4a16_decode.h).
+constexpr uint32_t kMaskLo = 0x0F;
+
 // bf16 bits of small integers, exact.
 uint16_t Bf16OfInt(int v) { return F32ToBf16(static_cast<float>(v)); }
 
@@ -61,9 +64,8 @@ struct W4a16GemvGenerator::Plan {
   // per row and parity feeds nv FMAs (Zen 3 issues about one broadcast per
   // cycle, so a broadcast per FMA halves the FMA rate; measured).
   int dec = -1;
-  // FMA decode constants (mask_hi, mask_lo, 8): a register, or -1 for a
-  // memory operand.
-  int konst[3] = {-1, -1, -1};
+  // The FMA decode's 0x0F mask: a register, or -1 for a memory operand.
+  int mask_lo = -1;
   int table = -1;  // dot: the vpermw table
   int zf = -1;     // folded zero points: zf = (8 - z) * s at a group end
   int used = 0;
@@ -255,25 +257,27 @@ int64_t W4a16GemvGenerator::MetaGroupBytes() const {
                                        config_.float_zero);
 }
 
-uint32_t W4a16GemvGenerator::DecodeConstant(int c) const {
-  const bool u4 = config_.weight_type == WeightType::kU4;
-  switch (c) {
-    case 0:
-      return u4 ? 0xF0u : 0xFFFFFFF0u;  // mask_hi
-    case 1:
-      return 0x0Fu;  // mask_lo
-    default:
-      return 8;  // the s4 zero point
-  }
+int W4a16GemvGenerator::RowSlots() const {
+  if (dot_) return config_.float_zero ? 1 : 0;
+  return F32Int4Slots(config_.weight_type == WeightType::kU4,
+                      config_.float_zero)
+      .count();
+}
+
+int W4a16GemvGenerator::SumSlot() const {
+  if (dot_) return 0;
+  return F32Int4Slots(config_.weight_type == WeightType::kU4,
+                      config_.float_zero)
+      .sum_index();
 }
 
 void W4a16GemvGenerator::EmitRowLoop(bool tail) {
   const Xbyak::Reg64 args(kArgs);
   const int mr_max = config_.mr;
-  // Bytes of packed x per row: K f32, or K/2 bf16 pairs (+ a sum per
-  // group with float zero points).
-  const int64_t x_row_bytes = (dot_ ? config_.k * 2 : config_.k * 4) +
-                              (config_.float_zero ? groups_ * 4 : 0);
+  // Bytes of packed x per row: K f32, or K/2 bf16 pairs, and the groups'
+  // slots.
+  const int64_t x_row_bytes =
+      (dot_ ? config_.k * 2 : config_.k * 4) + groups_ * RowSlots() * 4;
   EmitRowTiles(
       this, r14, mr_max, [&](int mr) { EmitTile(mr, tail); },
       [&](int mr) {
@@ -325,19 +329,14 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
       p.spare = p.bcast;
     }
     if (p.spare < 0) p.spare = next++;  // AVX-512: no broadcast register
-    // Decode constants in registers while they last, most used first.
-    const int consts = config_.weight_type == WeightType::kU4 ? 2 : 3;
-    for (int c = 0; c < consts && next < vec_.num_regs(); ++c) {
-      p.konst[c] = next++;
-    }
+    // The decode's mask in a register if one is left.
+    if (next < vec_.num_regs()) p.mask_lo = next++;
   }
   p.used = next;
 
-  // Constants, reloaded per tile because the stores clobber them.
-  for (int c = 0; c < 3; ++c) {
-    if (p.konst[c] >= 0) {
-      vmovups(vec_.Vec(p.konst[c]), pool_.Splat32(DecodeConstant(c)));
-    }
+  // Reloaded per tile because the stores clobber it.
+  if (p.mask_lo >= 0) {
+    vmovups(vec_.Vec(p.mask_lo), pool_.Splat32(kMaskLo));
   }
   if (p.table >= 0) {
     // bf16 of u - 8 at index u. Index bits above the nibble are those of
@@ -366,14 +365,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
     mov(r10, groups_);
     L(group_loop);
   }
-  for (int i = 0; i < mr * p.nv * p.split; ++i) {
-    const Xmm a = vec_.Vec(i);
-    if (avx512) {
-      vpxord(a, a, a);
-    } else {
-      vxorps(a, a, a);
-    }
-  }
+  EmitGroupStart(p, mr);
   const int unroll = std::min(steps_per_group_, dot_ ? kUnrollDot : kUnrollFma);
   const int iters = steps_per_group_ / unroll;
   const int rest = steps_per_group_ % unroll;
@@ -400,7 +392,7 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
     add(rdx, static_cast<uint32_t>(rest * x_step));
   }
   EmitGroupEnd(p, mr);
-  if (config_.float_zero) add(rdx, static_cast<uint32_t>(mr * 4));  // the sums
+  if (RowSlots() > 0) add(rdx, static_cast<uint32_t>(RowSlots() * mr * 4));
   if (groups_ > 1) {
     add(rbx, static_cast<uint32_t>(MetaGroupBytes()));
     dec(r10);
@@ -410,21 +402,18 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
 }
 
 void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
-  const bool u4 = config_.weight_type == WeightType::kU4;
   const Xmm t0 = vec_.Vec(p.t0);
   const Xmm t1 = vec_.Vec(p.t1);
-  // Decode constants: registers where the plan found room, else memory.
-  std::optional<Xmm> konst_reg[3];
-  std::optional<Xbyak::Address> konst_mem[3];
-  const Xbyak::Operand* konst[3] = {nullptr, nullptr, nullptr};
-  for (int c = 0; c < 3 && !dot_; ++c) {
-    if (p.konst[c] >= 0) {
-      konst_reg[c] = vec_.Vec(p.konst[c]);
-      konst[c] = &*konst_reg[c];
-    } else if (c < 2 || !u4) {
-      konst_mem[c] = pool_.Splat32(DecodeConstant(c));
-      konst[c] = &*konst_mem[c];
-    }
+  // The decode's mask: a register where the plan found room, else memory.
+  std::optional<Xmm> mask_reg;
+  std::optional<Xbyak::Address> mask_mem;
+  const Xbyak::Operand* mask_lo = nullptr;
+  if (!dot_ && p.mask_lo >= 0) {
+    mask_reg = vec_.Vec(p.mask_lo);
+    mask_lo = &*mask_reg;
+  } else if (!dot_) {
+    mask_mem = pool_.Splat32(kMaskLo);
+    mask_lo = &*mask_mem;
   }
   const int64_t w_step = StepWeightBytes();
   for (int s = 0; s < steps; ++s) {
@@ -441,7 +430,7 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
       }
     }
     if (p.dec >= 0) {
-      EmitDecodedStep(p, s, mr, konst);
+      EmitDecodedStep(p, s, mr, *mask_lo);
       continue;
     }
     for (int v = 0; v < p.nv; ++v) {
@@ -450,7 +439,7 @@ void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
         EmitDotVector(p, s, v, mr);
         continue;
       }
-      EmitDecodeVector(s, c, t0, t1, konst);
+      EmitDecodeVector(s, c, t0, t1, *mask_lo);
       for (int r = 0; r < mr; ++r) {
         const Xmm a0 = vec_.Vec(p.Acc(r, v, 0));
         const Xmm a1 = vec_.Vec(p.Acc(r, v, p.split - 1));
@@ -489,27 +478,18 @@ void W4a16GemvGenerator::EmitDotVector(const Plan& p, int s, int v, int mr) {
   }
 }
 
-void W4a16GemvGenerator::EmitDecodeVector(int s, int c, const Xmm& even,
-                                          const Xmm& odd,
-                                          const Xbyak::Operand* const* konst) {
-  const bool u4 = config_.weight_type == WeightType::kU4;
-  // Zero points of this vector's columns (u4), after the scales.
-  const Xbyak::Address zeros = ptr[rbx + (nb_ + c * lanes_) * 4];
-  const Xbyak::Address zeros16 = ptr[rbx + (2 * nb_ + c * lanes_) * 4];
-  NibbleDecodeOperands ops;
-  ops.mask_hi = konst[0];
-  ops.mask_lo = konst[1];
-  ops.zero = u4 ? &zeros : konst[2];
-  ops.zero16 = &zeros16;
-  EmitDecodeNibblePairsF32(this, vec_, !u4, ptr[rax + s * nb_ + c * lanes_],
-                           even, odd, ops);
+void W4a16GemvGenerator::EmitDecodeVector(int s, int c, const Xmm& lo,
+                                          const Xmm& byte,
+                                          const Xbyak::Operand& mask_lo) {
+  EmitDecodeBytePairF32(this, vec_, config_.weight_type != WeightType::kU4,
+                        ptr[rax + s * nb_ + c * lanes_], lo, byte, mask_lo);
 }
 
 void W4a16GemvGenerator::EmitDecodedStep(const Plan& p, int s, int mr,
-                                         const Xbyak::Operand* const* konst) {
+                                         const Xbyak::Operand& mask_lo) {
   for (int v = 0; v < p.nv; ++v) {
     EmitDecodeVector(s, p.v0 + v, vec_.Vec(p.dec + 2 * v),
-                     vec_.Vec(p.dec + 2 * v + 1), konst);
+                     vec_.Vec(p.dec + 2 * v + 1), mask_lo);
   }
   const Xmm b = vec_.Vec(p.bcast);
   for (int r = 0; r < mr; ++r) {
@@ -528,11 +508,49 @@ void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
   EmitLoadWidenedF32(this, config_.meta_dtype, ptr[rbx + i * size], dst);
 }
 
+void W4a16GemvGenerator::EmitGroupStart(const Plan& p, int mr) {
+  const bool u4 = config_.weight_type == WeightType::kU4;
+  // s4 (f32) loads the k-even chains (Acc(r, v, 0), every split-th) below.
+  const bool s4_sums = !dot_ && !u4;
+  for (int i = 0; i < mr * p.nv * p.split; ++i) {
+    if (s4_sums && i % p.split == 0) continue;
+    const Xmm a = vec_.Vec(i);
+    if (vec_.avx512()) {
+      vpxord(a, a, a);
+    } else {
+      vxorps(a, a, a);
+    }
+  }
+  if (dot_) return;
+  // The slots follow the group's packed x (rdx points at its start).
+  const int64_t slots = config_.group_size * mr * 4;
+  for (int r = 0; r < mr; ++r) {
+    if (!u4) {
+      // s4: -8 * sum of the group's even x, into the k-even chain.
+      for (int v = 0; v < p.nv; ++v) {
+        vbroadcastss(vec_.Vec(p.Acc(r, v, 0)), ptr[rdx + slots + r * 4]);
+      }
+      continue;
+    }
+    // u4: -z * sum of the group's x, one rounding: 0 - sum * z. The meta
+    // holds z as int32 (w4a16_layout.h).
+    const Xmm sum = vec_.Vec(p.t1);
+    const Xmm z = vec_.Vec(p.t0);
+    vbroadcastss(sum, ptr[rdx + slots + SumSlot() * mr * 4 + r * 4]);
+    for (int v = 0; v < p.nv; ++v) {
+      vcvtdq2ps(z, ptr[rbx + (nb_ + (p.v0 + v) * lanes_) * 4]);
+      vfnmadd231ps(vec_.Vec(p.Acc(r, v, 0)), sum, z);
+    }
+  }
+}
+
 void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
   const bool fz = config_.float_zero;
-  // Float zero points: the group's x sum of row r follows its packed x
-  // (rdx points at it now), broadcast into t1 (free between groups).
+  // Float zero points: the group's x sum of row r is among the slots after
+  // its packed x (rdx points at them now), broadcast into t1 (free between
+  // groups).
   const Xmm xsum = vec_.Vec(p.t1);
+  const int sum_at = SumSlot() * mr * 4;
   // The scale, then zf, widened to f32 (t0 is free between groups too).
   const Xmm meta = vec_.Vec(p.t0);
   // zf of vector `col`, called while `meta` still holds its scale: for
@@ -549,7 +567,7 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
     return zf;
   };
   for (int r = 0; r < mr; ++r) {
-    if (fz) vbroadcastss(xsum, ptr[rdx + r * 4]);
+    if (fz) vbroadcastss(xsum, ptr[rdx + sum_at + r * 4]);
     for (int v = 0; v < p.nv; ++v) {
       const Xmm a = vec_.Vec(p.Acc(r, v, 0));
       if (p.split == 2) vaddps(a, a, vec_.Vec(p.Acc(r, v, 1)));

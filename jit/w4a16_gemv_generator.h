@@ -1,9 +1,13 @@
 // W4A16 kernel that computes straight from the packed int4 weights
 // (family kW4a16Gemm): for each column block, for each group of rows, it
-// streams the block's nibbles once, turns them into integer values
-// (u - z), multiplies them with x inside a group (f32 FMA, or bf16 pairs
-// with vdpbf16ps) and applies the group scale once per group:
+// streams the block's nibbles once, turns them into integer values,
+// multiplies them with x inside a group (f32 FMA, or bf16 pairs with
+// vdpbf16ps) and applies the group scale once per group:
 //   acc += s[g] * sum_{k in g} (u - z) * x[k].
+// The dot flavour multiplies (u - 8) itself; the f32 flavour multiplies the
+// low nibble and the whole byte of each k pair with recombined x and
+// starts each group's sum from the zero point's share
+// (jit/w4a16_layout.h, F32Int4RowSlots).
 // The right kernel for small M, where every weight is decoded once per call
 // and the weight stream is the cost; with a large row tile (zmm) it is also
 // the bf16 flavour's kernel for large M.
@@ -111,13 +115,16 @@ class W4a16GemvGenerator final : public Generator {
   // Step s (a k octet) of the tile's vector v, bf16-dot flavour: decode its
   // four k pairs and multiply each with the mr rows' x pair.
   void EmitDotVector(const Plan& plan, int s, int v, int mr);
-  // Decodes vector c of step s (f32 flavour) into even / odd.
-  void EmitDecodeVector(int s, int c, const Xbyak::Xmm& even,
-                        const Xbyak::Xmm& odd,
-                        const Xbyak::Operand* const* konst);
+  // Decodes vector c of step s (f32 flavour) into its low nibbles (k
+  // even) and whole bytes (k odd; jit/w4a16_layout.h).
+  void EmitDecodeVector(int s, int c, const Xbyak::Xmm& lo,
+                        const Xbyak::Xmm& byte, const Xbyak::Operand& mask_lo);
   // One step (k pair) of an AVX2 tile whose vectors are all decoded first.
   void EmitDecodedStep(const Plan& plan, int s, int mr,
-                       const Xbyak::Operand* const* konst);
+                       const Xbyak::Operand& mask_lo);
+  // The group's first accumulator values: 0 (dot), or for the f32 flavour
+  // the zero point's share from the packed rows' slots (F32Int4RowSlots).
+  void EmitGroupStart(const Plan& plan, int mr);
   void EmitGroupEnd(const Plan& plan, int mr);
   void EmitStores(const Plan& plan, int mr, bool tail);
   // The stores of a tile with a fused epilogue: the tile's values are
@@ -132,8 +139,11 @@ class W4a16GemvGenerator final : public Generator {
   // dst = elements [i, i + lanes) of the current group's meta (rbx),
   // widened to f32.
   void LoadMeta(const Xbyak::Xmm& dst, int64_t i);
-  // The FMA decode's constants: mask_hi, mask_lo, the s4 zero point.
-  uint32_t DecodeConstant(int c) const;
+  // Per-group slots of the packed rows (each `mr` f32 after the group's
+  // elements): F32Int4RowSlots for the f32 flavour, the float zero points'
+  // sums for the dot flavour; and the place of the x sum among them.
+  int RowSlots() const;
+  int SumSlot() const;
 
   W4a16GemvConfig config_;
   Epilogue epilogue_;

@@ -60,6 +60,44 @@
 
 namespace w4jit::internal {
 
+// Packed rows of the f32-FMA int4 kernel (W4a16GemvGenerator, filled by
+// PackRowsF32 with F32RowFormat::kInt4Pairs). The kernel widens each weight
+// byte d of a k pair (2p, 2p + 1) to one dword and takes two vectors from
+// it: the low nibble lo = d & 15, and d itself, which is 16 * q_hi + lo for
+// s4 (sign-extended; the high nibble holds q_hi = u_hi - 8 in two's
+// complement, the low one u_lo = q_lo + 8) and 16 * u_hi + lo for u4
+// (zero-extended). The rows hold
+//   x'[2p] = x[2p] - x[2p + 1] / 16,   x'[2p + 1] = x[2p + 1] / 16,
+// so that, exactly in real arithmetic,
+//   u4: (lo - z) x[2p] + (u_hi - z) x[2p + 1]
+//         = lo * x'[2p] + d * x'[2p + 1] - z (x[2p] + x[2p + 1])
+//   s4: q_lo x[2p] + q_hi x[2p + 1] = lo * x'[2p] + d * x'[2p + 1] - 8 x[2p]
+// and the zero point moves out of the k loop into the group's first value
+// of the accumulator: -8 * sum_{even k in g} x (s4) or -z * sum_{k in g} x
+// (u4), from slots after the group's elements. The decode is then one
+// widening load, one vpand and two conversions per 2 * lanes weights,
+// against two vpand, one or two vpsubd and the same load and conversions
+// for (u - z) itself; on Zen 3 the decode's vector ops are the int4
+// kernel's limit at M = 1. numerics.md allows the fold: the sum differs
+// from sum (u - z) x only by f32 rounding. (The panel dequantizer keeps
+// exact (u - z) values: jit/w4a16_decode.h.)
+struct F32Int4RowSlots {
+  bool neg8_even_sum = false;  // -8 * sum_{even k in g} x: s4 decode
+  bool sum = false;  // sum_{k in g} x: u4 (times -z), float zero (times zf)
+  int count() const { return (neg8_even_sum ? 1 : 0) + (sum ? 1 : 0); }
+  // Slot of the sum among a group's slots (each `rows` f32, rows of the
+  // packed row group).
+  int sum_index() const { return neg8_even_sum ? 1 : 0; }
+};
+// The slots of a layout with integer zero points (`u4`) or float ones
+// (decoded as s4, zf * sum added at the group end).
+inline F32Int4RowSlots F32Int4Slots(bool u4, bool float_zero) {
+  F32Int4RowSlots s;
+  s.neg8_even_sum = !u4;
+  s.sum = u4 || float_zero;
+  return s;
+}
+
 // Per group and column block the kernels read "meta": NB f32 scales, then
 // for u4 the zero points (f32 FMA: z and 16 * z; the dot flavour folds them
 // into float ones), or the float zero points (f32 FMA: zf and 16 * zf; bf16

@@ -95,15 +95,25 @@ void BM_ActQuantizer(benchmark::State& state, int64_t k, DType dtype,
 // plain or through the act-order permutation.
 void BM_W4a16PackX(benchmark::State& state, int64_t k, bool act_order) {
   const int64_t m = state.range(0);
-  const int mr = m < 8 ? 2 : 6;  // AVX2's GEMV and panel tile heights
+  // AVX2's int4 kernel (s4, group 128) and panel rows and tile heights.
+  const bool int4 = m < 8;
+  const int mr = int4 ? 2 : 6;
+  const internal::F32Int4RowSlots slots = internal::F32Int4Slots(false, false);
   const std::vector<uint16_t> x = BenchActivations(m, k, 3);
-  std::vector<float> out(static_cast<size_t>(m * k));
+  std::vector<float> out(static_cast<size_t>(
+      m * internal::PackedF32Int4RowElements(k, 128, slots)));
   const std::vector<int32_t> perm =
       act_order ? check::RandomActOrder(ActOrderDesc(k, 128), 5)
                 : std::vector<int32_t>();
+  const int32_t* k_perm = act_order ? perm.data() : nullptr;
   for (auto _ : state) {
-    internal::PackRowsF32(x.data(), DType::kBF16, k, m, k, mr, out.data(),
-                          act_order ? perm.data() : nullptr);
+    if (int4) {
+      internal::PackRowsF32Int4(x.data(), DType::kBF16, k, m, k, mr, out.data(),
+                                k_perm, 128, slots);
+    } else {
+      internal::PackRowsF32(x.data(), DType::kBF16, k, m, k, mr, out.data(),
+                            k_perm);
+    }
     benchmark::ClobberMemory();
   }
   state.counters["x_B/s"] = benchmark::Counter(

@@ -125,8 +125,8 @@ class W4a16Kernel final : public LinearKernel {
   const int32_t* KPerm() const {
     return k_perm_.empty() ? nullptr : k_perm_.data();
   }
-  // Float zero points: sums of x per group ride in the int4 kernel's packed
-  // rows (w4a16_pack.h); 0 without.
+  // Float zero points: sums of x per group ride in the bf16-dot int4
+  // kernel's packed rows (w4a16_pack.h); 0 without.
   int64_t SumGroup() const {
     return packed_.layout.float_zero ? plan_.group : 0;
   }
@@ -176,16 +176,19 @@ void W4a16Kernel::RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn,
     if (m > 1 || desc_.act_dtype != DType::kBF16 || KPerm() != nullptr ||
         sums != 0) {
       uint32_t* xb = PackedXScratch<uint32_t>(
-          static_cast<size_t>(m * PackedRowElements(k, true, sums)));
+          static_cast<size_t>(m * PackedBf16PairsRowElements(k, sums)));
       PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, mr, xb,
                         KPerm(), sums);
       xs = xb;
     }
   } else {
-    // Always packed: odd k are pre-divided by 16 (w4a16_pack.h).
-    float* xf = PackedXScratch<float>(
-        static_cast<size_t>(m * PackedRowElements(k, false, sums)));
-    PackRowsF32(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf, KPerm(), sums);
+    // Always packed: the pairs recombined for the kernel's byte decode,
+    // and the group sums its accumulators start from (w4a16_layout.h).
+    const F32Int4RowSlots slots = F32Int4Slots(l.asymmetric, l.float_zero);
+    float* xf = PackedXScratch<float>(static_cast<size_t>(
+        m * PackedF32Int4RowElements(k, plan_.group, slots)));
+    PackRowsF32Int4(args.x, desc_.act_dtype, args.ldx, m, k, mr, xf, KPerm(),
+                    plan_.group, slots);
     xs = xf;
   }
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));

@@ -164,43 +164,70 @@ SumSpans SpansOf(int64_t k, int64_t sum_group) {
   return sum_group > 0 ? SumSpans{sum_group, true} : SumSpans{k, false};
 }
 
-// kSums: the group sums are computed (a loop-carried add the plain packing
-// does without).
-template <bool kPermuted, bool kSums>
+// Calls body(src) with x as `const float*` or as bf16 bits
+// (`const uint16_t*`), so that each dtype has its own loop.
+template <class Body>
+void WithSourceRows(const void* x, DType act_dtype, const Body& body) {
+  if (act_dtype == DType::kF32) {
+    body(static_cast<const float*>(x));
+  } else {
+    body(static_cast<const uint16_t*>(x));
+  }
+}
+
+inline float SourceValue(const float* src, int64_t i) { return src[i]; }
+inline float SourceValue(const uint16_t* src, int64_t i) {
+  return Bf16ToF32(src[i]);
+}
+
+// kInt4: the int4 kernel's rows (x[2p] - x[2p + 1] / 16 in the even k, and
+// the group slots, whose sums are a loop-carried add the panels' plain
+// rows do without); else the panels' rows (group: unused).
+template <bool kPermuted, bool kInt4>
 void PackRowsF32Impl(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                     int64_t k, int mr, const int32_t* k_perm,
-                     int64_t sum_group, float* out, int64_t row0,
+                     int64_t k, int mr, const int32_t* k_perm, int64_t group,
+                     F32Int4RowSlots slots, float* out, int64_t row0,
                      int64_t row1) {
-  const SumSpans sp = SpansOf(k, sum_group);
-  const int64_t row_elems = k + (sp.sums ? k / sp.span : 0);
-  for (int64_t g0 = row0; g0 < row1; g0 += mr) {
-    const int64_t rows = m - g0 < mr ? m - g0 : mr;
-    float* group = out + g0 * row_elems;
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t row = (g0 + r) * ldx;
-      for (int64_t c0 = 0, slot = 0; c0 < k; c0 += sp.span, ++slot) {
-        // Columns of this span start `slot` sum slots further on.
-        float* dst = group + (sp.sums ? slot : 0) * rows;
-        float sum = 0.0f;
-        if (act_dtype == DType::kF32) {
-          const float* src = static_cast<const float*>(x) + row;
-          for (int64_t i = c0; i < c0 + sp.span; ++i) {
-            const float v = src[SourceColumn<kPermuted>(k_perm, i)];
-            dst[i * rows + r] = v * (i % 2 == 0 ? 1.0f : 0.0625f);
-            if constexpr (kSums) sum += v;
+  const int64_t span = kInt4 ? group : k;
+  const int nslots = kInt4 ? slots.count() : 0;
+  const int64_t row_elems = k + k / span * nslots;
+  WithSourceRows(x, act_dtype, [&](const auto* x_rows) {
+    for (int64_t g0 = row0; g0 < row1; g0 += mr) {
+      const int64_t rows = m - g0 < mr ? m - g0 : mr;
+      float* row_group = out + g0 * row_elems;
+      for (int64_t r = 0; r < rows; ++r) {
+        const auto* src = x_rows + (g0 + r) * ldx;
+        for (int64_t c0 = 0, slot = 0; c0 < k; c0 += span, slot += nslots) {
+          // Columns of this span start `slot` slots further on.
+          float* dst = row_group + slot * rows;
+          float even_sum = 0.0f;
+          float sum = 0.0f;
+          for (int64_t i = c0; i < c0 + span; i += 2) {
+            const float even =
+                SourceValue(src, SourceColumn<kPermuted>(k_perm, i));
+            const float odd =
+                SourceValue(src, SourceColumn<kPermuted>(k_perm, i + 1));
+            const float odd16 = odd * 0.0625f;
+            dst[i * rows + r] = kInt4 ? even - odd16 : even;
+            dst[(i + 1) * rows + r] = odd16;
+            if constexpr (kInt4) {
+              even_sum += even;
+              sum += even;
+              sum += odd;
+            }
           }
-        } else {
-          const uint16_t* src = static_cast<const uint16_t*>(x) + row;
-          for (int64_t i = c0; i < c0 + sp.span; ++i) {
-            const float v = Bf16ToF32(src[SourceColumn<kPermuted>(k_perm, i)]);
-            dst[i * rows + r] = v * (i % 2 == 0 ? 1.0f : 0.0625f);
-            if constexpr (kSums) sum += v;
+          if constexpr (kInt4) {
+            float* s = dst + (c0 + span) * rows + r;
+            if (slots.neg8_even_sum) {
+              *s = -8.0f * even_sum;
+              s += rows;
+            }
+            if (slots.sum) *s = sum;
           }
         }
-        if (sp.sums) dst[(c0 + sp.span) * rows + r] = sum;
       }
     }
-  }
+  });
 }
 
 template <bool kPermuted, bool kSums>
@@ -268,35 +295,54 @@ void ForRowGroups(int64_t m, int64_t k, int mr, const PackRange& pack) {
   });
 }
 
-// Calls run(permuted, sums) with std::bool_constant arguments, so that
-// each combination is its own instantiation.
+// Calls run(permuted, flag) with std::bool_constant arguments, so that
+// each combination is its own instantiation (flag: the bf16 rows' sums,
+// or the f32 rows' int4 format).
 template <class Run>
-void DispatchPackFlags(bool permuted, bool sums, const Run& run) {
+void DispatchPackFlags(bool permuted, bool flag, const Run& run) {
   using T = std::true_type;
   using F = std::false_type;
   if (permuted) {
-    sums ? run(T{}, T{}) : run(T{}, F{});
+    flag ? run(T{}, T{}) : run(T{}, F{});
   } else {
-    sums ? run(F{}, T{}) : run(F{}, F{});
+    flag ? run(F{}, T{}) : run(F{}, F{});
   }
+}
+
+void PackF32Rows(const void* x, DType act_dtype, int64_t ldx, int64_t m,
+                 int64_t k, int mr, float* out, const int32_t* k_perm,
+                 bool int4, int64_t group, F32Int4RowSlots slots) {
+  ForRowGroups(m, k, mr, [&](int64_t row0, int64_t row1) {
+    auto run = [&](auto permuted, auto int4_rows) {
+      PackRowsF32Impl<decltype(permuted)::value, decltype(int4_rows)::value>(
+          x, act_dtype, ldx, m, k, mr, k_perm, group, slots, out, row0, row1);
+    };
+    DispatchPackFlags(k_perm != nullptr, int4, run);
+  });
 }
 
 }  // namespace
 
-int64_t PackedRowElements(int64_t k, bool bf16_pairs, int64_t sum_group) {
-  return (bf16_pairs ? k / 2 : k) + (sum_group > 0 ? k / sum_group : 0);
+int64_t PackedBf16PairsRowElements(int64_t k, int64_t sum_group) {
+  return k / 2 + (sum_group > 0 ? k / sum_group : 0);
+}
+
+int64_t PackedF32Int4RowElements(int64_t k, int64_t group,
+                                 F32Int4RowSlots slots) {
+  return k + k / group * slots.count();
 }
 
 void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                 int64_t k, int mr, float* out, const int32_t* k_perm,
-                 int64_t sum_group) {
-  ForRowGroups(m, k, mr, [&](int64_t row0, int64_t row1) {
-    auto run = [&](auto permuted, auto sums) {
-      PackRowsF32Impl<decltype(permuted)::value, decltype(sums)::value>(
-          x, act_dtype, ldx, m, k, mr, k_perm, sum_group, out, row0, row1);
-    };
-    DispatchPackFlags(k_perm != nullptr, sum_group > 0, run);
-  });
+                 int64_t k, int mr, float* out, const int32_t* k_perm) {
+  PackF32Rows(x, act_dtype, ldx, m, k, mr, out, k_perm, /*int4=*/false, k,
+              F32Int4RowSlots{});
+}
+
+void PackRowsF32Int4(const void* x, DType act_dtype, int64_t ldx, int64_t m,
+                     int64_t k, int mr, float* out, const int32_t* k_perm,
+                     int64_t group, F32Int4RowSlots slots) {
+  PackF32Rows(x, act_dtype, ldx, m, k, mr, out, k_perm, /*int4=*/true, group,
+              slots);
 }
 
 void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,

@@ -51,31 +51,41 @@ W4a16Packed PackW4a16Weights(const CanonicalWeights& w,
 // last group holds the M % mr rest), group g starting at row g * mr; within
 // a group of `rows` rows, element (k, r) at [k * rows + r]. So a group of
 // rows is one pointer and broadcasts of x[r][k] are fixed offsets.
-// f32 flavour: f32 elements (bf16 x widened exactly), odd k divided by 16
-// (exact but for f32 x below 2^-122) to match the decode's 16 * (u - z).
-// `out` holds m * PackedRowElements(k, false, sum_group). With act-order
+// f32 flavour, panels (PackRowsF32): f32 elements (bf16 x widened exactly),
+// odd k divided by 16 (exact but for f32 x below 2^-122) to match the
+// dequantizer's 16 * (u - z); `out` holds m * k floats. With act-order
 // (CanonicalWeights::k_perm, non-null k_perm) element k of a packed row is x
 // column k_perm[k]: the gather rides on this pass, which every call makes
 // anyway. Large batches are packed on the library's threads (whole row groups
-// per thread, so the output does not depend on the thread count). sum_group > 0
-// (float zero points, jit/w4a16_layout.h): after the elements of each K group
-// of sum_group columns come `rows` f32 slots, slot r holding the group's sum of
-// row r's x (unscaled, in k order, in f32; for the bf16 flavour the sum of the
-// bf16 values the kernel multiplies). A row then spans PackedRowElements
-// elements. 0: no sums.
+// per thread, so the output does not depend on the thread count).
 void PackRowsF32(const void* x, DType act_dtype, int64_t ldx, int64_t m,
-                 int64_t k, int mr, float* out, const int32_t* k_perm = nullptr,
-                 int64_t sum_group = 0);
+                 int64_t k, int mr, float* out,
+                 const int32_t* k_perm = nullptr);
+// f32 flavour, int4 kernel: even k hold x[2p] - x[2p + 1] / 16 and odd k
+// x[2p + 1] / 16 (jit/w4a16_layout.h, F32Int4RowSlots), and after the
+// elements of each K group of `group` columns come the group's slots, each
+// `rows` f32 (slot r for row r, in f32 and in k order from the unscaled x):
+// -8 * the sum over the group's even k, then the sum over all its k, as
+// `slots` asks. `out` holds m * PackedF32Int4RowElements(k, group, slots).
+// k_perm as for PackRowsF32.
+void PackRowsF32Int4(const void* x, DType act_dtype, int64_t ldx, int64_t m,
+                     int64_t k, int mr, float* out, const int32_t* k_perm,
+                     int64_t group, F32Int4RowSlots slots);
+int64_t PackedF32Int4RowElements(int64_t k, int64_t group,
+                                 F32Int4RowSlots slots);
 // bf16 flavour: one 32-bit element per k pair (bf16 x[2p] low, x[2p+1]
 // high), f32 x rounded to bf16 nearest-even. `out` holds m *
-// PackedRowElements(k, true, sum_group). k_perm and sum_group as for
-// PackRowsF32 (a sum slot is one 32-bit element holding f32 bits).
+// PackedBf16PairsRowElements(k, sum_group). k_perm as for PackRowsF32.
+// sum_group > 0 (float zero points, jit/w4a16_layout.h): after the elements of
+// each K group of sum_group columns come `rows` slots, slot r holding the
+// group's sum of the bf16 values of row r the kernel multiplies (f32 bits, in k
+// order). 0: no sums.
 void PackRowsBf16Pairs(const void* x, DType act_dtype, int64_t ldx, int64_t m,
                        int64_t k, int mr, uint32_t* out,
                        const int32_t* k_perm = nullptr, int64_t sum_group = 0);
-// 32-bit elements of one packed row: K (f32) or K / 2 (bf16 pairs), plus
-// K / sum_group sums when sum_group > 0.
-int64_t PackedRowElements(int64_t k, bool bf16_pairs, int64_t sum_group);
+// 32-bit elements of one PackRowsBf16Pairs row: K / 2, plus K / sum_group
+// sums when sum_group > 0.
+int64_t PackedBf16PairsRowElements(int64_t k, int64_t sum_group);
 
 }  // namespace w4jit::internal
 
