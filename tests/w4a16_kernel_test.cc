@@ -536,12 +536,18 @@ TEST_F(W4a16Avx2, KernelNames) {
   ASSERT_EQ(names.size(), 4u);
   // The int4 tiles come from this CPU class's defaults for the AVX2 tier;
   // a tall tile narrower than the block says its width in the flags. The
-  // bf16 scales are stored as bf16 ("_mbf16", w4a16_meta_test.cc).
+  // bf16 scales are stored as bf16 ("_mbf16", w4a16_meta_test.cc), and the
+  // class's software prefetch distance, if it has one, is named ("_pf").
   const W4a16Params p =
       internal::DefaultW4a16Params(internal::HostCpu(), IsaTier::kAvx2);
-  EXPECT_EQ(names[0], absl::StrCat("w4a16_s4_g128_n64_k256_m", p.gemv_mr, "x",
-                                   p.block_vectors * p.vector_bits / 32,
-                                   "_f32tobf16_fma_bias_mbf16__avx2"));
+  EXPECT_EQ(names[0],
+            absl::StrCat("w4a16_s4_g128_n64_k256_m", p.gemv_mr, "x",
+                         p.block_vectors * p.vector_bits / 32,
+                         "_f32tobf16_fma_bias_mbf16",
+                         p.prefetch_distance > 0
+                             ? absl::StrCat("_pf", p.prefetch_distance)
+                             : "",
+                         "__avx2"));
   EXPECT_EQ(names[1].rfind(
                 absl::StrCat("w4a16_s4_g128_n64_k256_m", p.tall_mr, "x"), 0),
             0u)

@@ -67,15 +67,16 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   p.tall_mr = avx512 ? 12 : 5;
   p.tall_vectors = 2;
   // From M = 3 on AVX2: the 2-row tile decodes the weights once per two
-  // rows, so M = 3..7 decoded them 2-4 times, and decoding is ~40% of the
-  // tile's vector instructions (vpmovsxbd, 2 vpand, vpsubd, 2 vcvtdq2ps per
-  // 16 weights against 4 FMAs): it was FP-pipe bound at ~50% of the FMA
-  // peak. `w4jit sweep --m=2,...,7` (Zen 3, 2 threads, 2026-12-05, the
-  // three Llama-3-8B shapes 6144/4096/4096 x 4096 and 4096 x 14336,
-  // interleaved against the defaults, median): tall_min_m = 3 gained
-  // 1.04-1.24x at M = 3, 1.18-1.34x at 4, 1.36-1.48x at 5, 1.16-1.22x at 7
-  // and level at 6 (5 + 1 rows); 2 lost 13-20% at M = 2. On zmm the small
-  // tile already has 4 rows: 8 stays until measured.
+  // rows, so M = 3..7 decoded them 2-4 times, and decoding was ~40% of the
+  // tile's vector instructions then (vpmovsxbd, 2 vpand, vpsubd, 2
+  // vcvtdq2ps per 16 weights against 4 FMAs; the byte decode since has one
+  // vpand and no vpsubd): it was FP-pipe bound at ~50% of the FMA peak. `w4jit
+  // sweep --m=2,...,7` (Zen 3, 2 threads, 2026-12-05, the three Llama-3-8B
+  // shapes 6144/4096/4096 x 4096 and 4096 x 14336, interleaved against the
+  // defaults, median): tall_min_m = 3 gained 1.04-1.24x at M = 3, 1.18-1.34x at
+  // 4, 1.36-1.48x at 5, 1.16-1.22x at 7 and level at 6 (5 + 1 rows); 2 lost
+  // 13-20% at M = 2. On zmm the small tile already has 4 rows: 8 stays until
+  // measured.
   p.tall_min_m = avx512 ? 8 : 3;
   // Where the panel path takes over from the int4 kernel. Before the tall
   // tile (Zen 3, 2 threads, 4096 x 4096 and 6144 x 4096, min of 20,
@@ -95,10 +96,18 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // 2026-12-04, three interleaved rounds of --layers=8 --prefetch=0,4096,
   // 8192 with the octet-packed dot kernel) M = 1 streamed at 91-95% of the
   // read's p50 at 4096, 90-95% without, 84-88% at 8192; the min was best at
-  // 4096 (82-95% of the read's best against 69-77% without). Other CPUs
+  // 4096 (82-95% of the read's best against 69-77% without). On Zen 3
+  // (AVX2, EPYC VM, 2 threads, 2026-12-05, the f32 int4 kernel's byte
+  // decode, `--model=llama3-8b --layers=8 --prefetch=0,2048,4096,8192`,
+  // interleaved) M = 1 took 48.5 / 45.0 ms (p50 / min) without, 41.8 /
+  // 39.2 at 2048, 40.2 / 37.7 at 4096, 39.6 / 37.2 at 8192 (p90 1.7x the
+  // min there); single layers from DRAM 1.19-1.25x faster at 4096 by min,
+  // hot ones level (docs/performance/2026-12-05-zen3-int4-byte-decode.md).
+  // The kernel of before, half as fast hot, gained only 1.07x. Other CPUs
   // keep the hardware's prefetch alone until measured.
   if (avx512 && cpu.zen_generation >= 5) p.prefetch_distance = 8192;
   if (avx512 && cpu.zen_generation == 4) p.prefetch_distance = 4096;
+  if (!avx512 && cpu.zen_generation == 3) p.prefetch_distance = 4096;
   return p;
 }
 
