@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
+#include "check/w4a16_magnitude.h"
 #include "runtime/epilogue_ref.h"
 #include "runtime/formats/import.h"
 #include "runtime/reference.h"
@@ -154,30 +155,10 @@ Expected ExpectedAt(const LayerDesc& desc, const CanonicalWeights& w,
     value = internal::Da8w4OutputRef(w, q, j);
   } else {
     for (int64_t g = 0; g < w.groups; ++g) {
-      double partial = 0.0;
-      for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
-        partial +=
-            std::fabs((w.U(j, k) - w.Z(j, g)) *
-                      static_cast<double>(LoadAsF32(x_row, desc.act_dtype, k)));
-      }
-      t += std::fabs(w.S(j, g)) * partial;
-      // The zero-point correction a kernel may fold out of the group
-      // (numerics.md): zf * sum x for float zero points, (8 - z) * s *
-      // sum x for integer ones. Its rounding does not cancel with the
-      // group's, so a row whose nibbles all equal z (exactly 0) still has
-      // terms of this size.
-      const double fold =
-          w.float_zero()
-              ? std::fabs(static_cast<double>(w.FZ(j, g)))
-              : std::fabs((8.0 - w.Z(j, g)) * static_cast<double>(w.S(j, g)));
-      if (fold != 0.0) {
-        double xsum = 0.0;
-        for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
-          xsum += std::fabs(
-              static_cast<double>(LoadAsF32(x_row, desc.act_dtype, k)));
-        }
-        t += fold * xsum;
-      }
+      t += W4a16GroupMagnitude(w, j, g, [&](int64_t k) {
+        return std::fabs(
+            static_cast<double>(LoadAsF32(x_row, desc.act_dtype, k)));
+      });
     }
     value =
         internal::W4a16OutputRef(w, x_row, desc.act_dtype, j, desc.numerics);

@@ -65,10 +65,11 @@ absl::StatusOr<std::unique_ptr<Layer>> MakeLayer(
 // dtype) and the magnitude T of its terms that scales the tolerance:
 //   DA8W4: T = |sa| * sum_g |s[g,j] * acc_g| + |bias|   (per token)
 //          T = sum_g |sa_g * s[g,j] * acc_g| + |bias|  (per group)
-//   W4A16: T = sum_g |s[g,j]| * sum_{k in g} |(u - z) * x| + |bias|
-//          + sum_g |zc[g,j]| * sum_{k in g} |x|, the zero-point correction
-//          a kernel may fold out (zc = zf for float zero points, (8 - z) * s
-//          for integer ones; 0 for s4)
+//   W4A16: T = sum_g W4a16GroupMagnitude(g) + |bias|
+//          (check/w4a16_magnitude.h: per group, the larger of
+//          |s| * sum |(u - z) * x| + |zc| * sum |x|, the zero-point
+//          correction a kernel may fold out, and the terms of the f32 int4
+//          kernel's byte decode)
 struct Expected {
   float value;
   double magnitude;

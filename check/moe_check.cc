@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
 #include "check/layer_check.h"
+#include "check/w4a16_magnitude.h"
 #include "runtime/moe/moe_experts.h"
 
 namespace w4jit::check {
@@ -106,18 +107,20 @@ Product MatVec(const std::vector<double>& w, const CanonicalWeights& cw,
   for (int64_t r = 0; r < cw.n; ++r) {
     const double b = cw.bias.empty() ? 0.0 : cw.bias[r];
     double sum = b, mag = std::fabs(b), err = 0.0;
+    auto abs_a = [&](int64_t c) {
+      return std::fabs(a[cw.k_perm.empty() ? c : cw.k_perm[c]]);
+    };
     for (int64_t c = 0; c < cw.k; ++c) {
       const int64_t src = cw.k_perm.empty() ? c : cw.k_perm[c];
       const double wv = w[r * cw.k + c];
       sum += wv * a[src];
-      mag += std::fabs(wv * a[src]);
-      if (!quantized) {
-        // The (8 - z) * s * sum a correction a W4A16 kernel may fold out
-        // (layer_check.h's T): it cancels, so its rounding counts too.
-        const int64_t g = c / cw.group_size;
-        mag += std::fabs((8.0 - cw.Z(r, g)) * cw.S(r, g) * a[src]);
-      }
+      // DA8W4's terms; W4A16's, with the corrections its kernels may fold
+      // out, per group below (layer_check.h's T).
+      if (quantized) mag += std::fabs(wv * a[src]);
       err += std::fabs(wv) * (ea[src] + half_step);
+    }
+    for (int64_t g = 0; g < cw.groups && !quantized; ++g) {
+      mag += W4a16GroupMagnitude(cw, r, g, abs_a);
     }
     p.value[r] = sum;
     p.err[r] = err + 1e-5 * mag + 1e-30;

@@ -36,13 +36,51 @@ def dequant(q, scales, zeros, numerics="exact"):
     return w * _expand(scales.double(), k)
 
 
+def int4_kernel_terms(x, u, z, s):
+    """The terms the f32 int4 kernel's byte decode sums (numerics.md's
+    Tolerances; check/w4a16_magnitude.h), f64 [..., N]: |x| @ (c |s|)^T with
+    c = u + z + 2, u the nibble in [0, 15] and z its zero point (8 for s4 and
+    float zero points), each k's larger bound of its even and odd place
+    (act-order moves k between them). u, z, s: [N, K], z and s expanded per
+    k (z may be a number). A test's T is its own terms plus these: the sum
+    bounds the larger of the two ways the kernels add a group."""
+    c = u.double() + z + 2.0
+    return x.double().abs() @ (c * s.double().abs()).t()
+
+
+def w4a16_magnitude(x, q, scales, zeros):
+    """T of numerics.md's tolerance, f64 [..., N], without the bias: per
+    group the larger of |s| * sum |u - z| |x| plus the zero-point
+    correction a kernel may fold out, |(8 - z) * s| * sum |x|, and the
+    terms of the f32 int4 kernel's byte decode (int4_kernel_terms)."""
+    k = q.shape[1]
+    g = scales.shape[0]
+    s = _expand(scales.double().abs(), k)
+    qd = q.double()
+    if zeros is not None:
+        z = _expand(zeros.double(), k)
+        exact = ((qd - z).abs() + (8.0 - z).abs()) * s
+        byte_decode = (qd + z + 2.0) * s
+    else:
+        exact = qd.abs() * s
+        byte_decode = (qd + 18.0) * s  # u = q + 8, z = 8
+    xa = x.double().abs()
+    xa = xa.reshape(*xa.shape[:-1], g, k // g)
+    n = q.shape[0]
+    per_group = torch.maximum(
+        torch.einsum("...gk,ngk->...ng", xa, exact.reshape(n, g, k // g)),
+        torch.einsum("...gk,ngk->...ng", xa,
+                     byte_decode.reshape(n, g, k // g)))
+    return per_group.sum(-1)
+
+
 def w4a16_reference(x, q, scales, zeros, bias, numerics="exact"):
-    """(y f64 [..., N], magnitude T f64 [..., N]) with T = sum |terms| +
-    |bias| as in numerics.md's tolerance."""
+    """(y f64 [..., N], magnitude T f64 [..., N]) with T as in numerics.md's
+    tolerance (w4a16_magnitude) + |bias|."""
     w = dequant(q, scales, zeros, numerics)
     xd = x.double()
     y = xd @ w.t()
-    mag = xd.abs() @ w.abs().t()
+    mag = w4a16_magnitude(x, q, scales, zeros)
     if bias is not None:
         y = y + bias.double()
         mag = mag + bias.double().abs()

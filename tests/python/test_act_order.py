@@ -6,7 +6,8 @@ import torch
 
 import w4jit
 from w4jit import formats
-from reference import assert_close, quantize_rows, random_layer
+from reference import (assert_close, int4_kernel_terms, quantize_rows,
+                       random_layer)
 
 N, K, GS = 64, 512, 128
 G = K // GS
@@ -39,6 +40,11 @@ def reference(mode, x, q, scales, zeros, g_idx, bias):
         wd = w * s[gi].t()
         xd = x.double()
         y, mag = xd @ wd.t(), xd.abs() @ wd.abs().t()
+        if zeros is not None:
+            mag = mag + int4_kernel_terms(x, q, zeros.double()[gi].t(),
+                                          s[gi].t())
+        else:
+            mag = mag + int4_kernel_terms(x, q.double() + 8, 8.0, s[gi].t())
     else:
         qa, sa = quantize_rows(x)
         onehot = torch.nn.functional.one_hot(gi, G).double()  # [K, G]

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import w4jit  # noqa: F401
-from reference import assert_close
+from reference import assert_close, int4_kernel_terms
 
 
 def _capability():
@@ -80,7 +80,8 @@ def tinygemm_reference(x, u, scales, zeros, bias):
     wq = (u.double() - 8) * s
     xd = x.double()
     y = xd @ (wq + z).t()
-    mag = xd.abs() @ wq.abs().t() + xd.abs() @ z.abs().t()
+    mag = (xd.abs() @ wq.abs().t() + xd.abs() @ z.abs().t() +
+           int4_kernel_terms(x, u, 8.0, s))
     if bias is not None:
         y = y + bias.double()
         mag = mag + bias.double().abs()
@@ -265,8 +266,9 @@ def _tier_checks():
     s = scales.double().t().repeat_interleave(64, dim=1)
     zz = zi.double().t().repeat_interleave(64, dim=1)
     w = (u.double() - zz) * s
-    assert_close(y, x.double() @ w.t(), x.double().abs() @ w.abs().t(),
-                 torch.bfloat16)
+    assert_close(y, x.double() @ w.t(),
+                 x.double().abs() @ w.abs().t() +
+                 int4_kernel_terms(x, u, zz, s), torch.bfloat16)
 
 
 def _cpu_flags():

@@ -28,7 +28,7 @@ from hypothesis import strategies as st  # noqa: E402
 import w4jit  # noqa: E402
 from w4jit import formats  # noqa: E402
 from reference import (MOE_ACTS, assert_close, bf16_ulp,  # noqa: E402
-                       moe_reference, quantize_rows)
+                       int4_kernel_terms, moe_reference, quantize_rows)
 
 OPS = torch.ops.w4jit
 _EXAMPLES_ENV = os.environ.get("W4JIT_HYPOTHESIS_EXAMPLES")
@@ -149,11 +149,15 @@ def reference(x, q, scales, zeros, bias, g_idx=None):
     s = scales.double()[gi].t()  # [N, K]
     xd = x.double()
     if zeros is not None and zeros.dtype == torch.int8:
-        w = (q.double() - zeros.double()[gi].t()) * s
+        zi = zeros.double()[gi].t()
+        w = (q.double() - zi) * s
         y, mag = xd @ w.t(), xd.abs() @ w.abs().t()
+        mag = mag + int4_kernel_terms(x, q, zi, s)
     else:
         wq = (q.double() - (8 if zeros is not None else 0)) * s
         y, mag = xd @ wq.t(), xd.abs() @ wq.abs().t()
+        u = q if zeros is not None else q.double() + 8
+        mag = mag + int4_kernel_terms(x, u, 8.0, s)
         if zeros is not None:
             z = zeros.double()[gi].t()
             y = y + xd @ z.t()

@@ -14,7 +14,8 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from reference import assert_close, bf16_ulp, quantize_rows
+from reference import (assert_close, bf16_ulp, int4_kernel_terms,
+                       quantize_rows)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "examples", "tensor_parallel"))
@@ -64,6 +65,8 @@ def _reference(mode, x, ckpt, lo, hi, bias):
     if mode == "w4a16":
         wd = w * s
         y, mag = xs.double() @ wd.t(), xs.double().abs() @ wd.abs().t()
+        z = ckpt["zeros"].double()[g].t()
+        mag = mag + int4_kernel_terms(xs, ckpt["q"][:, lo:hi], z, s)
     else:  # DA8W4's integer definition, groups {k : g_idx[k] = g}
         qa, sa = quantize_rows(xs)
         onehot = torch.nn.functional.one_hot(g, K // GS).double()
