@@ -107,11 +107,13 @@ Product MatVec(const std::vector<double>& w, const CanonicalWeights& cw,
   for (int64_t r = 0; r < cw.n; ++r) {
     const double b = cw.bias.empty() ? 0.0 : cw.bias[r];
     double sum = b, mag = std::fabs(b), err = 0.0;
-    auto abs_a = [&](int64_t c) {
-      return std::fabs(a[cw.k_perm.empty() ? c : cw.k_perm[c]]);
+    // a's index of weight column c (act-order permutes it).
+    auto src_of = [&](int64_t c) {
+      return cw.k_perm.empty() ? c : static_cast<int64_t>(cw.k_perm[c]);
     };
+    auto abs_a = [&](int64_t c) { return std::fabs(a[src_of(c)]); };
     for (int64_t c = 0; c < cw.k; ++c) {
-      const int64_t src = cw.k_perm.empty() ? c : cw.k_perm[c];
+      const int64_t src = src_of(c);
       const double wv = w[r * cw.k + c];
       sum += wv * a[src];
       // DA8W4's terms; W4A16's, with the corrections its kernels may fold

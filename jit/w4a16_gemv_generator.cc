@@ -257,18 +257,18 @@ int64_t W4a16GemvGenerator::MetaGroupBytes() const {
                                        config_.float_zero);
 }
 
+F32Int4RowSlots W4a16GemvGenerator::F32Slots() const {
+  return F32Int4Slots(config_.weight_type == WeightType::kU4,
+                      config_.float_zero);
+}
+
 int W4a16GemvGenerator::RowSlots() const {
   if (dot_) return config_.float_zero ? 1 : 0;
-  return F32Int4Slots(config_.weight_type == WeightType::kU4,
-                      config_.float_zero)
-      .count();
+  return F32Slots().count();
 }
 
 int W4a16GemvGenerator::SumSlot() const {
-  if (dot_) return 0;
-  return F32Int4Slots(config_.weight_type == WeightType::kU4,
-                      config_.float_zero)
-      .sum_index();
+  return dot_ ? 0 : F32Slots().sum_index();
 }
 
 void W4a16GemvGenerator::EmitRowLoop(bool tail) {

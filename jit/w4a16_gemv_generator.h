@@ -35,6 +35,7 @@
 #include "jit/emit_util.h"
 #include "jit/epilogue_emit.h"
 #include "jit/generator.h"
+#include "jit/w4a16_layout.h"
 
 namespace w4jit::internal {
 
@@ -144,6 +145,8 @@ class W4a16GemvGenerator final : public Generator {
   // sums for the dot flavour; and the place of the x sum among them.
   int RowSlots() const;
   int SumSlot() const;
+  // The f32 flavour's slots (jit/w4a16_layout.h).
+  F32Int4RowSlots F32Slots() const;
 
   W4a16GemvConfig config_;
   Epilogue epilogue_;
