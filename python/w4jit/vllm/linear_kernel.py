@@ -1,0 +1,143 @@
+"""W4jitWNA16LinearKernel: vLLM's CPU int4 linear layers on w4jit.
+
+A vLLM MPLinearKernel (the class vLLM picks per int4 linear layer from its
+per-platform list, `_POSSIBLE_KERNELS`), subclassing vLLM's own
+CPUWNA16LinearKernel so that every layer w4jit does not take goes through
+vLLM's kernel unchanged. Each layer w4jit takes becomes one w4jit.Linear,
+built once from the checkpoint's own tensors after vLLM has loaded them;
+vLLM's copies are then freed.
+"""
+import logging
+
+import torch
+from vllm import envs
+from vllm.model_executor.kernels import linear as vllm_linear
+from vllm.model_executor.kernels.linear.mixed_precision.cpu import (
+    CPUWNA16LinearKernel,
+)
+from vllm.platforms import PlatformEnum, current_platform
+from vllm.scalar_type import scalar_types
+
+from ..linear import Linear
+
+_log = logging.getLogger("vllm.w4jit")
+_said = set()
+
+# vLLM's int4 weight types: uint4b8 is symmetric (q + 8 stored, no zero
+# points), uint4 has zero points.
+_INT4_TYPES = (scalar_types.uint4b8, scalar_types.uint4)
+_ACT_TYPES = (torch.bfloat16, torch.float32)
+
+
+def say_once(message, *args):
+    """One log line per distinct message and process."""
+    key = (message,) + tuple(args)
+    if key not in _said:
+        _said.add(key)
+        _log.info("w4jit: " + message, *args)
+
+
+def mode_from_env():
+    """DA8W4 where VLLM_CPU_INT4_W4A8 asks for it (vLLM reads it as a bool;
+    its default is on), W4A16 otherwise."""
+    return "da8w4" if envs.VLLM_CPU_INT4_W4A8 else "w4a16"
+
+
+def _checkpoint_format(w_q):
+    """vLLM's parameter attributes say how the int32 words are packed."""
+    input_dim = getattr(w_q, "input_dim", None)
+    packed_dim = getattr(w_q, "packed_dim", None)
+    if input_dim == packed_dim == 1:
+        return "compressed_tensors"  # [N, K/8], scales [N, G]
+    if input_dim == packed_dim == 0:
+        return "gptq_v2"  # [K/8, N], scales [G, N]
+    return None
+
+
+def _free(layer, name):
+    param = getattr(layer, name, None) if name else None
+    if param is not None:
+        param.data = torch.empty(0, dtype=param.dtype)
+
+
+class W4jitWNA16LinearKernel(CPUWNA16LinearKernel):
+    """int4 weights (symmetric or with zero points, any group size dividing
+    K) and bf16 / f32 activations, W4A16 or DA8W4."""
+
+    @classmethod
+    def can_implement(cls, c):
+        reason = None
+        if not current_platform.is_cpu():
+            reason = "vLLM's platform is not a CPU"
+        elif c.weight_type not in _INT4_TYPES:
+            reason = f"weight type {c.weight_type} is not int4"
+        elif c.act_type not in _ACT_TYPES:
+            reason = f"activation dtype {c.act_type} is not bf16 or f32"
+        elif c.group_size != -1 and (c.group_size <= 0 or
+                                     c.partition_weight_shape[0] %
+                                     c.group_size):
+            reason = (f"group size {c.group_size} does not divide K = "
+                      f"{c.partition_weight_shape[0]}")
+        elif c.partition_weight_shape[0] % 8:
+            reason = (f"K = {c.partition_weight_shape[0]} is not a multiple "
+                      "of 8")
+        if reason is not None:
+            say_once("%s; this layer stays on vLLM's kernel", reason)
+            return False, reason
+        return True, None
+
+    def _build(self, layer, fmt, mode):
+        w_q = getattr(layer, self.w_q_name)
+        w_s = getattr(layer, self.w_s_name)
+        w_zp = None
+        if self.config.zero_points and self.w_zp_name:
+            w_zp = getattr(layer, self.w_zp_name, None)
+        return Linear.from_checkpoint(
+            fmt, w_q.data, w_s.data,
+            None if w_zp is None else w_zp.data, None, None,
+            mode=mode, dtype=self.config.act_type)
+
+    def process_weights_after_loading(self, layer):
+        fmt = _checkpoint_format(getattr(layer, self.w_q_name))
+        if fmt is None:
+            say_once("int4 weights packed along N (input_dim %s, packed_dim "
+                     "%s) are not a layout w4jit reads here; vLLM's kernel "
+                     "runs them",
+                     getattr(getattr(layer, self.w_q_name), "input_dim", None),
+                     getattr(getattr(layer, self.w_q_name), "packed_dim",
+                             None))
+            super().process_weights_after_loading(layer)
+            return
+        mode = mode_from_env()
+        try:
+            impl = self._build(layer, fmt, mode)
+        except (RuntimeError, ValueError) as e:
+            if mode != "da8w4":
+                say_once("%s layer not taken (%s); vLLM's kernel runs it",
+                         mode, e)
+                super().process_weights_after_loading(layer)
+                return
+            say_once("DA8W4 layer not taken (%s); W4A16 instead", e)
+            mode = "w4a16"
+            impl = self._build(layer, fmt, mode)
+        # Not a submodule: vLLM walks the model's modules and parameters.
+        layer.__dict__["_w4jit"] = impl
+        for name in (self.w_q_name, self.w_s_name, self.w_zp_name):
+            _free(layer, name)
+        say_once("%s %s layers run on w4jit (group size %d)", fmt, mode,
+                 impl.group_size)
+
+    def apply_weights(self, layer, x, bias=None):
+        impl = getattr(layer, "_w4jit", None)
+        if impl is None:
+            return super().apply_weights(layer, x, bias)
+        y = impl(x)
+        return y if bias is None else y + bias
+
+
+def install():
+    """Puts the kernel first in vLLM's CPU list (once; vLLM reads the list
+    at every layer it builds)."""
+    kernels = vllm_linear._POSSIBLE_KERNELS.setdefault(PlatformEnum.CPU, [])
+    if W4jitWNA16LinearKernel not in kernels:
+        kernels.insert(0, W4jitWNA16LinearKernel)
