@@ -1,13 +1,15 @@
 """End-to-end: vLLM offline generation on locally made int4 models, with
 vLLM's own CPU int4 kernels, zentorch's and w4jit's (docs/vllm.md).
 
-    python3 -m w4jit.vllm_bench --models DIR [--shape tiny|small|1b]
-        [--paths bf16,vllm-w4a16,...] [--rounds 3] [--batches 1,4,16]
-        [--decode 64] [--prefill 512] [--json OUT]
+    python3 -m w4jit.vllm_bench --models DIR [--shape tiny|small|1b|moe]
+        [--paths bf16,vllm-w4a16,...] [--rounds 1] [--repeats 3]
+        [--batches 1,4,16] [--decode 64] [--prefill 512] [--threads N]
+        [--compile] [--profile] [--json OUT]
 
 DIR is made by w4jit.vllm_models when it has no model folders yet. Each path
-runs in its own process (the plugin and the kernel choice are per process),
-round after round (path order rotated each round), and reports: decode
+runs in its own process (the plugin and the kernel choice are per process;
+--rounds > 1 starts one per path per round, path order rotated each round),
+times each shape --repeats times inside it, and reports: decode
 tokens/s at each batch (B sequences of a 32-token prompt, `--decode` new
 tokens each, timed against the same request with one new token, so prefill
 cancels), the time of one `--prefill`-token prompt with one new token, the
@@ -108,57 +110,92 @@ def _child(args):
     result["greedy_top2"] = [sorted((v.logprob for v in step.values()),
                                     reverse=True)[:2] for step in o.logprobs]
 
-    # Speed. One warm-up of every shape first.
-    decode = {}
-    for b in args.batches:
-        ps = prompts(b, PROMPT_LEN, b)
-        full = SamplingParams(temperature=0, max_tokens=args.decode,
-                              ignore_eos=True)
-        one = SamplingParams(temperature=0, max_tokens=1, ignore_eos=True)
-        _timed(llm, ps, full)
-        t_full, _ = _timed(llm, ps, full)
-        t_one, _ = _timed(llm, ps, one)
-        decode[b] = b * (args.decode - 1) / max(t_full - t_one, 1e-9)
-    result["decode_tok_s"] = decode
-    pre = prompts(1, args.prefill, 7)
+    # Speed: a short warm-up of every shape, then --repeats timings each.
     one = SamplingParams(temperature=0, max_tokens=1, ignore_eos=True)
+    decode = {b: [] for b in args.batches}
+    prefill = []
+    pre = prompts(1, args.prefill, 7)
+    for b in args.batches:
+        _timed(llm, prompts(b, PROMPT_LEN, b),
+               SamplingParams(temperature=0, max_tokens=4, ignore_eos=True))
     _timed(llm, pre, one)
-    result["prefill_s"] = _timed(llm, pre, one)[0]
+    for _ in range(args.repeats):
+        for b in args.batches:
+            ps = prompts(b, PROMPT_LEN, b)
+            full = SamplingParams(temperature=0, max_tokens=args.decode,
+                                  ignore_eos=True)
+            t_full, _ = _timed(llm, ps, full)
+            t_one, _ = _timed(llm, ps, one)
+            decode[b].append(b * (args.decode - 1) / max(t_full - t_one,
+                                                         1e-9))
+        prefill.append(_timed(llm, pre, one)[0])
+    result["decode_tok_s"] = decode
+    result["prefill_s"] = prefill
     if args.profile:
         result["profile"] = _profile(llm, prompts(1, PROMPT_LEN, 5))
     print("W4JIT_BENCH " + json.dumps(result), flush=True)
 
 
+def _label_w4jit_calls():
+    """torch's profiler does not see calls into a torchbind object; label
+    the plugin's entry points (only in profiling runs: a label costs a few
+    microseconds a call)."""
+    import torch
+    from .vllm import linear_kernel, moe_method  # noqa: F401 (installed)
+    kernel = linear_kernel.W4jitWNA16LinearKernel
+    apply = kernel.apply_weights
+
+    def labelled(self, layer, x, bias=None):
+        with torch.profiler.record_function("w4jit::linear"):
+            return apply(self, layer, x, bias)
+    kernel.apply_weights = labelled
+    cls = moe_method.ct_moe.CompressedTensorsWNA16MoEMethod
+    moe_apply = cls.apply
+
+    def moe_labelled(self, *a, **kw):
+        with torch.profiler.record_function("w4jit::moe"):
+            return moe_apply(self, *a, **kw)
+    cls.apply = moe_labelled
+
+
 def _profile(llm, prompts):
     """Where a batch-1 decode step's time goes: CPU self time by op,
-    grouped into w4jit, attention and the rest."""
+    grouped into w4jit, other int4 kernels, attention and the rest, beside
+    the step's wall time (the difference is Python and scheduling)."""
     import torch
     from vllm import SamplingParams
-    params = SamplingParams(temperature=0, max_tokens=17, ignore_eos=True)
+    if os.environ.get("VLLM_PLUGINS") == "w4jit":
+        _label_w4jit_calls()
+    steps = 17
+    params = SamplingParams(temperature=0, max_tokens=steps, ignore_eos=True)
     llm.generate(prompts, params, use_tqdm=False)
+    t0 = time.perf_counter()
     with torch.profiler.profile(activities=[
             torch.profiler.ProfilerActivity.CPU]) as prof:
         llm.generate(prompts, params, use_tqdm=False)
-    groups = {"w4jit": 0.0, "attention": 0.0, "int4 (vLLM/zentorch)": 0.0,
-              "rest": 0.0}
+    wall_ms = (time.perf_counter() - t0) * 1000 / steps
+    groups = {"w4jit": 0.0, "int4 (vLLM/zentorch)": 0.0, "attention": 0.0,
+              "rest (ops)": 0.0}
     top = []
     for e in prof.key_averages():
-        name = e.key
-        us = e.self_cpu_time_total
+        name, us = e.key, e.self_cpu_time_total
         low = name.lower()
         if "w4jit" in low:
-            groups["w4jit"] += us
-        elif "attn" in low or "attention" in low or "paged" in low:
-            groups["attention"] += us
-        elif ("wna16" in low or "int4" in low or "woq" in low
-              or "qlinear" in low):
-            groups["int4 (vLLM/zentorch)"] += us
+            key = "w4jit"
+        elif any(w in low for w in ("wna16", "int4", "woq", "qlinear",
+                                    "fused_moe", "fused_experts")):
+            key = "int4 (vLLM/zentorch)"
+        elif any(w in low for w in ("attn", "attention", "paged", "sdpa",
+                                    "kv_cache", "rotary")):
+            key = "attention"
         else:
-            groups["rest"] += us
+            key = "rest (ops)"
+        groups[key] += us
         top.append((us, name))
     top.sort(reverse=True)
-    steps = params.max_tokens
-    return {"per_step_ms": {k: v / 1000 / steps for k, v in groups.items()},
+    per_step = {k: v / 1000 / steps for k, v in groups.items()}
+    per_step["python and scheduling"] = wall_ms - sum(per_step.values())
+    return {"wall_ms_per_step": wall_ms, "per_step_ms": per_step,
             "top": [(n, round(us / 1000 / steps, 3)) for us, n in top[:12]]}
 
 
@@ -182,11 +219,11 @@ def _run_path(args, path, tmp):
     cmd = [sys.executable, "-m", "w4jit.vllm_bench", "--child", path,
            "--model", os.path.join(args.models, variant),
            "--logprobs-out", lp_out, "--decode", str(args.decode),
-           "--prefill", str(args.prefill),
+           "--prefill", str(args.prefill), "--repeats", str(args.repeats),
            "--batches", ",".join(map(str, args.batches))]
     if args.compile:
         cmd.append("--compile")
-    if args.profile and path.startswith("w4jit"):
+    if args.profile:
         cmd.append("--profile")
     t0 = time.time()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -208,7 +245,10 @@ def main(argv=None):
     ap.add_argument("--models")
     ap.add_argument("--shape", default="tiny")
     ap.add_argument("--paths", default=",".join(PATHS))
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="processes per path, paths interleaved")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="timings per shape inside each process")
     ap.add_argument("--batches", default="1,4,16")
     ap.add_argument("--decode", type=int, default=64)
     ap.add_argument("--prefill", type=int, default=512)
@@ -239,8 +279,9 @@ def main(argv=None):
         for p in order:
             res = _run_path(args, p, tmp)
             runs[p].append(res)
-            brief = res.get("error", "")[-400:] or {
-                "decode": res["decode_tok_s"], "prefill_s": res["prefill_s"]}
+            brief = res.get("error", "")[-1500:] or {
+                "decode": res["decode_tok_s"], "prefill_s": res["prefill_s"],
+                "wall_s": round(res["wall_s"])}
             print(f"round {r} {p}: {brief}", file=sys.stderr, flush=True)
     report = {"paths": {}}
     ref_lp = None
@@ -256,16 +297,20 @@ def main(argv=None):
             continue
         row = {"decode_tok_s": {}, "prefill_s": {}}
         for b in args.batches:
-            vals = [r["decode_tok_s"][str(b)] if str(b) in r["decode_tok_s"]
-                    else r["decode_tok_s"][b] for r in ok]
+            vals = [v for r in ok for v in r["decode_tok_s"][str(b)]]
             row["decode_tok_s"][b] = {"max": max(vals),
-                                      "median": statistics.median(vals)}
-        pv = [r["prefill_s"] for r in ok]
-        row["prefill_s"] = {"min": min(pv), "median": statistics.median(pv)}
+                                      "median": statistics.median(vals),
+                                      "n": len(vals)}
+        pv = [v for r in ok for v in r["prefill_s"]]
+        row["prefill_s"] = {"min": min(pv), "median": statistics.median(pv),
+                            "n": len(pv)}
         if ref_lp is not None:
             kl, mx = _kl_and_max(ref_lp, np.load(ok[0]["logprobs_file"]))
             row["vs_bf16"] = {"kl": kl, "max_abs_dlogprob": mx}
         if ref_greedy is not None:
+            kl, mx = _kl_and_max(np.load(ref_greedy["logprobs_file"]),
+                                 np.load(ok[0]["logprobs_file"]))
+            row["vs_vllm_w4a16"] = {"kl": kl, "max_abs_dlogprob": mx}
             a, g = ref_greedy["greedy"], ok[0]["greedy"]
             first = next((i for i, (x, y) in enumerate(zip(a, g)) if x != y),
                          None)
