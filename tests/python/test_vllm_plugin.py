@@ -1,5 +1,6 @@
 """The vLLM plugin (w4jit.vllm, docs/vllm.md) on a tiny locally made
-compressed-tensors W4A16 g128 Llama: vLLM picks w4jit's kernel, and the
+compressed-tensors W4A16 g128 Llama (symmetric, with zero points) and its
+GPTQ twin: vLLM picks w4jit's kernel, and the
 greedy tokens are those of vLLM's own CPU int4 kernel. Skips, naming the
 reason, where vLLM is not installed or w4jit is not installed as a
 distribution (the entry point vLLM finds plugins by);
@@ -49,8 +50,16 @@ from vllm import LLM, SamplingParams
 from vllm.inputs import TokensPrompt
 llm = LLM(model=sys.argv[1], dtype="bfloat16", enforce_eager=True,
           max_model_len=256, max_num_seqs=2, seed=0)
-kernel = llm.apply_model(lambda model: type(
-    model.model.layers[0].self_attn.qkv_proj.scheme.kernel).__name__)[0]
+
+
+def kernel_name(model):
+    layer = model.model.layers[0].self_attn.qkv_proj
+    # compressed-tensors keeps the kernel on its scheme, GPTQ on the method.
+    owner = getattr(layer, "scheme", None) or layer.quant_method
+    return type(owner.kernel).__name__
+
+
+kernel = llm.apply_model(kernel_name)[0]
 prompt = TokensPrompt(prompt_token_ids=[5, 17, 42, 99, 7, 300, 12, 64])
 out = llm.generate([prompt], SamplingParams(temperature=0, max_tokens=16,
                                              ignore_eos=True, logprobs=2),
@@ -68,7 +77,8 @@ def tiny_models(tmp_path_factory):
     out = tmp_path_factory.mktemp("vllm-models")
     return vllm_models.make_model(str(out), "tiny",
                                   variants=("ct-w4a16-g128",
-                                            "ct-w4a16-g128-asym"))
+                                            "ct-w4a16-g128-asym",
+                                            "gptq-w4a16-g128"))
 
 
 def _run(model, plugins, w4a8):
@@ -95,7 +105,8 @@ def _same_or_near_tie(ref, got, tol=0.05):
 
 
 @needs_vllm
-@pytest.mark.parametrize("variant", ["ct-w4a16-g128", "ct-w4a16-g128-asym"])
+@pytest.mark.parametrize("variant", ["ct-w4a16-g128", "ct-w4a16-g128-asym",
+                                     "gptq-w4a16-g128"])
 def test_plugin_takes_the_layers_and_matches_vllm(tiny_models, variant):
     model = tiny_models[variant]
     ref, _ = _run(model, "", "0")
