@@ -9,12 +9,12 @@ linear's result, where rounding it to bf16 before them (or not) shows in
 most outputs.
 
 One exception, counted apart: zentorch's gelu (both forms) is not the exact
-function in its tail. Where t < -2 its outputs differ from the correctly
-rounded gelu in about 1 of 20 (cancellation in 1 + tanh / 1 + erf, a few
+function in its tail. Where t < -2 about a quarter of its outputs differ
+from the correctly rounded gelu (cancellation in 1 + tanh / 1 + erf, a few
 f32 ulps of 1 that are most of the tiny result) and from any f32 form
 tried; w4jit computes the tail without cancellation. Those outputs are far
-below the row's resolution (checked: under 1/16 ulp of the row's scale), so
-they are held to the ulp bound only, not counted.
+below the row's resolution (measured: under 1/100 ulp of the row's scale),
+so they are held to the ulp bound only, not counted.
 
 Runs where zentorch is installed and its kernels run (AVX-512 with
 AVX512_BF16; elsewhere its woq_linear returns garbage): skips naming the
