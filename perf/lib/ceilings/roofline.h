@@ -18,7 +18,9 @@ struct ComputePeak {
   std::string key;          // GetPeakOpInfo(op).key
   std::string description;  // GetPeakOpInfo(op).description
   bool available = false;
-  std::string note;         // "n/a: CPU lacks AVX512_VNNI" when unavailable
+  // Why unavailable: "n/a: CPU lacks AVX512_VNNI", or for AMX "n/a: Linux
+  // refused AMX tile data: ..." (amx_permission.h).
+  std::string note;
   double macs_per_s = 0.0;  // multiply-accumulates (FMA lanes) per second
   int threads = 0;
   int chains = 0;
