@@ -45,7 +45,6 @@ using testing::RandomActivations;
 using testing::RandomWeights;
 using testing::RunAndCheck;
 using testing::RunToF32;
-using testing::StartIsaRun;
 using testing::Tolerance;
 using testing::WhyCannotRunTier;
 
@@ -176,7 +175,7 @@ const char* KernelSuffix(const IsaPath& path) {
 class ZentorchNumericsTiers : public ::testing::TestWithParam<IsaPath> {
  protected:
   void SetUp() override {
-    if (!StartIsaRun(GetParam().tier)) {
+    if (!testing::StartIsaPathRun(GetParam())) {
       GTEST_SKIP() << WhyCannotRunTier(GetParam().tier);
     }
   }
