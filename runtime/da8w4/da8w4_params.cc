@@ -85,6 +85,19 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
     // within the noise in three alternating runs of each build.
     p.handover_m = 2;
   }
+  if (isa >= IsaTier::kAvx512Vnni && cpu.vendor == Vendor::kIntel) {
+    // Measured on an Intel Xeon (Emerald Rapids VM, family 6 model 0xCF,
+    // 2 threads, 2026-12-05, `w4jit bench --model=llama3-8b --layers=4
+    // --m=1,4 --prefetch=0,4096,8192` and the same for gpt-oss-20b,
+    // interleaved with the DRAM read; docs/performance/
+    // 2026-12-05-xeon-amx-defaults.md): without software prefetch M = 1
+    // streamed at 76-77% of the read (M = 4: 68%), at 4096 bytes ahead
+    // 84-85% (80-81%), at 8192 84-85% (79-80%); gpt-oss-20b T = 1 79% ->
+    // 83-85%, T = 4 78-79% -> 83-85% (its experts as well, through the
+    // same default). Other CPUs keep the hardware's prefetch alone until
+    // measured.
+    p.prefetch_distance = 4096;
+  }
   return p;
 }
 

@@ -103,11 +103,19 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // 39.2 at 2048, 40.2 / 37.7 at 4096, 39.6 / 37.2 at 8192 (p90 1.7x the
   // min there); single layers from DRAM 1.19-1.25x faster at 4096 by min,
   // hot ones level (docs/performance/2026-12-05-zen3-int4-byte-decode.md).
-  // The kernel of before, half as fast hot, gained only 1.07x. Other CPUs
-  // keep the hardware's prefetch alone until measured.
+  // The kernel of before, half as fast hot, gained only 1.07x. On an
+  // Intel Xeon with AVX-512 (Emerald Rapids VM, family 6 model 0xCF, 2
+  // threads, 2026-12-05, `w4jit bench --model=llama3-8b --layers=4
+  // --m=1,4 --prefetch=0,4096,8192` and the same for gpt-oss-20b,
+  // interleaved with the DRAM read; docs/performance/
+  // 2026-12-05-xeon-amx-defaults.md): M = 1 streamed at 43-44% of the
+  // read without prefetch, 75-76% at 4096 and 75-78% at 8192 (gpt-oss-20b
+  // T = 1: 45% -> 77% / 76-78%; T = 4 43% -> 72% / 71-72%). Other CPUs keep
+  // the hardware's prefetch alone until measured.
   if (avx512 && cpu.zen_generation >= 5) p.prefetch_distance = 8192;
   if (avx512 && cpu.zen_generation == 4) p.prefetch_distance = 4096;
   if (!avx512 && cpu.zen_generation == 3) p.prefetch_distance = 4096;
+  if (avx512 && cpu.vendor == Vendor::kIntel) p.prefetch_distance = 4096;
   return p;
 }
 
