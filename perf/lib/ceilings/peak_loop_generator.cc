@@ -10,6 +10,10 @@ constexpr int kTileRows = 16;
 constexpr int kTileRowBytes = 64;
 // C tiles 0-3, A tiles 4-5, B tiles 6-7.
 constexpr int kTileChains = 4;
+// One tile dot product: 16x16 C elements, each a dot of K = 32 bf16 or
+// 64 int8 pairs (a 64-byte row of A with a column of B).
+constexpr int kBf16TileMacs = kTileRows * kTileRows * 32;
+constexpr int kInt8TileMacs = kTileRows * kTileRows * 64;
 
 // AVX2 has 16 vector registers: 12 chains plus sources, constants and a
 // temporary. AVX-512 has 32: 24 chains plus two sources.
@@ -27,9 +31,9 @@ constexpr PeakOpInfo kInfos[] = {
     // Four 16x16 C tiles from two A and two B tiles: every C tile is its own
     // chain and the 8 tile registers are used up.
     {PeakOp::kAmxBf16, "amx_bf16", "bf16 tile dot, AMX tdpbf16ps 16x16x32",
-     kTileChains, kTileRows* kTileRows * 32},
+     kTileChains, kBf16TileMacs},
     {PeakOp::kAmxInt8, "amx_int8", "int8 tile dot, AMX tdpbssd 16x16x64",
-     kTileChains, kTileRows* kTileRows * 64},
+     kTileChains, kInt8TileMacs},
 };
 
 bool IsZmm(PeakOp op) {

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -143,7 +142,7 @@ std::string FormatHeader(const BenchReport& r) {
       r.threads);
   bool amx = false;
   for (const ComputePeak& p : r.roofline.peaks) {
-    const bool tiles = absl::StartsWith(p.key, "amx_");
+    const bool tiles = IsAmxPeak(p);
     amx = amx || (tiles && p.available);
     if (p.available) {
       absl::StrAppendFormat(&out, "  %-14s %8.1f GMAC/s  %s, %d %s\n", p.key,

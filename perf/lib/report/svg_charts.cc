@@ -47,10 +47,6 @@ void Pad(double* lo, double* hi, double margin, double lo0, double hi0) {
 // The dash of the AMX tile peaks' lines (the vector peaks': "6,3").
 constexpr const char* kTileDash = "12,3,2,3";
 
-bool IsTilePeak(const ComputePeak& p) {
-  return absl::StartsWith(p.key, "amx_");
-}
-
 double Intensity(const BenchRow& r) {
   return 2.0 * static_cast<double>(r.m) * r.n * r.k / r.weight_bytes;
 }
@@ -94,7 +90,7 @@ std::string RooflineSvg(const BenchReport& report) {
     const double py = y.Map(gflops);
     // AMX peaks bound only the peers that run AMX: drawn apart from the
     // vector peaks that bound w4jit's kernels.
-    const bool tiles = IsTilePeak(p);
+    const bool tiles = IsAmxPeak(p);
     tile_peaks = tile_peaks || tiles;
     svg.Line(kLeft, py, kRight, py, "#555", 1.2, tiles ? kTileDash : "6,3");
     peak_y.push_back(py);
