@@ -101,23 +101,19 @@ Epilogue EpilogueFromCode(uint32_t code) {
   return e;
 }
 
-void SetKeyEpilogue(KernelKey* key, const Epilogue& e) {
-  key->epilogue = EpilogueCode(e);
-  key->gate_alpha_bits = 0;
-  key->gate_limit_bits = 0;
+std::tuple<uint32_t, uint32_t, uint32_t> KeyPart(const Epilogue& e) {
+  uint32_t alpha = 0;
+  uint32_t limit = 0;
   if (e.silu_mul && e.activation == Activation::kSwigluOai) {
-    std::memcpy(&key->gate_alpha_bits, &e.gate_alpha, sizeof(float));
-    std::memcpy(&key->gate_limit_bits, &e.gate_limit, sizeof(float));
+    std::memcpy(&alpha, &e.gate_alpha, sizeof(float));
+    std::memcpy(&limit, &e.gate_limit, sizeof(float));
   }
+  return {EpilogueCode(e), alpha, limit};
 }
 
-Epilogue KeyEpilogue(const KernelKey& key) {
-  Epilogue e = EpilogueFromCode(key.epilogue);
-  if (e.silu_mul && e.activation == Activation::kSwigluOai) {
-    std::memcpy(&e.gate_alpha, &key.gate_alpha_bits, sizeof(float));
-    std::memcpy(&e.gate_limit, &key.gate_limit_bits, sizeof(float));
-  }
-  return e;
+void SetNameEpilogue(KernelName* name, const Epilogue& e) {
+  std::tie(name->epilogue, name->gate_alpha_bits, name->gate_limit_bits) =
+      KeyPart(e);
 }
 
 std::string EpilogueSuffix(uint32_t code) {
@@ -136,7 +132,7 @@ std::string EpilogueSuffix(uint32_t code) {
   return s;
 }
 
-std::string KernelKey::name() const {
+std::string KernelName::str() const {
   // Shape-free kernels are named by family and ISA alone.
   if (family == KernelFamily::kDa8w4Decode) {
     return absl::StrCat(FamilyName(family), "__", IsaSuffix(isa));
@@ -155,16 +151,19 @@ std::string KernelKey::name() const {
   if (flavor == Flavor::kBf16Dot) absl::StrAppend(&s, "_bf16dot");
   if (bias) absl::StrAppend(&s, "_bias");
   if (act_per_group) absl::StrAppend(&s, "_agroup");
-  if (flags != 0) absl::StrAppend(&s, absl::StrFormat("_f%x", flags));
+  if (variant_bits != 0) {
+    absl::StrAppend(&s, absl::StrFormat("_f%x", variant_bits));
+  }
   if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
   absl::StrAppend(&s, EpilogueSuffix(epilogue));
   if (gate_alpha_bits != 0 || gate_limit_bits != 0) {
     const Epilogue defaults;
-    const Epilogue e = KeyEpilogue(*this);
-    if (e.gate_alpha != defaults.gate_alpha ||
-        e.gate_limit != defaults.gate_limit) {
-      absl::StrAppend(&s,
-                      absl::StrFormat("_a%a_l%a", e.gate_alpha, e.gate_limit));
+    float alpha = 0.0f;
+    float limit = 0.0f;
+    std::memcpy(&alpha, &gate_alpha_bits, sizeof(float));
+    std::memcpy(&limit, &gate_limit_bits, sizeof(float));
+    if (alpha != defaults.gate_alpha || limit != defaults.gate_limit) {
+      absl::StrAppend(&s, absl::StrFormat("_a%a_l%a", alpha, limit));
     }
   }
   if (meta_dtype != DType::kF32) {

@@ -19,26 +19,33 @@ constexpr uint32_t kF32ExpAllOnes = 0x7F800000;  // Inf; NaN is above
 
 }  // namespace
 
-KernelKey ActQuantKey(const ActQuantConfig& c) {
-  KernelKey key;
+ActQuantConfig ActQuantConfig::Canonical() const {
+  ActQuantConfig c = *this;
+  c.isa = c.isa >= IsaTier::kAvx512Vnni ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  if (c.x_k == c.k) c.x_k = 0;
+  return c;
+}
+
+std::string ActQuantConfig::name() const {
+  const ActQuantConfig c = Canonical();
+  KernelName key;
   key.family = KernelFamily::kQuantizer;
-  key.isa =
-      c.isa >= IsaTier::kAvx512Vnni ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  key.isa = c.isa;
   key.act_dtype = c.act_dtype;
   key.out_dtype = c.act_dtype;  // unused by the quantizer: kept canonical
   key.group_size = c.group_size;
   key.per_channel = c.group_size == c.k;
   key.k = c.k;
-  key.flags = c.permuted ? 1 : 0;
+  key.variant_bits = c.permuted ? 1 : 0;
   key.act_per_group = c.per_group;
   // n is no dimension of the quantizer otherwise: the x columns of pass 1
   // when they are not K (x_k).
-  key.n = c.x_k != 0 && c.x_k != c.k ? c.x_k : 0;
-  return key;
+  key.n = c.x_k;
+  return key.str();
 }
 
 ActQuantizerGenerator::ActQuantizerGenerator(const ActQuantConfig& config)
-    : Generator(ActQuantKey(config).name(), 64 * 1024),
+    : Generator(config.name(), 64 * 1024),
       cfg_(config),
       vec_(this, config.isa >= IsaTier::kAvx512Vnni),
       elem_bytes_(config.act_dtype == DType::kF32 ? 4 : 2),

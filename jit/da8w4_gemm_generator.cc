@@ -86,10 +86,19 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   return absl::OkStatus();
 }
 
-KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
-  KernelKey key;
+Da8w4GemmConfig Da8w4GemmConfig::Canonical() const {
+  Da8w4GemmConfig c = *this;
+  c.isa = IsAvx512(c.isa) ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  if (!c.epilogue.silu_mul) c.out_n = 0;
+  if (c.decoded) c.prefetch = 0;
+  return c;
+}
+
+std::string Da8w4GemmConfig::name() const {
+  const Da8w4GemmConfig c = Canonical();
+  KernelName key;
   key.family = KernelFamily::kDa8w4Gemm;
-  key.isa = IsAvx512(c.isa) ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  key.isa = c.isa;
   key.act_dtype = c.act_dtype;
   key.out_dtype = c.out_dtype;
   key.weight_type = c.weight_type;
@@ -100,19 +109,19 @@ KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
   key.mr = c.mr;
   key.nr = c.nblk * c.layout.block_cols();
   key.bias = c.bias;
-  key.flags =
+  key.variant_bits =
       (c.n_tail ? 1u : 0u) | (c.decoded ? 2u : 0u) |
       (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
-  SetKeyEpilogue(&key, c.epilogue);
-  key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
+  SetNameEpilogue(&key, c.epilogue);
+  key.out_n = c.out_n;
   key.act_per_group = c.act_per_group;
-  key.prefetch = c.decoded ? 0 : c.prefetch;
+  key.prefetch = c.prefetch;
   key.meta_dtype = c.layout.scale_dtype;
-  return key;
+  return key.str();
 }
 
 Da8w4GemmGenerator::Da8w4GemmGenerator(const Da8w4GemmConfig& config)
-    : Generator(Da8w4GemmKey(config).name(), 256 * 1024),
+    : Generator(config.name(), 256 * 1024),
       cfg_(config),
       vec_(this, IsAvx512(config.isa)),
       qa_stride_(QaRowStride(config.layout.k)),

@@ -52,8 +52,11 @@ absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& c) {
   return absl::OkStatus();
 }
 
-KernelKey W4a16DequantKey(const W4a16DequantConfig& c) {
-  KernelKey key;
+W4a16DequantConfig W4a16DequantConfig::Canonical() const { return *this; }
+
+std::string W4a16DequantConfig::name() const {
+  const W4a16DequantConfig& c = *this;
+  KernelName key;
   key.family = KernelFamily::kW4a16Dequant;
   key.isa = c.isa;
   key.flavor = Flavor::kF32Fma;
@@ -68,11 +71,11 @@ KernelKey W4a16DequantKey(const W4a16DequantConfig& c) {
   key.nr = c.nr;
   key.k = c.segment;
   key.round_weights_bf16 = c.round_weights_bf16;
-  return key;
+  return key.str();
 }
 
 W4a16DequantGenerator::W4a16DequantGenerator(const W4a16DequantConfig& config)
-    : Generator(W4a16DequantKey(config).name()),
+    : Generator(config.name()),
       config_(config),
       vec_(this, IsAvx512(config.isa)),
       lanes_(vec_.lanes32()),

@@ -150,8 +150,15 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
   return absl::OkStatus();
 }
 
-KernelKey W4a16GemvKey(const W4a16GemvConfig& c) {
-  KernelKey key;
+W4a16GemvConfig W4a16GemvConfig::Canonical() const {
+  W4a16GemvConfig c = *this;
+  if (!c.epilogue.silu_mul) c.out_n = 0;
+  return c;
+}
+
+std::string W4a16GemvConfig::name() const {
+  const W4a16GemvConfig& c = *this;
+  KernelName key;
   key.family = KernelFamily::kW4a16Gemm;
   key.isa = c.isa;
   key.flavor = c.flavor;
@@ -167,18 +174,18 @@ KernelKey W4a16GemvKey(const W4a16GemvConfig& c) {
   key.k = c.k;
   key.mr = c.mr;
   key.nr = c.nr;
-  key.flags = static_cast<uint32_t>(c.tile_vectors);
+  key.variant_bits = static_cast<uint32_t>(c.tile_vectors);
   key.bias = c.bias;
-  SetKeyEpilogue(&key, c.epilogue);
+  SetNameEpilogue(&key, c.epilogue);
   key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
   key.prefetch = c.prefetch;
-  return key;
+  return key.str();
 }
 
 W4a16GemvGenerator::W4a16GemvGenerator(const W4a16GemvConfig& config)
     // Every row-tile height and column tile gets its own unrolled epilogue:
     // tall zmm tiles with a gelu_erf and two operands need ~0.5 MB.
-    : Generator(W4a16GemvKey(config).name(),
+    : Generator(config.name(),
                 !config.epilogue.empty() ? 2 * 1024 * 1024 : 256 * 1024),
       config_(config),
       epilogue_(config.epilogue),

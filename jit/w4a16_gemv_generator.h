@@ -13,9 +13,8 @@
 // the bf16 flavour's kernel for large M.
 //
 // Built from a W4a16GemvConfig (below), checked by CheckW4a16GemvConfig;
-// W4a16GemvKey names it in the kernel cache (family kW4a16Gemm; the
-// act_dtype of the key is the flavour's packed-row format, flags the tile
-// width in vectors).
+// the config is its kernel-cache key, and its name() the kernel's name
+// (family "w4a16"; "_f<n>": a tile of n vectors).
 //
 // A tile of fewer vectors than the block has room for more rows: it
 // decodes each weight into registers once and multiplies it with every row
@@ -29,8 +28,12 @@
 #define W4JIT_JIT_W4A16_GEMV_GENERATOR_H_
 
 #include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "dispatch/config_key.h"
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
 #include "jit/epilogue_emit.h"
@@ -90,13 +93,34 @@ struct W4a16GemvConfig {
   Epilogue epilogue;
   int64_t out_n = 0;  // silu_mul only
   int prefetch = 0;   // software prefetch distance in bytes (0: none)
+
+  // The kernel-cache key is the config (dispatch/config_key.h): every
+  // field, with those that do not change the code here made canonical.
+  template <class Self>
+  static auto Fields(Self& c) {
+    return std::tie(c.isa, c.flavor, c.out_dtype, c.weight_type, c.float_zero,
+                    c.folded_zero, c.meta_dtype, c.group_size, c.per_channel,
+                    c.n, c.k, c.mr, c.nr, c.tile_vectors, c.bias, c.epilogue,
+                    c.out_n, c.prefetch);
+  }
+  // out_n is 0 without silu_mul.
+  W4a16GemvConfig Canonical() const;
+  // The kernel's name ("{family}_..._{tier}").
+  std::string name() const;
+  bool operator==(const W4a16GemvConfig& o) const {
+    return ConfigKeyEqual(*this, o);
+  }
+  bool operator!=(const W4a16GemvConfig& o) const { return !(*this == o); }
+  template <class H>
+  friend H AbslHashValue(H h, const W4a16GemvConfig& c) {
+    return ConfigKeyHash(std::move(h), c);
+  }
 };
+static_assert(CheckConfigFieldsListed<W4a16GemvConfig>());
 
 // Checks that the config describes a kernel the generator can emit
 // (register budget, group and K divisibility, flavour vs ISA).
 absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& config);
-// The kernel cache's key (and the kernel's name) of the config.
-KernelKey W4a16GemvKey(const W4a16GemvConfig& config);
 
 class W4a16GemvGenerator final : public Generator {
  public:

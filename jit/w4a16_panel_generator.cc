@@ -54,8 +54,15 @@ absl::Status CheckW4a16PanelConfig(const W4a16PanelConfig& c) {
   return absl::OkStatus();
 }
 
-KernelKey W4a16PanelKey(const W4a16PanelConfig& c) {
-  KernelKey key;
+W4a16PanelConfig W4a16PanelConfig::Canonical() const {
+  W4a16PanelConfig c = *this;
+  if (!c.epilogue.silu_mul) c.out_n = 0;
+  return c;
+}
+
+std::string W4a16PanelConfig::name() const {
+  const W4a16PanelConfig& c = *this;
+  KernelName key;
   key.family = KernelFamily::kW4a16Panel;
   key.isa = c.isa;
   key.flavor = Flavor::kF32Fma;
@@ -67,13 +74,13 @@ KernelKey W4a16PanelKey(const W4a16PanelConfig& c) {
   key.nr = c.nr;
   key.k = c.stride;
   key.n = c.n;
-  SetKeyEpilogue(&key, c.epilogue);
+  SetNameEpilogue(&key, c.epilogue);
   key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
-  return key;
+  return key.str();
 }
 
 W4a16PanelGenerator::W4a16PanelGenerator(const W4a16PanelConfig& config)
-    : Generator(W4a16PanelKey(config).name()),
+    : Generator(config.name()),
       config_(config),
       epilogue_(config.epilogue),
       vec_(this, IsAvx512(config.isa)),

@@ -30,7 +30,6 @@ namespace {
 using internal::Flavor;
 using internal::IsaTier;
 using internal::KernelFamily;
-using internal::KernelKey;
 using internal::ScopedIsaCap;
 using internal::ScopedW4a16ParamsOverride;
 using internal::W4a16Params;
@@ -702,7 +701,7 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
           if (flavor == Flavor::kBf16Dot && (mr == 2 || mr == 12)) {
             c.float_zero = c.folded_zero = true;
           }
-          SCOPED_TRACE(internal::W4a16GemvKey(c).name());
+          SCOPED_TRACE(c.name());
           ASSERT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
           internal::W4a16GemvGenerator gen(c);
           EXPECT_TRUE(gen.Create().ok());

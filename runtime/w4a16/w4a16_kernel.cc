@@ -11,7 +11,7 @@
 // dequantized once into an f32 panel (W4a16DequantGenerator) and
 // multiplied with all rows of the row block (W4a16PanelGenerator).
 // Numerics::kZentorch (each dequantized weight rounded to bf16): the panel
-// path at every M, its dequantizer rounding (KernelKey::
+// path at every M, its dequantizer rounding (W4a16DequantConfig::
 // round_weights_bf16); the int4 kernels apply the scale per group and so
 // never hold a dequantized weight to round.
 // Either way every output is computed by the same instructions whatever
