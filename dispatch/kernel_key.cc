@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
@@ -60,19 +61,7 @@ const char* ActivationShort(Activation a) {
 
 }  // namespace
 
-const char* IsaSuffix(IsaTier t) {
-  switch (t) {
-    case IsaTier::kRef:
-      return "ref";
-    case IsaTier::kAvx2:
-      return "avx2";
-    case IsaTier::kAvx512Vnni:
-      return "avx512vnni";
-    case IsaTier::kAvx512Bf16:
-      return "avx512bf16";
-  }
-  return "unknown";
-}
+const char* IsaSuffix(IsaTier t) { return TraitsOf(t).suffix; }
 
 uint32_t EpilogueCode(const Epilogue& e) {
   uint32_t code = static_cast<uint32_t>(e.activation) & 7u;

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
@@ -21,7 +22,7 @@ constexpr uint32_t kF32ExpAllOnes = 0x7F800000;  // Inf; NaN is above
 
 ActQuantConfig ActQuantConfig::Canonical() const {
   ActQuantConfig c = *this;
-  c.isa = c.isa >= IsaTier::kAvx512Vnni ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  c.isa = TraitsOf(c.isa).vector_tier;
   if (c.x_k == c.k) c.x_k = 0;
   return c;
 }
@@ -47,7 +48,7 @@ std::string ActQuantConfig::name() const {
 ActQuantizerGenerator::ActQuantizerGenerator(const ActQuantConfig& config)
     : Generator(config.name(), 64 * 1024),
       cfg_(config),
-      vec_(this, config.isa >= IsaTier::kAvx512Vnni),
+      vec_(this, config.isa),
       elem_bytes_(config.act_dtype == DType::kF32 ? 4 : 2),
       groups_(config.k / config.group_size) {}
 
@@ -496,6 +497,9 @@ void ActQuantizerGenerator::EmitNonFiniteRow() {
 }
 
 absl::Status CheckActQuantConfig(const ActQuantConfig& c) {
+  if (c.isa < IsaTier::kAvx2) {
+    return absl::InvalidArgumentError("the quantizer needs AVX2 or AVX-512");
+  }
   if (c.k <= 0 || c.group_size <= 0 || c.k % c.group_size != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "quantizer: group ", c.group_size, " does not divide K = ", c.k));

@@ -2,14 +2,14 @@
 
 #include <cstddef>
 
+#include "dispatch/isa_traits.h"
+
 namespace w4jit::internal {
 namespace {
 
 // Quads per unrolled iteration: enough independent loads and stores in
 // flight to keep the loop overhead out of the way.
 constexpr int kUnroll = 4;
-
-bool IsAvx512(IsaTier isa) { return isa >= IsaTier::kAvx512Vnni; }
 
 }  // namespace
 
@@ -22,7 +22,7 @@ absl::Status CheckDa8w4DecodeConfig(const Da8w4DecodeConfig& config) {
 }
 
 Da8w4DecodeConfig Da8w4DecodeConfig::Canonical() const {
-  return {IsAvx512(isa) ? IsaTier::kAvx512Vnni : IsaTier::kAvx2};
+  return {TraitsOf(isa).vector_tier};
 }
 
 std::string Da8w4DecodeConfig::name() const {
@@ -33,7 +33,7 @@ std::string Da8w4DecodeConfig::name() const {
 }
 
 Da8w4DecodeGenerator::Da8w4DecodeGenerator(const Da8w4DecodeConfig& config)
-    : Generator(config.name(), 4096), vec_(this, IsAvx512(config.isa)) {}
+    : Generator(config.name(), 4096), vec_(this, config.isa) {}
 
 // rsi src cursor, rdx dst cursor, rcx quads left; vector 0 the 0x0F mask,
 // 1 .. 2 * kUnroll the loaded and decoded quads.

@@ -5,13 +5,12 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
 
 using Xbyak::Xmm;
-
-bool IsAvx512(IsaTier isa) { return isa >= IsaTier::kAvx512Vnni; }
 
 // Register plan (vector registers; GPRs are described at Generate()):
 //   AVX2:    acc[0, nacc) int16 accumulators, then wl, wh, b (broadcast
@@ -23,16 +22,19 @@ constexpr int kAvx512MaskReg = 31;
 
 }  // namespace
 
-int Da8w4MaxTileBlocks(IsaTier isa) { return IsAvx512(isa) ? 14 : 6; }
+// The accumulators (two per block and row) and the plan's 3 (AVX-512) or
+// 4 (AVX2) other registers fill the vector registers.
+int Da8w4MaxTileBlocks(IsaTier isa) { return TraitsOf(isa).evex ? 14 : 6; }
 
 absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   const Da8w4Layout& lay = c.layout;
-  const bool avx512 = IsAvx512(c.isa);
+  const IsaTraits& isa = TraitsOf(c.isa);
+  const bool avx512 = isa.evex;
   if (c.isa < IsaTier::kAvx2) {
     return absl::InvalidArgumentError("DA8W4 kernels need AVX2 or AVX-512");
   }
   if (absl::Status s = CheckPrefetchDistance(c.prefetch); !s.ok()) return s;
-  if (lay.lanes != (avx512 ? 16 : 8)) {
+  if (lay.lanes != isa.lanes32()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "layout lanes ", lay.lanes, " do not match ", ToString(c.isa)));
   }
@@ -51,7 +53,8 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   }
   // AVX-512 decoded tiles hold every block's weights and one broadcast
   // row in registers next to the accumulators (see EmitQuadDecodedVnni).
-  if (avx512 && c.decoded && 2 * c.mr * c.nblk + 2 * c.nblk + 1 > 32) {
+  if (avx512 && c.decoded &&
+      2 * c.mr * c.nblk + 2 * c.nblk + 1 > isa.vector_regs) {
     return absl::InvalidArgumentError(
         absl::StrCat("decoded tile ", c.mr, "x", c.nblk,
                      " blocks needs more than 32 zmm registers"));
@@ -88,7 +91,7 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
 
 Da8w4GemmConfig Da8w4GemmConfig::Canonical() const {
   Da8w4GemmConfig c = *this;
-  c.isa = IsAvx512(c.isa) ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  c.isa = TraitsOf(c.isa).vector_tier;
   if (!c.epilogue.silu_mul) c.out_n = 0;
   if (c.decoded) c.prefetch = 0;
   return c;
@@ -123,7 +126,7 @@ std::string Da8w4GemmConfig::name() const {
 Da8w4GemmGenerator::Da8w4GemmGenerator(const Da8w4GemmConfig& config)
     : Generator(config.name(), 256 * 1024),
       cfg_(config),
-      vec_(this, IsAvx512(config.isa)),
+      vec_(this, config.isa),
       qa_stride_(QaRowStride(config.layout.k)),
       sums_stride_(SumsRowStride(config.layout.groups())),
       out_bytes_(config.out_dtype == DType::kF32 ? 4 : 2) {}

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
+#include "dispatch/isa_traits.h"
 #include "jit/w4a16_decode.h"
 #include "jit/w4a16_layout.h"
 
@@ -37,8 +38,6 @@ constexpr int kStepKDot = 8;
 int StepK(bool dot) { return dot ? kStepKDot : kStepKFma; }
 
 int OutSize(DType t) { return static_cast<int>(DTypeSize(t)); }
-
-bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
 
 // The f32 decode's mask of the low nibble (jit/w4a16_decode.h).
 constexpr uint32_t kMaskLo = 0x0F;
@@ -85,7 +84,8 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
   if (c.flavor != Flavor::kF32Fma && !dot) {
     return absl::InvalidArgumentError("no W4A16 flavour in the config");
   }
-  if (dot && c.isa < IsaTier::kAvx512Bf16) {
+  const IsaTraits& isa = TraitsOf(c.isa);
+  if (dot && !isa.bf16_dot) {
     return absl::InvalidArgumentError("the bf16-dot flavour needs AVX512_BF16");
   }
   if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
@@ -98,11 +98,11 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
         "group %d / K %d: the group must be a multiple of %d dividing K",
         c.group_size, c.k, step_k));
   }
-  const int lanes = IsAvx512(c.isa) ? 16 : 8;
+  const int lanes = isa.lanes32();
   if (c.nr <= 0 || c.nr % lanes != 0 || c.n <= 0 || c.mr <= 0) {
     return absl::InvalidArgumentError("bad N, block width or row tile");
   }
-  const int regs = IsAvx512(c.isa) ? 32 : 16;
+  const int regs = isa.vector_regs;
   const int nv = c.nr / lanes;
   const int tv = c.tile_vectors == 0 ? nv : c.tile_vectors;
   if (c.tile_vectors < 0 || c.tile_vectors > nv || nv % tv != 0) {
@@ -114,9 +114,8 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
   // (dot; and zf's register with folded zero points) or a broadcast
   // temporary (AVX2); the tallest tile needs most.
   const int split = c.mr * tv < 8 ? 2 : 1;
-  const int need =
-      c.mr * tv * split + 2 +
-      (dot ? 1 + (c.folded_zero ? 1 : 0) : (IsAvx512(c.isa) ? 0 : 1));
+  const int need = c.mr * tv * split + 2 +
+                   (dot ? 1 + (c.folded_zero ? 1 : 0) : (isa.evex ? 0 : 1));
   if (need > regs) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "row tile %d x %d vectors needs %d vector registers, %d exist", c.mr,
@@ -189,7 +188,7 @@ W4a16GemvGenerator::W4a16GemvGenerator(const W4a16GemvConfig& config)
                 !config.epilogue.empty() ? 2 * 1024 * 1024 : 256 * 1024),
       config_(config),
       epilogue_(config.epilogue),
-      vec_(this, IsAvx512(config.isa)),
+      vec_(this, config.isa),
       dot_(config.flavor == Flavor::kBf16Dot),
       lanes_(vec_.lanes32()),
       nv_(config.nr / vec_.lanes32()),

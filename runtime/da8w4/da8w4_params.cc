@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/isa_traits.h"
 #include "jit/da8w4_gemm_generator.h"
 
 namespace w4jit::internal {
@@ -110,8 +111,9 @@ absl::Status CheckDa8w4Params(const Da8w4Params& p, IsaTier isa) {
   }
   if (p.panel_mr < 1 || p.panel_nblk < 1 ||
       p.panel_mr * p.panel_nblk > max_blocks ||
-      (isa >= IsaTier::kAvx512Vnni &&
-       2 * p.panel_mr * p.panel_nblk + 2 * p.panel_nblk + 1 > 32)) {
+      (TraitsOf(isa).evex &&
+       2 * p.panel_mr * p.panel_nblk + 2 * p.panel_nblk + 1 >
+           TraitsOf(isa).vector_regs)) {
     return absl::InvalidArgumentError(
         absl::StrCat("da8w4 panel tile ", p.panel_mr, " x ", p.panel_nblk,
                      " blocks does not fit the registers of ", ToString(isa)));

@@ -29,6 +29,7 @@
 #include "absl/strings/str_format.h"
 #include "base/log.h"
 #include "base/numeric.h"
+#include "dispatch/isa_traits.h"
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
@@ -340,8 +341,9 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     *why_not = "512-bit W4A16 kernels need AVX-512";
     return none;
   }
-  plan.lanes = zmm ? 16 : 8;
+  // The f32-FMA code needs only the vector width: the least tier with it.
   plan.key_isa = zmm ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  plan.lanes = TraitsOf(plan.key_isa).lanes32();
   plan.flavor = Flavor::kF32Fma;
   // Zentorch numerics dequantize (and round) every weight: the f32-FMA
   // flavour's panel path, at every M.

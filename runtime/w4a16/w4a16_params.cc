@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
@@ -22,7 +23,7 @@ OverrideState& GetOverride() {
 
 W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   W4a16Params p;
-  const bool avx512 = isa >= IsaTier::kAvx512Vnni;
+  const bool avx512 = TraitsOf(isa).evex;
   // Widest vectors the tier has: half the instructions per weight.
   p.vector_bits = avx512 ? 512 : 256;
   // bf16 dot products on Zen 4/5, where vdpbf16ps does twice the MACs of
