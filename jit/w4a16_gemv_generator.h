@@ -122,6 +122,8 @@ static_assert(CheckConfigFieldsListed<W4a16GemvConfig>());
 // (register budget, group and K divisibility, flavour vs ISA).
 absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& config);
 
+struct W4a16GemvPlan;
+
 class W4a16GemvGenerator final : public Generator {
  public:
   using Fn = void (*)(const W4a16GemvArgs*);
@@ -132,29 +134,28 @@ class W4a16GemvGenerator final : public Generator {
   void Generate() override;
 
  private:
-  struct Plan;
   void EmitRowLoop(bool tail);
   void EmitTile(int mr, bool tail);
   void EmitTileColumns(int mr, bool tail, int v0);
-  void EmitSteps(const Plan& plan, int steps, int mr);
+  void EmitSteps(const W4a16GemvPlan& plan, int steps, int mr);
   // Step s (a k octet) of the tile's vector v, bf16-dot flavour: decode its
   // four k pairs and multiply each with the mr rows' x pair.
-  void EmitDotVector(const Plan& plan, int s, int v, int mr);
+  void EmitDotVector(const W4a16GemvPlan& plan, int s, int v, int mr);
   // Decodes vector c of step s (f32 flavour) into its low nibbles (k
   // even) and whole bytes (k odd; jit/w4a16_layout.h).
   void EmitDecodeVector(int s, int c, const Xbyak::Xmm& lo,
                         const Xbyak::Xmm& byte, const Xbyak::Operand& mask_lo);
   // One step (k pair) of an AVX2 tile whose vectors are all decoded first.
-  void EmitDecodedStep(const Plan& plan, int s, int mr,
+  void EmitDecodedStep(const W4a16GemvPlan& plan, int s, int mr,
                        const Xbyak::Operand& mask_lo);
   // The group's first accumulator values: 0 (dot), or for the f32 flavour
   // the zero point's share from the packed rows' slots (F32Int4RowSlots).
-  void EmitGroupStart(const Plan& plan, int mr);
-  void EmitGroupEnd(const Plan& plan, int mr);
-  void EmitStores(const Plan& plan, int mr, bool tail);
+  void EmitGroupStart(const W4a16GemvPlan& plan, int mr);
+  void EmitGroupEnd(const W4a16GemvPlan& plan, int mr);
+  void EmitStores(const W4a16GemvPlan& plan, int mr, bool tail);
   // The stores of a tile with a fused epilogue: the tile's values are
   // spilled to the stack first, so that the epilogue has every register.
-  void EmitEpilogueStores(const Plan& plan, int mr, bool tail);
+  void EmitEpilogueStores(const W4a16GemvPlan& plan, int mr, bool tail);
   // Output columns of a block (NB, or NB / 2 with silu_mul).
   int64_t OutBlockCols() const;
   // Packed weight bytes of one step (all NB columns).
@@ -180,9 +181,6 @@ class W4a16GemvGenerator final : public Generator {
   int lanes_;
   int nv_;  // vectors per block
   int tv_;  // vectors per register tile (divides nv_)
-  // Accumulator chains per (row, vector) for the whole kernel: 2 (k even,
-  // k odd) when the tallest tile has fewer than 8 accumulators.
-  int split_;
   int64_t nb_;
   int64_t groups_;
   int steps_per_group_;  // k pairs (FMA) or k quads (dot) per group
