@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
 #include "dispatch/isa_traits.h"
-#include "jit/w4a16_decode.h"
 #include "jit/w4a16_gemv_plan.h"
 #include "jit/w4a16_layout.h"
 
@@ -16,7 +14,6 @@ namespace {
 
 using Xbyak::Xmm;
 using Xbyak::util::ptr;
-using Xbyak::util::ptr_b;
 
 // Register roles: jit/w4a16_gemv_plan.h.
 using w4a16_gemv_gpr::kArgs;
@@ -54,12 +51,6 @@ constexpr int kStepKDot = 8;
 int StepK(bool dot) { return dot ? kStepKDot : kStepKFma; }
 
 int OutSize(DType t) { return static_cast<int>(DTypeSize(t)); }
-
-// The f32 decode's mask of the low nibble (jit/w4a16_decode.h).
-constexpr uint32_t kMaskLo = 0x0F;
-
-// bf16 bits of small integers, exact.
-uint16_t Bf16OfInt(int v) { return F32ToBf16(static_cast<float>(v)); }
 
 }  // namespace
 
@@ -241,11 +232,6 @@ int64_t W4a16GemvGenerator::MetaGroupBytes() const {
                                        config_.float_zero);
 }
 
-F32Int4RowSlots W4a16GemvGenerator::F32Slots() const {
-  return F32Int4Slots(config_.weight_type == WeightType::kU4,
-                      config_.float_zero);
-}
-
 int W4a16GemvGenerator::RowSlots() const {
   if (dot_) return config_.float_zero ? 1 : 0;
   return F32Slots().count();
@@ -288,20 +274,12 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
   W4a16GemvPlan p = *plan;
   p.v0 = v0;
 
-  // Reloaded per tile because the stores clobber it.
-  if (p.mask_lo >= 0) {
-    vmovups(vec_.Vec(p.mask_lo), pool_.Splat32(kMaskLo));
-  }
-  if (p.table >= 0) {
-    // bf16 of u - 8 at index u. Index bits above the nibble are those of
-    // the next nibble: entries 16..31 repeat 0..15, so no mask is needed.
-    std::array<uint32_t, 16> t;
-    for (int j = 0; j < 16; ++j) {
-      const int lo = ((2 * j) & 15) - 8;
-      const int hi = ((2 * j + 1) & 15) - 8;
-      t[j] = Bf16OfInt(lo) | (static_cast<uint32_t>(Bf16OfInt(hi)) << 16);
-    }
-    vmovups(vec_.Vec(p.table), pool_.Table(t));
+  // The flavour's constants in registers, reloaded per tile because the
+  // stores clobber them.
+  if (dot_) {
+    EmitDotTileConstants(p);
+  } else {
+    EmitF32TileConstants(p);
   }
   if (groups_ > 1) {
     // The cross-group accumulators live on the stack.
@@ -319,7 +297,11 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
     mov(kGroupsLeft, groups_);
     L(group_loop);
   }
-  EmitGroupStart(p, mr);
+  if (dot_) {
+    EmitDotGroupStart(p, mr);
+  } else {
+    EmitF32GroupStart(p, mr);
+  }
   const int unroll = std::min(steps_per_group_, dot_ ? kUnrollDot : kUnrollFma);
   const int iters = steps_per_group_ / unroll;
   const int rest = steps_per_group_ % unroll;
@@ -356,119 +338,25 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
 }
 
 void W4a16GemvGenerator::EmitSteps(const W4a16GemvPlan& p, int steps, int mr) {
-  const Xmm t0 = vec_.Vec(p.t0);
-  const Xmm t1 = vec_.Vec(p.t1);
-  // The decode's mask: a register where the plan found room, else memory.
-  std::optional<Xmm> mask_reg;
-  std::optional<Xbyak::Address> mask_mem;
-  const Xbyak::Operand* mask_lo = nullptr;
-  if (!dot_ && p.mask_lo >= 0) {
-    mask_reg = vec_.Vec(p.mask_lo);
-    mask_lo = &*mask_reg;
-  } else if (!dot_) {
-    mask_mem = pool_.Splat32(kMaskLo);
-    mask_lo = &*mask_mem;
-  }
-  const int64_t w_step = StepWeightBytes();
-  for (int s = 0; s < steps; ++s) {
-    if (p.v0 == 0) {
-      EmitStreamPrefetch(this, kW, s * w_step, w_step, config_.prefetch);
-    }
-    // x offsets of this step's two k (FMA) or two k pairs (dot) for row r.
-    auto x_even = [&](int r) { return kX + ((2 * s) * mr + r) * 4; };
-    auto x_odd = [&](int r) { return kX + ((2 * s + 1) * mr + r) * 4; };
-    if (p.hold_x) {
-      for (int r = 0; r < mr; ++r) {
-        vbroadcastss(vec_.Vec(p.x0 + 2 * r), ptr[x_even(r)]);
-        vbroadcastss(vec_.Vec(p.x0 + 2 * r + 1), ptr[x_odd(r)]);
-      }
-    }
-    if (p.dec >= 0) {
-      EmitDecodedStep(p, s, mr, *mask_lo);
-      continue;
-    }
-    for (int v = 0; v < p.nv; ++v) {
-      const int c = p.v0 + v;  // the vector's place in the block
-      if (dot_) {
-        EmitDotVector(p, s, v, mr);
-        continue;
-      }
-      EmitDecodeVector(s, c, t0, t1, *mask_lo);
-      for (int r = 0; r < mr; ++r) {
-        const Xmm a0 = vec_.Vec(p.Acc(r, v, 0));
-        const Xmm a1 = vec_.Vec(p.Acc(r, v, p.split - 1));
-        if (p.hold_x) {
-          vfmadd231ps(a0, t0, vec_.Vec(p.x0 + 2 * r));
-          vfmadd231ps(a1, t1, vec_.Vec(p.x0 + 2 * r + 1));
-        } else {
-          const Xmm tmp = vec_.Vec(p.bcast >= 0 ? p.bcast : 0);
-          vec_.FmaBroadcast(a0, t0, x_even(r), tmp);
-          vec_.FmaBroadcast(a1, t1, x_odd(r), tmp);
-        }
-      }
-    }
+  if (dot_) {
+    EmitDotSteps(p, steps, mr);
+  } else {
+    EmitF32Steps(p, steps, mr);
   }
 }
 
-void W4a16GemvGenerator::EmitDotVector(const W4a16GemvPlan& p, int s, int v,
-                                       int mr) {
-  const int c = p.v0 + v;  // the vector's place in the block
-  const Xmm raw = vec_.Vec(p.t0);
-  const Xmm pair = vec_.Vec(p.t1);
-  const Xmm table = vec_.Vec(p.table);
-  // One plain load: word 2c / 2c + 1 holds column c's even / odd k of the
-  // octet, pair j of it in nibble j (w4a16_layout.h). No widening shuffle:
-  // Zen 4 runs zmm shuffles at half rate on two pipes, and vpmovzxbw was a
-  // third of the decode's shuffle work.
-  vmovdqu16(raw, ptr[kW + s * StepWeightBytes() + c * 64]);
-  for (int j = 0; j < 4; ++j) {
-    // vpermw reads the low 5 index bits, and the table repeats above 15:
-    // the next nibble's bit needs no mask.
-    if (j > 0) vpsrlw(pair, raw, 4 * j);
-    vpermw(pair, j == 0 ? raw : pair, table);
-    for (int r = 0; r < mr; ++r) {
-      vdpbf16ps(vec_.Vec(p.Acc(r, v, j % 2 == 0 ? 0 : p.split - 1)), pair,
-                ptr_b[kX + ((4 * s + j) * mr + r) * 4]);
-    }
+void W4a16GemvGenerator::EmitStepPrefetch(const W4a16GemvPlan& p, int s) {
+  // Once per step of the block's stream: by the first column tile.
+  if (p.v0 == 0) {
+    EmitStreamPrefetch(this, kW, s * StepWeightBytes(), StepWeightBytes(),
+                       config_.prefetch);
   }
 }
 
-void W4a16GemvGenerator::EmitDecodeVector(int s, int c, const Xmm& lo,
-                                          const Xmm& byte,
-                                          const Xbyak::Operand& mask_lo) {
-  EmitDecodeBytePairF32(this, vec_, config_.weight_type != WeightType::kU4,
-                        ptr[kW + s * nb_ + c * lanes_], lo, byte, mask_lo);
-}
-
-void W4a16GemvGenerator::EmitDecodedStep(const W4a16GemvPlan& p, int s, int mr,
-                                         const Xbyak::Operand& mask_lo) {
-  for (int v = 0; v < p.nv; ++v) {
-    EmitDecodeVector(s, p.v0 + v, vec_.Vec(p.dec + 2 * v),
-                     vec_.Vec(p.dec + 2 * v + 1), mask_lo);
-  }
-  const Xmm b = vec_.Vec(p.bcast);
-  for (int r = 0; r < mr; ++r) {
-    for (int parity = 0; parity < 2; ++parity) {
-      vbroadcastss(b, ptr[kX + ((2 * s + parity) * mr + r) * 4]);
-      for (int v = 0; v < p.nv; ++v) {
-        vfmadd231ps(vec_.Vec(p.Acc(r, v, parity == 0 ? 0 : p.split - 1)),
-                    vec_.Vec(p.dec + 2 * v + parity), b);
-      }
-    }
-  }
-}
-
-void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
-  const int64_t size = static_cast<int64_t>(DTypeSize(config_.meta_dtype));
-  EmitLoadWidenedF32(this, config_.meta_dtype, ptr[kMeta + i * size], dst);
-}
-
-void W4a16GemvGenerator::EmitGroupStart(const W4a16GemvPlan& p, int mr) {
-  const bool u4 = config_.weight_type == WeightType::kU4;
-  // s4 (f32) loads the k-even chains (Acc(r, v, 0), every split-th) below.
-  const bool s4_sums = !dot_ && !u4;
+void W4a16GemvGenerator::ZeroAccumulators(const W4a16GemvPlan& p, int mr,
+                                          bool skip_k_even) {
   for (int i = 0; i < mr * p.nv * p.split; ++i) {
-    if (s4_sums && i % p.split == 0) continue;
+    if (skip_k_even && i % p.split == 0) continue;
     const Xmm a = vec_.Vec(i);
     if (vec_.avx512()) {
       vpxord(a, a, a);
@@ -476,27 +364,11 @@ void W4a16GemvGenerator::EmitGroupStart(const W4a16GemvPlan& p, int mr) {
       vxorps(a, a, a);
     }
   }
-  if (dot_) return;
-  // The slots follow the group's packed x (rdx points at its start).
-  const int64_t slots = config_.group_size * mr * 4;
-  for (int r = 0; r < mr; ++r) {
-    if (!u4) {
-      // s4: -8 * sum of the group's even x, into the k-even chain.
-      for (int v = 0; v < p.nv; ++v) {
-        vbroadcastss(vec_.Vec(p.Acc(r, v, 0)), ptr[kX + slots + r * 4]);
-      }
-      continue;
-    }
-    // u4: -z * sum of the group's x, one rounding: 0 - sum * z. The meta
-    // holds z as int32 (w4a16_layout.h).
-    const Xmm sum = vec_.Vec(p.t1);
-    const Xmm z = vec_.Vec(p.t0);
-    vbroadcastss(sum, ptr[kX + slots + SumSlot() * mr * 4 + r * 4]);
-    for (int v = 0; v < p.nv; ++v) {
-      vcvtdq2ps(z, ptr[kMeta + (nb_ + (p.v0 + v) * lanes_) * 4]);
-      vfnmadd231ps(vec_.Vec(p.Acc(r, v, 0)), sum, z);
-    }
-  }
+}
+
+void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
+  const int64_t size = static_cast<int64_t>(DTypeSize(config_.meta_dtype));
+  EmitLoadWidenedF32(this, config_.meta_dtype, ptr[kMeta + i * size], dst);
 }
 
 void W4a16GemvGenerator::EmitGroupEnd(const W4a16GemvPlan& p, int mr) {

@@ -12,6 +12,13 @@
 // and the weight stream is the cost; with a large row tile (zmm) it is also
 // the bf16 flavour's kernel for large M.
 //
+// One driver and a file of steps per flavour: jit/w4a16_gemv_generator.cc
+// holds the block, row-tile, group and step loops, the prefetch, the group
+// end (scales, zero points), the stores and the epilogue;
+// jit/w4a16_gemv_f32_steps.cc and jit/w4a16_gemv_dot_steps.cc each emit
+// one flavour's tile constants, group start and steps; both place their
+// registers by the plan of jit/w4a16_gemv_plan.h.
+//
 // Built from a W4a16GemvConfig (below), checked by CheckW4a16GemvConfig;
 // the config is its kernel-cache key, and its name() the kernel's name
 // (family "w4a16"; "_f<n>": a tile of n vectors).
@@ -137,20 +144,37 @@ class W4a16GemvGenerator final : public Generator {
   void EmitRowLoop(bool tail);
   void EmitTile(int mr, bool tail);
   void EmitTileColumns(int mr, bool tail, int v0);
+  // Steps [0, steps) of the tile's k loop at the cursors, by flavour.
   void EmitSteps(const W4a16GemvPlan& plan, int steps, int mr);
-  // Step s (a k octet) of the tile's vector v, bf16-dot flavour: decode its
-  // four k pairs and multiply each with the mr rows' x pair.
-  void EmitDotVector(const W4a16GemvPlan& plan, int s, int v, int mr);
-  // Decodes vector c of step s (f32 flavour) into its low nibbles (k
-  // even) and whole bytes (k odd; jit/w4a16_layout.h).
+  // The prefetch of step s (the first column tile's steps issue it).
+  void EmitStepPrefetch(const W4a16GemvPlan& plan, int s);
+  // Zeroes the tile's accumulators (all chains, or all but the k-even).
+  void ZeroAccumulators(const W4a16GemvPlan& plan, int mr, bool skip_k_even);
+
+  // The flavours' steps, each in its own file: the driver calls them at
+  // the tile start, the group start and the k loop.
+  // f32 FMA (jit/w4a16_gemv_f32_steps.cc): the 0x0F mask register; the
+  // group's first accumulator values, the zero point's share from the
+  // packed rows' slots (F32Int4RowSlots); steps of one k pair.
+  void EmitF32TileConstants(const W4a16GemvPlan& plan);
+  void EmitF32GroupStart(const W4a16GemvPlan& plan, int mr);
+  void EmitF32Steps(const W4a16GemvPlan& plan, int steps, int mr);
+  // Decodes vector c of step s into its low nibbles (k even) and whole
+  // bytes (k odd; jit/w4a16_layout.h).
   void EmitDecodeVector(int s, int c, const Xbyak::Xmm& lo,
                         const Xbyak::Xmm& byte, const Xbyak::Operand& mask_lo);
   // One step (k pair) of an AVX2 tile whose vectors are all decoded first.
   void EmitDecodedStep(const W4a16GemvPlan& plan, int s, int mr,
                        const Xbyak::Operand& mask_lo);
-  // The group's first accumulator values: 0 (dot), or for the f32 flavour
-  // the zero point's share from the packed rows' slots (F32Int4RowSlots).
-  void EmitGroupStart(const W4a16GemvPlan& plan, int mr);
+  // bf16 dot (jit/w4a16_gemv_dot_steps.cc): the vpermw table register;
+  // zero accumulators; steps of one k octet.
+  void EmitDotTileConstants(const W4a16GemvPlan& plan);
+  void EmitDotGroupStart(const W4a16GemvPlan& plan, int mr);
+  void EmitDotSteps(const W4a16GemvPlan& plan, int steps, int mr);
+  // Step s (a k octet) of the tile's vector v: decode its four k pairs and
+  // multiply each with the mr rows' x pair.
+  void EmitDotVector(const W4a16GemvPlan& plan, int s, int v, int mr);
+
   void EmitGroupEnd(const W4a16GemvPlan& plan, int mr);
   void EmitStores(const W4a16GemvPlan& plan, int mr, bool tail);
   // The stores of a tile with a fused epilogue: the tile's values are
