@@ -390,18 +390,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
     IsaTier isa, std::string* why_not) {
-  Da8w4Params params = DefaultDa8w4Params(cpu, isa);
-  if (auto tuned = LookupTuning(cpu, isa, desc); tuned.has_value()) {
-    // A tuning entry that does not fit these kernels keeps the defaults.
-    absl::StatusOr<Da8w4Params> applied = ApplyDa8w4Tuning(*tuned, params, isa);
-    if (applied.ok()) {
-      params = *applied;
-    } else {
-      Log(LogLevel::kWarning, absl::StrCat("DA8W4 tuning entry ignored: ",
-                                           applied.status().message()));
-    }
-  }
-  return MakeDa8w4JitKernel(desc, w, cpu, isa, params, why_not);
+  return MakeDa8w4JitKernel(desc, w, cpu, isa,
+                            ResolveDa8w4Params(cpu, isa, desc), why_not);
 }
 
 }  // namespace w4jit::internal
