@@ -147,13 +147,6 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetOrCreateKernel(
   return entry->generator;
 }
 
-void ClearKernelCache() {
-  Cache& cache = GetCache();
-  absl::MutexLock lock(&cache.mu);
-  cache.map.clear();
-  cache.recency.clear();
-}
-
 KernelCacheStats GetKernelCacheStats() {
   Cache& cache = GetCache();
   absl::MutexLock lock(&cache.mu);

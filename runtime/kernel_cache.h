@@ -39,10 +39,6 @@ using GeneratorFactory = std::function<std::unique_ptr<Generator>()>;
 absl::StatusOr<std::shared_ptr<const Generator>> GetOrCreateKernel(
     const KernelConfig& config, const GeneratorFactory& factory);
 
-// Drops every cached kernel (the cache's references: layers keep theirs;
-// statistics are kept). For tests; the capacity bounds the cache otherwise.
-void ClearKernelCache();
-
 struct KernelCacheStats {
   int64_t entries = 0;
   int64_t capacity = 0;
