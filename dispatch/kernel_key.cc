@@ -27,18 +27,6 @@ const char* FamilyName(KernelFamily f) {
   return "unknown";
 }
 
-const char* DtypeShort(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return "f32";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kF16:
-      return "f16";
-  }
-  return "x";
-}
-
 const char* ActivationShort(Activation a) {
   switch (a) {
     case Activation::kNone:
@@ -116,7 +104,7 @@ std::string EpilogueSuffix(uint32_t code) {
   if (e.round_before_binary) absl::StrAppend(&s, "_rbf16");
   for (int i = 0; i < e.num_binary; ++i) {
     absl::StrAppend(&s, "_", e.binary[i].op == BinaryOp::kMul ? "mul" : "add",
-                    DtypeShort(e.binary[i].dtype));
+                    ToString(e.binary[i].dtype));
   }
   return s;
 }
@@ -135,7 +123,7 @@ std::string KernelName::str() const {
     absl::StrAppend(&s, "_g", group_size);
   }
   absl::StrAppend(&s, "_n", n, "_k", k, "_m", mr, "x", nr);
-  absl::StrAppend(&s, "_", DtypeShort(act_dtype), "to", DtypeShort(out_dtype));
+  absl::StrAppend(&s, "_", ToString(act_dtype), "to", ToString(out_dtype));
   if (flavor == Flavor::kF32Fma) absl::StrAppend(&s, "_fma");
   if (flavor == Flavor::kBf16Dot) absl::StrAppend(&s, "_bf16dot");
   if (bias) absl::StrAppend(&s, "_bias");
@@ -156,7 +144,7 @@ std::string KernelName::str() const {
     }
   }
   if (meta_dtype != DType::kF32) {
-    absl::StrAppend(&s, "_m", DtypeShort(meta_dtype));
+    absl::StrAppend(&s, "_m", ToString(meta_dtype));
   }
   if (folded_zero) absl::StrAppend(&s, "_zfold");
   if (round_weights_bf16) absl::StrAppend(&s, "_wrbf16");
