@@ -51,7 +51,8 @@ absl::StatusOr<TuningEntry> ParseEntry(const json& e, size_t index) {
   const std::string where = absl::StrCat("entries[", index, "]");
   if (!e.is_object()) return Bad(where + " is not an object");
   if (absl::Status s = OnlyKeys(
-          e, {"mode", "n", "k", "group_size", "params", "note"}, where);
+          e, {"mode", "shape", "n", "k", "group_size", "params", "note"},
+          where);
       !s.ok()) {
     return s;
   }
@@ -68,18 +69,31 @@ absl::StatusOr<TuningEntry> ParseEntry(const json& e, size_t index) {
     return Bad(absl::StrCat(where, ": mode \"", mode->get<std::string>(),
                             "\" is not w4a16 or da8w4"));
   }
-  auto n = PositiveInt(e, "n", where);
-  if (!n.ok()) return n.status();
-  auto k = PositiveInt(e, "k", where);
-  if (!k.ok()) return k.status();
-  out.n = *n;
-  out.k = *k;
-  auto g = e.find("group_size");
-  if (g == e.end() || !g->is_number_integer() ||
-      (g->get<int64_t>() <= 0 && g->get<int64_t>() != -1)) {
-    return Bad(where + ": \"group_size\" must be a positive integer or -1");
+  if (auto shape = e.find("shape"); shape != e.end()) {
+    if (!shape->is_string() || *shape != "all") {
+      return Bad(where + ": \"shape\" must be \"all\" (or absent)");
+    }
+    for (const char* key : {"n", "k", "group_size"}) {
+      if (e.contains(key)) {
+        return Bad(
+            absl::StrCat(where, ": \"", key, "\" with \"shape\": \"all\""));
+      }
+    }
+    out.all_shapes = true;
+  } else {
+    auto n = PositiveInt(e, "n", where);
+    if (!n.ok()) return n.status();
+    auto k = PositiveInt(e, "k", where);
+    if (!k.ok()) return k.status();
+    out.n = *n;
+    out.k = *k;
+    auto g = e.find("group_size");
+    if (g == e.end() || !g->is_number_integer() ||
+        (g->get<int64_t>() <= 0 && g->get<int64_t>() != -1)) {
+      return Bad(where + ": \"group_size\" must be a positive integer or -1");
+    }
+    out.group_size = g->get<int64_t>();
   }
-  out.group_size = g->get<int64_t>();
   auto params = e.find("params");
   if (params == e.end() || !params->is_object()) {
     return Bad(where + ": \"params\" must be an object");
@@ -222,11 +236,16 @@ std::string TuningToJson(const TuningFile& file) {
   for (const TuningEntry& e : file.entries) {
     json params = json::object();
     for (const auto& [name, value] : e.params) params[name] = value;
-    doc["entries"].push_back({{"mode", ToString(e.mode)},
-                              {"n", e.n},
-                              {"k", e.k},
-                              {"group_size", e.group_size},
-                              {"params", params}});
+    if (e.all_shapes) {
+      doc["entries"].push_back(
+          {{"mode", ToString(e.mode)}, {"shape", "all"}, {"params", params}});
+    } else {
+      doc["entries"].push_back({{"mode", ToString(e.mode)},
+                                {"n", e.n},
+                                {"k", e.k},
+                                {"group_size", e.group_size},
+                                {"params", params}});
+    }
   }
   return doc.dump(2);
 }
@@ -257,13 +276,21 @@ std::optional<ParamMap> LookupTuning(const CpuProfile& cpu, IsaTier isa,
   if (!a.state.file || a.state.file->cpu_class != CpuClassOf(cpu, isa)) {
     return std::nullopt;
   }
+  std::optional<ParamMap> all, exact;
   for (const TuningEntry& e : a.state.file->entries) {
-    if (e.mode == desc.mode && e.n == desc.n && e.k == desc.k &&
-        e.group_size == desc.group_size) {
-      return e.params;
+    if (e.mode != desc.mode) continue;
+    if (e.all_shapes) {
+      if (!all) all = e.params;
+    } else if (!exact && e.n == desc.n && e.k == desc.k &&
+               e.group_size == desc.group_size) {
+      exact = e.params;
     }
   }
-  return std::nullopt;
+  if (!all) return exact;
+  if (exact) {
+    for (const auto& [name, value] : *exact) (*all)[name] = value;
+  }
+  return all;
 }
 
 }  // namespace w4jit::internal

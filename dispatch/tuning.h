@@ -35,6 +35,12 @@ struct TuningEntry {
   int64_t k = 0;
   int64_t group_size = 0;  // as in LayerDesc (-1: per-channel)
   ParamMap params;
+  // Every layer of the mode ("shape": "all" in the file; n, k and
+  // group_size are then 0): a CPU-class-wide setting such as the decode
+  // prefetch distance, which reaches layers whose shapes no file can list
+  // (a MoE layer's per-thread expert panels). An entry for the exact shape
+  // overrides its parameters one by one.
+  bool all_shapes = false;
 };
 
 struct TuningFile {
@@ -63,7 +69,8 @@ struct TuningState {
 };
 TuningState ActiveTuning();
 
-// The parameters recorded for this layer on this CPU class, if any.
+// The parameters recorded for this layer on this CPU class, if any: its
+// mode's all-shapes entry, overlaid by its exact shape's entry.
 std::optional<ParamMap> LookupTuning(const CpuProfile& cpu, IsaTier isa,
                                      const LayerDesc& desc);
 

@@ -75,6 +75,18 @@ TEST(BenchMoeModelConfig, PresetsAndDefaults) {
   EXPECT_NE(BenchUsage().find("qwen3-30b-a3b"), std::string::npos);
 }
 
+// --prefetch and --tunings reach a MoE model's experts (all-shapes tuning
+// entries), so they are taken for MoE models as for dense ones.
+TEST(BenchMoeModelConfig, PrefetchAndTuningsAreTaken) {
+  absl::StatusOr<BenchConfig> c =
+      Parse({"--model=gpt-oss-20b", "--prefetch=0,4096"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model_prefetch, (std::vector<int64_t>{0, 4096}));
+  c = Parse({"--model=qwen3-30b-a3b", "--tunings=default,a.json"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model_tunings.size(), 2u);
+}
+
 TEST(BenchMoeModelConfig, BadValuesAreNamed) {
   const struct {
     std::vector<const char*> args;
@@ -92,10 +104,6 @@ TEST(BenchMoeModelConfig, BadValuesAreNamed) {
        "--routing: llama3-8b is not a MoE model"},
       {{"--model=llama3-8b", "--parts"}, "--parts: llama3-8b is not a MoE"},
       {{"--parts"}, "--parts requires --model"},
-      {{"--model=qwen3-30b-a3b", "--prefetch=0"},
-       "--prefetch: not for the MoE model qwen3-30b-a3b"},
-      {{"--model=qwen3-30b-a3b", "--tunings=a.json"},
-       "--tunings: not for the MoE model"},
       {{"--model=qwen3-30b-a3b", "--hugepages=on"},
        "--hugepages: not for the MoE model"},
       {{"--model=gpt-oss-20b", "--group-size=128"},

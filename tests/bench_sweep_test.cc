@@ -163,9 +163,47 @@ TEST(SweepRunnerTest, WritesATuningFileThatLoadsHere) {
   EXPECT_EQ(internal::ActiveTuning().status, "applied");
   ASSERT_TRUE(w4jit::LoadTuningFile("").ok());
   const std::string csv = SweepCandidatesCsv(*report);
-  EXPECT_EQ(csv.rfind("mode,layer,n,k,group_size,m,group,params,status", 0),
-            0u);
+  EXPECT_EQ(
+      csv.rfind("mode,layer,n,k,group_size,m,cold,group,params,status", 0), 0u);
   EXPECT_NE(FormatSweepTable(*report).find("tiny"), std::string::npos);
+}
+
+// Decode M values are timed cold (each candidate over rotating copies of
+// its weights, past the last-level cache), the others hot; the software
+// prefetch distance, which only a cold stream can judge, is a group of its
+// own at the decode M values.
+TEST(SweepRunnerTest, DecodeMIsTimedColdWithThePrefetchGroup) {
+  if (!HasJit()) GTEST_SKIP() << "no JIT ISA on this CPU";
+  int built = 0;
+  const KernelMaker real = JitKernelMaker();
+  KernelMaker counting = [&](const LayerDesc& d,
+                             const internal::CanonicalWeights& w,
+                             const ParamMap& p, std::string* why) {
+    ++built;
+    return real(d, w, p, why);
+  };
+  for (Mode mode : {Mode::kW4A16, Mode::kDA8W4}) {
+    SCOPED_TRACE(ToString(mode));
+    built = 0;
+    auto report = RunSweep(TinySweep(mode), nullptr, counting);
+    ASSERT_TRUE(report.ok()) << report.status();
+    bool prefetch_at_1 = false;
+    for (const CandidateRow& r : report->candidates) {
+      EXPECT_EQ(r.cold, r.m <= 8) << r.m << " " << r.group;
+      if (r.group == "prefetch") {
+        EXPECT_EQ(r.m, 1);  // a small-M concern: never at M = 24
+        prefetch_at_1 = prefetch_at_1 || r.status == "ok";
+      }
+    }
+    EXPECT_TRUE(prefetch_at_1);
+    // The tiny layer's copies: far more kernels than candidates.
+    EXPECT_GT(built, 20);
+    SweepConfig hot = TinySweep(mode);
+    hot.cold_max_m = 0;
+    report = RunSweep(hot, nullptr, JitKernelMaker());
+    ASSERT_TRUE(report.ok()) << report.status();
+    for (const CandidateRow& r : report->candidates) EXPECT_FALSE(r.cold);
+  }
 }
 
 TEST(SweepConfigTest, ParsesShapesAndRejectsBadValues) {
@@ -179,13 +217,19 @@ TEST(SweepConfigTest, ParsesShapesAndRejectsBadValues) {
   EXPECT_EQ(c->layers[1].group_size, -1);
   EXPECT_EQ(c->ms, (std::vector<int64_t>{1, 16}));
   EXPECT_TRUE(c->quick);
+  EXPECT_EQ(c->cold_max_m, 8);
+  const char* cold[] = {"--cold-max-m=0"};
+  auto hot = ParseSweepArgs(1, cold);
+  ASSERT_TRUE(hot.ok()) << hot.status();
+  EXPECT_EQ(hot->cold_max_m, 0);
   const char* preset[] = {"--preset=qwen2.5-7b"};
   auto p = ParseSweepArgs(1, preset);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->layers.size(), 4u);
-  for (const char* bad : {"--shape=0,4096", "--shape=4096", "--m=1,-2",
-                          "--modes=int3", "--budget=-1", "--preset=nope",
-                          "--colour=red", "--file=/nonexistent"}) {
+  for (const char* bad :
+       {"--shape=0,4096", "--shape=4096", "--m=1,-2", "--modes=int3",
+        "--budget=-1", "--preset=nope", "--cold-max-m=-1", "--colour=red",
+        "--file=/nonexistent"}) {
     const char* argv[] = {bad};
     auto r = ParseSweepArgs(1, argv);
     EXPECT_FALSE(r.ok()) << bad;

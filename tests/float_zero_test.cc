@@ -347,7 +347,7 @@ void CheckFloatZero(const LayerDesc& desc, WeightFormat format,
 class FloatZeroTiers : public ::testing::TestWithParam<testing::IsaPath> {
  protected:
   void SetUp() override {
-    if (!testing::StartIsaRun(GetParam().tier)) {
+    if (!testing::StartIsaPathRun(GetParam())) {
       GTEST_SKIP() << WhyCannotRunTier(GetParam().tier);
     }
   }

@@ -44,7 +44,6 @@ using testing::RandomActivations;
 using testing::RandomWeights;
 using testing::RunAndCheck;
 using testing::RunToF32;
-using testing::StartIsaRun;
 using testing::Tolerance;
 using testing::WhyCannotRunTier;
 
@@ -174,7 +173,7 @@ const char* KernelSuffix(const IsaPath& path) {
 class ZentorchNumericsTiers : public ::testing::TestWithParam<IsaPath> {
  protected:
   void SetUp() override {
-    if (!StartIsaRun(GetParam().tier)) {
+    if (!testing::StartIsaPathRun(GetParam())) {
       GTEST_SKIP() << WhyCannotRunTier(GetParam().tier);
     }
   }

@@ -47,16 +47,23 @@ std::string DescribeCase(const MetaCase& c) {
                       c.float_zero ? " float zero points" : "");
 }
 
-class W4a16MetaTest : public ::testing::TestWithParam<IsaTier> {};
+// Over every ISA path, its W4A16 flavour forced (the CPU's defaults may
+// pick another: Intel's AVX512_BF16 CPUs default to the FMA flavour).
+class W4a16MetaTest : public ::testing::TestWithParam<IsaPath> {};
 
 TEST_P(W4a16MetaTest, SixteenBitMetaGivesTheSameBits) {
-  const IsaTier tier = GetParam();
-  if (!testing::StartIsaRun(tier)) GTEST_SKIP() << WhyCannotRunTier(tier);
-  internal::ScopedIsaCap cap(tier);
+  const IsaPath path = GetParam();
+  if (!testing::StartIsaPathRun(path)) {
+    GTEST_SKIP() << WhyCannotRunTier(path.tier);
+  }
+  internal::ScopedIsaCap cap(path.tier);
+  const internal::Flavor flavor = path.flavor;
+  internal::ScopedW4a16ParamsOverride forced(
+      [flavor](internal::W4a16Params* p) { p->flavor = flavor; });
   const bool f16c = internal::HostCpu().features.f16c;
-  // The dot flavour runs where the tier has AVX512_BF16 and x is bf16; it
-  // folds u4 zero points into float ones, which then decide the meta.
-  const bool dot = tier >= IsaTier::kAvx512Bf16;
+  // The dot flavour folds u4 zero points into float ones, which then
+  // decide the meta.
+  const bool dot = flavor == internal::Flavor::kBf16Dot;
   const std::vector<MetaCase> cases = {
       {WeightType::kS4, DType::kF32, false, ""},
       {WeightType::kS4, DType::kBF16, false, "_mbf16"},
@@ -82,14 +89,18 @@ TEST_P(W4a16MetaTest, SixteenBitMetaGivesTheSameBits) {
       ASSERT_TRUE(compact.ok()) << compact.status();
       std::unique_ptr<Layer> wide;
       {
-        ScopedW4a16ParamsOverride o(
-            [](W4a16Params* p) { p->meta_16bit = false; });
+        ScopedW4a16ParamsOverride o([flavor](W4a16Params* p) {
+          p->flavor = flavor;
+          p->meta_16bit = false;
+        });
         auto made = MakeLayer(desc, w);
         ASSERT_TRUE(made.ok()) << made.status();
         wide = *std::move(made);
       }
       const std::string name = (*compact)->kernel_names()[0];
       ASSERT_EQ(name.rfind("w4a16_", 0), 0u) << name;
+      // The layer built the forced path (asked of it, not assumed).
+      EXPECT_TRUE(KernelNameIs(name, path.flavour, path.suffix));
       for (const char* s : {"_mbf16", "_mf16"}) {
         const bool want = std::string(c.suffix) == s;
         EXPECT_EQ(name.find(std::string(s) + "_") != std::string::npos, want)
@@ -250,8 +261,8 @@ INSTANTIATE_TEST_SUITE_P(Tiers, Da8w4ScaleTest,
                          testing::IsaTierName);
 
 INSTANTIATE_TEST_SUITE_P(Tiers, W4a16MetaTest,
-                         ::testing::ValuesIn(testing::IsaTiers()),
-                         testing::IsaTierName);
+                         ::testing::ValuesIn(testing::IsaPaths()),
+                         testing::IsaPathName);
 
 }  // namespace
 }  // namespace w4jit::testing

@@ -90,6 +90,11 @@ TEST_F(TuningTest, BadFilesAreRefusedWithAReason) {
       {"string param", replace("\"gemm.mr\": 4", "\"gemm.mr\": \"4\""),
        "non-negative integer"},
       {"bad mode", replace("\"da8w4\"", "\"int3\""), "int3"},
+      {"bad shape", replace("\"n\": 4096", "\"shape\": \"some\", \"n\": 4096"),
+       "\"shape\" must be \"all\""},
+      {"shape all with n",
+       replace("\"n\": 4096", "\"shape\": \"all\", \"n\": 4096"),
+       "\"n\" with \"shape\": \"all\""},
   };
   for (const BadCase& c : cases) {
     auto parsed = ParseTuningJson(c.text);
@@ -133,6 +138,41 @@ TEST_F(TuningTest, FileOfThisCpuAppliesToMatchingShapesOnly) {
   other = Desc4096();
   other.mode = Mode::kW4A16;
   EXPECT_FALSE(LookupTuning(HostCpu(), ActiveIsa(), other).has_value());
+}
+
+// An all-shapes entry reaches every layer of its mode (a MoE layer's expert
+// panels included, whose shapes no file lists); an exact shape's entry
+// overrides it parameter by parameter; the other mode is untouched.
+TEST_F(TuningTest, AllShapesEntryAppliesToEveryShapeOfItsMode) {
+  const std::string text = R"({"w4jit_tuning_version": 1,
+      "cpu": {"class": ")" +
+                           HostClass() +
+                           R"("}, "created": "2026-12-05",
+      "entries": [
+        {"mode": "da8w4", "shape": "all",
+         "params": {"prefetch_distance": 4096, "handover_m": 16}},
+        {"mode": "da8w4", "n": 4096, "k": 4096, "group_size": 128,
+         "params": {"handover_m": 8}}]})";
+  auto parsed = ParseTuningJson(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(parsed->entries[0].all_shapes);
+  auto again = ParseTuningJson(TuningToJson(*parsed));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->entries[0].all_shapes);
+  EXPECT_FALSE(again->entries[1].all_shapes);
+  ASSERT_TRUE(w4jit::LoadTuningFile(WriteTemp("all.json", text)).ok());
+  auto exact = LookupTuning(HostCpu(), ActiveIsa(), Desc4096());
+  ASSERT_TRUE(exact.has_value());
+  EXPECT_EQ(exact->at("handover_m"), 8);
+  EXPECT_EQ(exact->at("prefetch_distance"), 4096);
+  LayerDesc panel = Desc4096();
+  panel.n = 96;  // a shape no entry names
+  panel.k = 2880;
+  auto any = LookupTuning(HostCpu(), ActiveIsa(), panel);
+  ASSERT_TRUE(any.has_value());
+  EXPECT_EQ(any->at("handover_m"), 16);
+  panel.mode = Mode::kW4A16;
+  EXPECT_FALSE(LookupTuning(HostCpu(), ActiveIsa(), panel).has_value());
 }
 
 TEST(CpuClassTest, NamesGenerationsAndTier) {

@@ -108,7 +108,7 @@ class W4a16Path : public ::testing::TestWithParam<testing::IsaPath> {
  protected:
   void SetUp() override {
     const testing::IsaPath path = GetParam();
-    if (!testing::StartIsaRun(path.tier)) {
+    if (!testing::StartIsaPathRun(path)) {
       GTEST_SKIP() << WhyCannotRunTier(path.tier);
     }
     cap_ = std::make_unique<ScopedIsaCap>(path.tier);

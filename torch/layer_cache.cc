@@ -15,23 +15,34 @@ uint64_t Contents(const at::Tensor& t, uint64_t fingerprint) {
 
 }  // namespace
 
-uint64_t InferenceFingerprint(const c10::optional<at::Tensor>& t) {
+uint64_t InferenceFingerprint(const c10::optional<at::Tensor>& t,
+                              WeightCheck check) {
   if (!t.has_value() || !t->defined() || !t->is_inference()) return 0;
-  return ContentFingerprint(*t);
+  switch (check) {
+    case WeightCheck::kIdentity:
+      return 0;
+    case WeightCheck::kSampled:
+      return SampledFingerprint(*t);
+    case WeightCheck::kContent:
+      return ContentFingerprint(*t);
+  }
+  return 0;
 }
 
-TensorKey::TensorKey(const at::Tensor& t, uint64_t fingerprint)
+TensorKey::TensorKey(const at::Tensor& t, WeightCheck check,
+                     uint64_t fingerprint)
     : present_(true),
       storage_(t.storage().getWeakStorageImpl()),
       impl_(t.storage().unsafeGetStorageImpl()),
       inference_(t.is_inference()),
+      check_(check),
       contents_(Contents(t, fingerprint)),
       offset_(t.storage_offset()),
       dtype_(t.scalar_type()),
       sizes_(t.sizes().begin(), t.sizes().end()),
       strides_(t.strides().begin(), t.strides().end()) {}
 
-bool TensorKey::Matches(const c10::optional<at::Tensor>& t,
+bool TensorKey::Matches(const c10::optional<at::Tensor>& t, WeightCheck check,
                         uint64_t fingerprint) const {
   if (!t.has_value() || !t->defined()) return !present_;
   if (!present_) return false;
@@ -39,7 +50,10 @@ bool TensorKey::Matches(const c10::optional<at::Tensor>& t,
   // Identity first (cheap), then liveness: while we hold the weak
   // reference the StorageImpl cannot be reused, so equal pointers mean the
   // same storage unless it has expired.
+  // An inference tensor's entry made under another check recorded another
+  // kind of fingerprint: a miss, rebuilt under the current one.
   return SameView(x) && !storage_.expired() && x.is_inference() == inference_ &&
+         (!inference_ || check == check_) &&
          Contents(x, fingerprint) == contents_;
 }
 

@@ -1,32 +1,32 @@
 // The caches of w4jit layers built by the stateless ops (woq_linear,
 // dynamic_qlinear and the post-op family; fused_moe), keyed on the
-// identity and the contents of the tensors they were built from.
+// identity of the tensors they were built from, with no per-call read of
+// their bytes (unless a host asks for one, below).
 //
 // Each tensor is identified by its StorageImpl, held through a weak
 // reference: the weak reference keeps the StorageImpl *object* (not its
 // data) from being freed, so no other storage can ever appear at that
 // address while the entry exists, and a freed storage shows up as expired.
 // A buffer freed and reallocated at the same data address is therefore a
-// different key (unlike a key on data_ptr alone). The view (offset, dtype,
-// sizes, strides) is part of the key too. What stands for the contents
-// depends on the kind of tensor:
+// different key (unlike a key on data_ptr alone, zentorch's, which serves
+// the old weight's layer then). The view (offset, dtype, sizes, strides) is
+// part of the key too, so a per-call view (`w.t()`, `w.view(torch.int8)`)
+// of the same storage finds the same entry. In-place writes:
 //
 // - A normal tensor: its version counter (bumped by every in-place write
 //   through the tensor or its views, inside inference mode too) is
 //   recorded, so a weight modified in place is rebuilt, never served
-//   stale. Writes through an alias that does not share the version counter
-//   (.data, a numpy array over the same memory) cannot be seen by anyone.
+//   stale. Free. Writes through an alias that does not share the version
+//   counter (.data, a numpy array over the same memory) cannot be seen.
 // - An inference tensor (created under torch.inference_mode(); is_inference
 //   is true) has no version counter, and it can still be written in place
-//   inside inference mode. Identity alone would serve a stale layer, so
-//   its key holds a 64-bit fingerprint of every byte its elements span
-//   (content_fingerprint.h), recomputed on every call and compared: any
-//   in-place change is seen (up to a 2^-64 hash collision). The cost is
-//   one parallel read of each inference tensor per call, about as much
-//   as the weight read of an M = 1 call itself (README, "Inference
-//   tensors"). A host that wants no per-call cost builds w4jit.Linear (the
-//   custom class, linear_class.cc: no cache at all) or keeps its weights
-//   normal tensors (created outside inference mode).
+//   inside inference mode. What is recorded instead is the process's
+//   WeightCheck (weight_check.h): nothing (identity), a hash of a fixed
+//   few sampled lines (sampled, the default: whole-tensor updates are
+//   seen, at a fixed sub-microsecond cost) or of every byte (content: every
+//   write is seen, at one read of the tensor per call). A host that edits
+//   inference weights sparsely in place calls flush_weight_cache() after
+//   the edit (as zentorch's hosts must) or sets W4JIT_WEIGHT_CHECK=content.
 #ifndef W4JIT_TORCH_LAYER_CACHE_H_
 #define W4JIT_TORCH_LAYER_CACHE_H_
 
@@ -44,6 +44,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "torch/weight_check.h"
 #include "w4jit/layer.hpp"
 #include "w4jit/moe.hpp"
 
@@ -53,13 +54,14 @@ namespace w4jit::torch_ext {
 class TensorKey {
  public:
   TensorKey() = default;  // stands for an absent (None) argument
-  // `fingerprint`: ContentFingerprint(t) for an inference tensor (unused
-  // otherwise).
-  TensorKey(const at::Tensor& t, uint64_t fingerprint);
+  // `check` and `fingerprint`: the call's WeightCheck and
+  // InferenceFingerprint(t, check).
+  TensorKey(const at::Tensor& t, WeightCheck check, uint64_t fingerprint);
 
   // True if `t` (or its absence) is the same tensor, unmodified, and its
   // storage is still alive; `fingerprint` as for the constructor.
-  bool Matches(const c10::optional<at::Tensor>& t, uint64_t fingerprint) const;
+  bool Matches(const c10::optional<at::Tensor>& t, WeightCheck check,
+               uint64_t fingerprint) const;
   // Same storage, offset, dtype, sizes and strides, whatever the version.
   bool SameView(const at::Tensor& t) const;
   bool expired() const { return present_ && storage_.expired(); }
@@ -72,7 +74,8 @@ class TensorKey {
           c10::intrusive_ptr<c10::StorageImpl>())};
   const c10::StorageImpl* impl_ = nullptr;
   bool inference_ = false;
-  // The version counter (normal tensors) or the content fingerprint
+  WeightCheck check_ = WeightCheck::kIdentity;  // inference tensors only
+  // The version counter (normal tensors) or the fingerprint of check_
   // (inference tensors).
   uint64_t contents_ = 0;
   int64_t offset_ = 0;
@@ -81,10 +84,12 @@ class TensorKey {
   c10::SmallVector<int64_t, 4> strides_;
 };
 
-// ContentFingerprint(*t) for a present inference tensor, else 0: the
-// `fingerprint` argument of TensorKey for any cache keyed on TensorKeys
-// (computed once per call, outside the cache's lock).
-uint64_t InferenceFingerprint(const c10::optional<at::Tensor>& t);
+// For a present inference tensor, what `check` reads of it
+// (SampledFingerprint, ContentFingerprint, or nothing: 0); 0 for anything
+// else. The `fingerprint` argument of TensorKey for any cache keyed on
+// TensorKeys (computed once per call, outside the cache's lock).
+uint64_t InferenceFingerprint(const c10::optional<at::Tensor>& t,
+                              WeightCheck check);
 
 // The layers one kind of stateless op builds (LayerT: Layer for the linear
 // ops, MoeLayer for fused_moe), keyed on `Signature` (whatever else changes
@@ -147,12 +152,15 @@ TensorKeyedCache<LayerT, N, Signature>::GetOrBuild(const Signature& signature,
                                                    const Builder& build) {
   const c10::StorageImpl* weight = tensors[0]->storage().unsafeGetStorageImpl();
   // Inference tensors' fingerprints, once per call, outside the lock.
+  const WeightCheck check = CurrentWeightCheck();
   std::array<uint64_t, N> prints{};
-  for (size_t i = 0; i < N; ++i) prints[i] = InferenceFingerprint(tensors[i]);
+  for (size_t i = 0; i < N; ++i) {
+    prints[i] = InferenceFingerprint(tensors[i], check);
+  }
   auto matches = [&](const Entry& e) {
     if (e.signature != signature) return false;
     for (size_t i = 0; i < N; ++i) {
-      if (!e.keys[i].Matches(tensors[i], prints[i])) return false;
+      if (!e.keys[i].Matches(tensors[i], check, prints[i])) return false;
     }
     return true;
   };
@@ -171,7 +179,7 @@ TensorKeyedCache<LayerT, N, Signature>::GetOrBuild(const Signature& signature,
   Entry entry{signature, {}, layer};
   for (size_t i = 0; i < N; ++i) {
     if (tensors[i].has_value() && tensors[i]->defined()) {
-      entry.keys[i] = TensorKey(*tensors[i], prints[i]);
+      entry.keys[i] = TensorKey(*tensors[i], check, prints[i]);
     }
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -172,18 +172,15 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
     CheckStacked(op, "w2_zero_points", *w2_zero_points, experts, g2, hidden,
                  {at::kChar}, "[E, G, H]");
   }
-  at::Tensor b13, b2;
   if (w13_bias.has_value()) {
     CheckDim(op, "w13_bias", *w13_bias, 2);
     CheckSize(op, "w13_bias", *w13_bias, 0, experts, "experts");
     CheckSize(op, "w13_bias", *w13_bias, 1, 2 * inter, "2I");
-    b13 = w13_bias->to(at::kFloat).contiguous();
   }
   if (w2_bias.has_value()) {
     CheckDim(op, "w2_bias", *w2_bias, 2);
     CheckSize(op, "w2_bias", *w2_bias, 0, experts, "experts");
     CheckSize(op, "w2_bias", *w2_bias, 1, hidden, "H");
-    b2 = w2_bias->to(at::kFloat).contiguous();
   }
   CheckCpu(op, "output", output);
   TORCH_CHECK(output.sizes() == input.sizes() &&
@@ -211,8 +208,8 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
   d.swiglu_alpha = static_cast<float>(swiglu_alpha);
   d.swiglu_limit = static_cast<float>(swiglu_limit);
   d.act_quant = act_quant;
-  d.has_w13_bias = b13.defined();
-  d.has_w2_bias = b2.defined();
+  d.has_w13_bias = w13_bias.has_value();
+  d.has_w2_bias = w2_bias.has_value();
   d.bias_dtype = DType::kF32;
   // Everything of the desc the weight tensors do not fix.
   std::string signature = std::to_string(static_cast<int>(d.act_dtype)) + "/" +
@@ -230,6 +227,11 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
       signature,
       {w13, w2, s13, s2, w13_zero_points, w2_zero_points, w13_bias, w2_bias},
       [&] {
+        // The biases in f32, converted here, once per layer (the layer
+        // copies them), not on every call.
+        at::Tensor b13, b2;
+        if (w13_bias.has_value()) b13 = w13_bias->to(at::kFloat).contiguous();
+        if (w2_bias.has_value()) b2 = w2_bias->to(at::kFloat).contiguous();
         ExpertStrides st13, st2;
         const WeightsView v13 = View(w13, s13, u4 ? &*w13_zero_points : nullptr,
                                      b13.defined() ? &b13 : nullptr, &st13);

@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "torch/arg_names.h"
 #include "torch/aten_parallel_backend.h"
@@ -20,6 +22,7 @@
 #include "torch/moe_class.h"
 #include "torch/moe_ops.h"
 #include "torch/tensor_checks.h"
+#include "torch/weight_check.h"
 #include "torch/zentorch_ops.h"
 #include "w4jit/parallel.hpp"
 
@@ -65,12 +68,41 @@ void ClearCache() {
 // zentorch_flush_moe_weight_cache's counterpart: drops the fused_moe layers
 // built from weight tensors (MoeCache), so that the next call repacks.
 // zentorch's hosts call it between cases whose expert weights change in
-// place; w4jit already notices such edits (layer_cache.h), so this only
-// frees the memory sooner.
+// place; a host that edits inference tensors in place must too, unless
+// W4JIT_WEIGHT_CHECK=content (layer_cache.h).
 void FlushMoeWeightCache() { MoeCache::Global().Clear(); }
 
+// Every op's layers (the linear ops' and fused_moe's): what a host calls
+// after writing weights in place that the weight check cannot see.
+void FlushWeightCache() {
+  LayerCache::Global().Clear();
+  MoeCache::Global().Clear();
+}
+
+// Sets W4JIT_WEIGHT_CHECK's setting for the process ("identity",
+// "sampled", "content"); "" leaves it. Returns the setting in force.
+std::string WeightCheckOp(c10::string_view name) {
+  if (!name.empty()) {
+    absl::StatusOr<WeightCheck> check =
+        ParseWeightCheck(absl::string_view(name.data(), name.size()));
+    TORCH_CHECK(check.ok(),
+                "w4jit::weight_check: ", std::string(check.status().message()));
+    SetWeightCheck(*check);
+  }
+  return WeightCheckName(CurrentWeightCheck());
+}
+
 int64_t FingerprintCount() {
-  return static_cast<int64_t>(FingerprintsComputed());
+  return static_cast<int64_t>(FingerprintsComputed().content_calls);
+}
+
+// [content fingerprints, their bytes, sampled fingerprints, their bytes].
+std::vector<int64_t> FingerprintCountsOp() {
+  const FingerprintCounts c = FingerprintsComputed();
+  return {static_cast<int64_t>(c.content_calls),
+          static_cast<int64_t>(c.content_bytes),
+          static_cast<int64_t>(c.sampled_calls),
+          static_cast<int64_t>(c.sampled_bytes)};
 }
 
 // The chunk count w4jit would use now; with inside_parallel_region, as seen
@@ -166,7 +198,10 @@ TORCH_LIBRARY(w4jit, m) {
   m.def("_cache_size() -> int", TORCH_FN(CacheSize));
   m.def("_clear_cache() -> ()", TORCH_FN(ClearCache));
   m.def("flush_moe_weight_cache() -> ()", TORCH_FN(FlushMoeWeightCache));
+  m.def("flush_weight_cache() -> ()", TORCH_FN(FlushWeightCache));
+  m.def("weight_check(str name=\"\") -> str", TORCH_FN(WeightCheckOp));
   m.def("_fingerprint_count() -> int", TORCH_FN(FingerprintCount));
+  m.def("_fingerprint_counts() -> int[]", TORCH_FN(FingerprintCountsOp));
   m.def("_concurrency(bool inside_parallel_region=False) -> int",
         TORCH_FN(Concurrency));
   m.def(

@@ -360,15 +360,9 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
                            " of ", p->name, "'s experts"));
         }
       }
-      // The experts are one MoeLayer, which takes neither a tuning file
-      // nor huge pages: settings would apply to the attention alone.
-      for (const char* opt : {"--prefetch", "--tunings"}) {
-        if (a.count(opt) > 0) {
-          throw CLI::ValidationError(
-              opt, absl::StrCat("not for the MoE model ", p->name,
-                                " (its experts take no tuning file)"));
-        }
-      }
+      // --prefetch reaches the experts through an all-shapes tuning entry
+      // (docs/tuning.md), --tunings through whatever its file holds; huge
+      // pages would apply to the attention alone.
       if (c->model_huge_pages != std::vector<bool>{false}) {
         throw CLI::ValidationError(
             "--hugepages", absl::StrCat("not for the MoE model ", p->name,

@@ -159,6 +159,21 @@ MOE_ACTS = {"silu": F.silu, "gelu": F.gelu,
 MOE_GATES = list(MOE_ACTS) + ["swigluoai"]
 
 
+def stacked_experts(e, h, i, group_size):
+    """e random s4 experts of a gated MLP (w13: [2I, H], w2: [H, I]):
+    (per-expert random_layer tuples w13, w2, then the stacked repacked
+    int32 weights p13 [E, 2I, H/8], p2 [E, H, I/8] and f32 scales s13
+    [E, G, 2I], s2 [E, G, H])."""
+    w13 = [random_layer(2 * i, h, group_size, False) for _ in range(e)]
+    w2 = [random_layer(h, i, group_size, False) for _ in range(e)]
+    repack = torch.ops.w4jit.woq_repack_weight
+    p13 = torch.stack([repack(q) for q, _, _ in w13])
+    p2 = torch.stack([repack(q) for q, _, _ in w2])
+    s13 = torch.stack([s for _, s, _ in w13])
+    s2 = torch.stack([s for _, s, _ in w2])
+    return w13, w2, p13, p2, s13, s2
+
+
 def moe_gate(act, gu, alpha=1.702, limit=7.0):
     """The intermediate of one expert from its w13 output gu [..., 2I]:
     act(g) * u with g, u the halves; for "swigluoai" (vLLM's

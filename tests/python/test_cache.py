@@ -1,8 +1,9 @@
 """The ops' layer cache: reused while the tensors are the same, rebuilt when
 a weight is modified in place or freed and reallocated at the same address,
-and never keeps a freed tensor's layer; inference tensors (no version
-counter) are keyed on their contents, so in-place changes inside inference
-mode are seen too."""
+and never keeps a freed tensor's layer. Inference tensors (no version
+counter) are checked as W4JIT_WEIGHT_CHECK says (test_weight_check.py has
+each setting's table); the tests here that edit them sparsely in place run
+under the content check, which sees every edit."""
 import gc
 
 import numpy as np
@@ -173,7 +174,16 @@ def test_ops_called_entirely_under_inference_mode(u4):
     assert torch.ops.w4jit._cache_size() == 2
 
 
-def test_inference_weight_modified_in_place_inside_inference_mode():
+@pytest.fixture
+def content_check():
+    before = torch.ops.w4jit.weight_check()
+    torch.ops.w4jit.weight_check("content")
+    yield
+    torch.ops.w4jit.weight_check(before)
+
+
+def test_inference_weight_modified_in_place_inside_inference_mode(
+        content_check):
     q1, scales, _, repacked, bias, x = _inference_layer()
     q2, _, _ = random_layer(N, K, GS, False)
     packed = repacked.t()
@@ -250,8 +260,16 @@ def test_normal_tensors_keep_the_version_counter():
     check(x, q1, scales, y1)
     check(x, q2, scales, y2)
     assert torch.equal(y2, y3)
-    # An inference tensor costs one fingerprint per call.
+    # An inference tensor costs no full fingerprint under the default check,
+    # and one per tensor and call under the content check.
     _, s_inf, _, r_inf, _, _ = _inference_layer()
     torch.ops.w4jit.woq_linear(x, r_inf.t(), s_inf, None)
     torch.ops.w4jit.woq_linear(x, r_inf.t(), s_inf, None)
+    assert torch.ops.w4jit._fingerprint_count() == before
+    torch.ops.w4jit.weight_check("content")
+    try:
+        torch.ops.w4jit.woq_linear(x, r_inf.t(), s_inf, None)
+        torch.ops.w4jit.woq_linear(x, r_inf.t(), s_inf, None)
+    finally:
+        torch.ops.w4jit.weight_check("sampled")
     assert torch.ops.w4jit._fingerprint_count() == before + 4

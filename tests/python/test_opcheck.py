@@ -9,7 +9,7 @@ import torch
 
 import w4jit  # noqa: F401
 from w4jit import _fake
-from reference import random_layer
+from reference import random_layer, stacked_experts
 
 TORCH_VERSION = tuple(int(p) for p in
                       torch.__version__.split("+")[0].split(".")[:2])
@@ -25,6 +25,9 @@ NOT_CHECKED = {
     "_cache_size": "no tensor arguments",
     "_clear_cache": "no tensor arguments",
     "_fingerprint_count": "no tensor arguments",
+    "_fingerprint_counts": "no tensor arguments",
+    "flush_weight_cache": "no tensor arguments",
+    "weight_check": "no tensor arguments",
     "_concurrency": "no tensor arguments",
     "flush_moe_weight_cache": "no tensor arguments",
     "_int4pack_capability": "no tensor arguments",
@@ -72,12 +75,7 @@ def _dq_case(overload, act_quant):
 
 def _moe_case(mode):
     e, h, i, t, k = 4, 64, 32, 5, 2
-    w13 = [random_layer(2 * i, h, GS, False) for _ in range(e)]
-    w2 = [random_layer(h, i, GS, False) for _ in range(e)]
-    p13 = torch.stack([OPS.woq_repack_weight(q) for q, _, _ in w13])
-    p2 = torch.stack([OPS.woq_repack_weight(q) for q, _, _ in w2])
-    s13 = torch.stack([s for _, s, _ in w13])
-    s2 = torch.stack([s for _, s, _ in w2])
+    _, _, p13, p2, s13, s2 = stacked_experts(e, h, i, GS)
     x = torch.randn(t, h).bfloat16()
     ids = torch.stack([torch.randperm(e)[:k] for _ in range(t)]).int()
     weights = torch.rand(t, k)

@@ -343,6 +343,7 @@ def edit_case(draw):
     c["edit"] = draw(st.sampled_from(["weight", "scales", "bias",
                                       "zero_points"]))
     c["inference"] = draw(st.booleans())
+    c["check"] = draw(st.sampled_from(["identity", "sampled", "content"]))
     c["w_layout"] = "view"  # edits go through the repacked base tensor
     return c
 
@@ -351,11 +352,22 @@ def edit_case(draw):
 @given(edit_case())
 def test_woq_linear_sees_in_place_edits(c):
     """An edit of the weight, scales, zero points or bias in place between
-    two calls: the second call computes with the new values (the op cache
-    keys normal tensors on their version counter and inference tensors on
-    a fingerprint of their bytes, layer_cache.h)."""
+    two calls: the second call computes with the new values. The op cache
+    keys normal tensors on their version counter, whatever the weight
+    check; an inference tensor edited sparsely in place is seen by the
+    content check, or after flush_weight_cache() under the others (the
+    host contract, layer_cache.h and docs/torch.md)."""
     ctx = torch.inference_mode() if c["inference"] else \
         contextlib.nullcontext()
+    before_check = OPS.weight_check()
+    OPS.weight_check(c["check"])
+    try:
+        _edit_then_call(c, ctx)
+    finally:
+        OPS.weight_check(before_check)
+
+
+def _edit_then_call(c, ctx):
     g = gen(c["seed"] + 1)
     with ctx:
         q, scales, zeros, repacked, packed, s_in, bias, x, ops = \
@@ -381,6 +393,8 @@ def test_woq_linear_sees_in_place_edits(c):
                 zeros[0] = 15 - zeros[0]
             else:
                 zeros.add_(0.25)
+        if c["inference"] and c["check"] != "content":
+            OPS.flush_weight_cache()
         second = _woq_call(c, x, packed, s_in, zeros, bias, ops)
     # (An edit of an absent bias or zero points edits nothing: the second
     # call is then simply the first again.)

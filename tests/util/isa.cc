@@ -19,6 +19,9 @@ namespace {
 
 // Which tiers' kernels some test ran: bit (1 << tier value).
 std::atomic<uint32_t> ran{0};
+// Which IsaPaths some test ran with their flavour forced: bit (1 << index
+// in IsaPaths()).
+std::atomic<uint32_t> ran_paths{0};
 
 // Fails the run when a tier the CPU has was never run (see isa.h).
 class IsaCoverageCheck : public ::testing::Environment {
@@ -29,12 +32,24 @@ class IsaCoverageCheck : public ::testing::Environment {
     const bool whole_suite = GTEST_FLAG_GET(filter) == "*";
     if (!forced && !whole_suite) return;
     const std::vector<IsaTier> missing = IsaTiersNeverRun();
-    if (missing.empty()) return;
-    std::vector<std::string> names;
-    for (IsaTier t : missing) names.push_back(internal::ToString(t));
-    ADD_FAILURE() << "this CPU has " << absl::StrJoin(names, ", ")
-                  << " but no kernel test ran it (a tier missing from "
-                     "tests/util/isa.h's IsaPaths, or tests that skip it)";
+    if (!missing.empty()) {
+      std::vector<std::string> names;
+      for (IsaTier t : missing) names.push_back(internal::ToString(t));
+      ADD_FAILURE() << "this CPU has " << absl::StrJoin(names, ", ")
+                    << " but no kernel test ran it (a tier missing from "
+                       "tests/util/isa.h's IsaPaths, or tests that skip it)";
+    }
+    const std::vector<IsaPath> paths = IsaPathsNeverRun();
+    if (!paths.empty()) {
+      std::vector<std::string> names;
+      for (const IsaPath& p : paths) {
+        names.push_back(absl::StrCat(p.suffix, " (", p.flavour, ")"));
+      }
+      ADD_FAILURE() << "this CPU can run the ISA paths "
+                    << absl::StrJoin(names, ", ")
+                    << " but no test ran them with their flavour forced "
+                       "(StartIsaPathRun)";
+    }
   }
 };
 
@@ -127,6 +142,29 @@ bool StartIsaRun(IsaTier tier) {
   if (!CanRunTier(tier)) return false;
   ran.fetch_or(1u << static_cast<int>(tier));
   return true;
+}
+
+bool StartIsaPathRun(const IsaPath& path) {
+  if (!StartIsaRun(path.tier)) return false;
+  const std::vector<IsaPath>& paths = IsaPaths();
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i].tier == path.tier && paths[i].flavor == path.flavor &&
+        paths[i].vector_bits == path.vector_bits) {
+      ran_paths.fetch_or(1u << i);
+    }
+  }
+  return true;
+}
+
+std::vector<IsaPath> IsaPathsNeverRun() {
+  std::vector<IsaPath> missing;
+  const std::vector<IsaPath>& paths = IsaPaths();
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (CanRunTier(paths[i].tier) && (ran_paths.load() & (1u << i)) == 0) {
+      missing.push_back(paths[i]);
+    }
+  }
+  return missing;
 }
 
 std::vector<IsaTier> IsaTiersNeverRun() {

@@ -7,10 +7,12 @@
 // AVX2-only (or AVX-512 VNNI without BF16) CPU would, and W4JIT_ISA=ref as
 // a CPU without a JIT tier.
 //
-// Coverage: a test that runs a tier's kernels says so with StartIsaRun. At
-// the end of a whole-suite run (no --gtest_filter), or of any run with
+// Coverage: a test that runs a tier's kernels says so with StartIsaRun (or
+// StartIsaPathRun, for a path with its flavour forced). At the end of a
+// whole-suite run (no --gtest_filter), or of any run with
 // W4JIT_TEST_ISA_COVERAGE=1, a global environment fails if the CPU (after
-// W4JIT_ISA) has a JIT tier that no test ran.
+// W4JIT_ISA) has a JIT tier, or can run an ISA path (tier and W4A16
+// flavour), that no test ran.
 #ifndef W4JIT_TESTS_UTIL_ISA_H_
 #define W4JIT_TESTS_UTIL_ISA_H_
 
@@ -72,8 +74,16 @@ std::string IsaTierName(
 // (the coverage check). Use where a test decides to run them:
 //   if (!StartIsaRun(tier)) GTEST_SKIP() << WhyCannotRunTier(tier);
 bool StartIsaRun(internal::IsaTier tier);
+// StartIsaRun(path.tier), and if so also records that a test ran the
+// path's W4A16 flavour (the coverage check counts paths as well as tiers:
+// a CPU whose defaults pick one flavour must still run the other). Use in
+// tests over IsaPaths that force the path's flavour (ScopedW4a16Params-
+// Override), never where the defaults choose it.
+bool StartIsaPathRun(const IsaPath& path);
 // The JIT tiers the CPU has (after W4JIT_ISA) that no test has run.
 std::vector<internal::IsaTier> IsaTiersNeverRun();
+// The IsaPaths the CPU can run (after W4JIT_ISA) that no test has run.
+std::vector<IsaPath> IsaPathsNeverRun();
 
 }  // namespace w4jit::testing
 

@@ -338,20 +338,21 @@ absl::StatusOr<ModelCopy> BuildCopy(
 }
 
 // Makes the layers created from now on prefetch `distance` bytes
-// ahead in both modes: a tuning file with that parameter for every
-// shape of the model, loaded (and then removed).
-absl::Status InstallPrefetchTuning(const ModelPreset& model,
-                                   const BenchConfig& config, int distance) {
+// ahead in both modes: a tuning file with that parameter for all shapes
+// of each mode (so a MoE model's expert panels, whose shapes depend on the
+// thread count, get it too), loaded (and then removed).
+absl::Status InstallPrefetchTuning(const BenchConfig& config, int distance) {
   internal::TuningFile file;
   const internal::CpuProfile& cpu = internal::HostCpu();
   file.cpu_class = internal::CpuClassOf(cpu, internal::ActiveIsa());
   file.cpu_name = cpu.name;
   file.created = "w4jit bench --model --prefetch";
-  for (const LayerShape& s : model.layers) {
-    for (Mode mode : config.modes) {
-      file.entries.push_back(
-          {mode, s.n, s.k, s.group_size, {{"prefetch_distance", distance}}});
-    }
+  for (Mode mode : config.modes) {
+    internal::TuningEntry e;
+    e.mode = mode;
+    e.all_shapes = true;
+    e.params = {{"prefetch_distance", distance}};
+    file.entries.push_back(e);
   }
   const std::string path =
       (std::filesystem::temp_directory_path() /
@@ -714,7 +715,7 @@ absl::Status RunModelBenchOn(
     for (const CopySetting& setting : settings) {
       absl::Status s;
       if (setting.prefetch >= 0) {
-        s = InstallPrefetchTuning(*model, config, setting.prefetch);
+        s = InstallPrefetchTuning(config, setting.prefetch);
       } else if (!config.model_tunings.empty()) {
         s = LoadTuningFile(setting.tuning);  // "" clears: the defaults
         if (!s.ok()) {

@@ -167,9 +167,24 @@ int64_t DefaultLargeFrom(Mode mode, const internal::CpuProfile& cpu,
 std::vector<CandidateGroup> SweepCandidates(Mode mode,
                                             const internal::CpuProfile& cpu,
                                             IsaTier isa, bool quick) {
-  (void)cpu;
-  return mode == Mode::kDA8W4 ? Da8w4Groups(isa, quick)
-                              : W4a16Groups(isa, quick);
+  std::vector<CandidateGroup> groups =
+      mode == Mode::kDA8W4 ? Da8w4Groups(isa, quick) : W4a16Groups(isa, quick);
+  // Software prefetch ahead of the small-M kernels' weight stream: it
+  // matters only when the weights come from DRAM, which is how the sweep
+  // times decode M values (SweepConfig::cold_max_m). The defaults' own
+  // distance is not tried again.
+  const int64_t current =
+      mode == Mode::kDA8W4
+          ? internal::DefaultDa8w4Params(cpu, isa).prefetch_distance
+          : internal::DefaultW4a16Params(cpu, isa).prefetch_distance;
+  std::vector<int64_t> distances;
+  for (int64_t d : quick ? std::vector<int64_t>{0, 4096}
+                         : std::vector<int64_t>{0, 2048, 4096, 8192}) {
+    if (d != current) distances.push_back(d);
+  }
+  groups.push_back(
+      {"prefetch", Regime::kSmallM, Each("prefetch_distance", distances)});
+  return groups;
 }
 
 bool DefaultIsLargeM(Mode mode, const internal::CpuProfile& cpu, IsaTier isa,

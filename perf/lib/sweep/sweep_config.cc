@@ -96,6 +96,13 @@ std::unique_ptr<CLI::App> SweepApp(SweepConfig* c) {
       [c](std::vector<int64_t> ms) { c->ms = std::move(ms); })
       ->default_str(absl::StrJoin(d.ms, ","));
   AddOption<int64_t>(
+      a, "--cold-max-m", "M",
+      "time M values up to this cold: each candidate's weights copied past "
+      "twice the last-level cache and streamed from DRAM, as decode reads "
+      "them (0: everything hot)",
+      flags::NonNegativeInteger, [c](int64_t m) { c->cold_max_m = m; })
+      ->default_str(std::to_string(d.cold_max_m));
+  AddOption<int64_t>(
       a, "--threads", "N", "threads (default: all available cores)",
       flags::PositiveInteger, [c](int64_t t) {
         c->threads = static_cast<int>(std::min<int64_t>(t, 1 << 20));

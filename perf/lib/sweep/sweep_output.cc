@@ -53,11 +53,13 @@ std::string FormatSweepTable(const SweepReport& report) {
 
 std::string SweepCandidatesCsv(const SweepReport& report) {
   std::string s =
-      "mode,layer,n,k,group_size,m,group,params,status,median_us,gain\n";
+      "mode,layer,n,k,group_size,m,cold,group,params,status,median_us,"
+      "gain\n";
   for (const CandidateRow& r : report.candidates) {
     absl::StrAppend(&s, ToString(r.mode), ",", CsvField(r.layer), ",", r.n, ",",
-                    r.k, ",", r.group_size, ",", r.m, ",", CsvField(r.group),
-                    ",", CsvField(r.params), ",", CsvField(r.status), ",",
+                    r.k, ",", r.group_size, ",", r.m, ",", r.cold ? 1 : 0, ",",
+                    CsvField(r.group), ",", CsvField(r.params), ",",
+                    CsvField(r.status), ",",
                     absl::StrFormat("%.3f,%.4f", r.median_us, r.gain), "\n");
   }
   return s;

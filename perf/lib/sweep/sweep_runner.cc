@@ -1,14 +1,17 @@
 #include "perf/lib/sweep/sweep_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "dispatch/cpu_profile.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/output_check.h"
+#include "perf/lib/sections/layer_bench.h"
 #include "perf/lib/sweep/sweep_candidates.h"
 #include "runtime/da8w4/da8w4_params.h"
 #include "runtime/w4a16/w4a16_params.h"
@@ -22,14 +25,25 @@ using internal::LinearKernel;
 using internal::ParamMap;
 using Clock = std::chrono::steady_clock;
 
-// One layer and mode under test: its data and the defaults' kernel.
+// One candidate's kernels, all built with the same parameters: one, or
+// (when some of its M values are timed cold) enough copies of the packed
+// weights that rotating through them streams the weights from DRAM.
+struct Candidate {
+  std::vector<std::unique_ptr<LinearKernel>> copies;
+  const LinearKernel* first() const {
+    return copies.empty() ? nullptr : copies[0].get();
+  }
+};
+
+// One layer and mode under test: its data and the defaults' kernels.
 struct Subject {
   LayerDesc desc;
   LayerShape shape;
   CanonicalWeights w;
   std::vector<uint16_t> x;  // max M rows of bf16
   std::vector<uint16_t> y;  // max M rows of bf16 output
-  std::unique_ptr<LinearKernel> defaults;
+  Candidate defaults;
+  int cold_copies = 1;  // copies a cold candidate gets
 };
 
 SweepPoint PointFor(const Subject& s, int64_t m) {
@@ -59,24 +73,32 @@ absl::Status RunAndVerify(Subject& s, const LinearKernel& kernel, int64_t m) {
                           s.desc.n);
 }
 
-// Verifies every kernel at M, then times the correct ones interleaved.
-// Returns median microseconds per kernel (0: not timed) and fills rows.
+// Verifies every candidate at M, then times the correct ones interleaved,
+// cold ones rotating through their copies. Returns median microseconds per
+// candidate (0: not timed) and fills rows.
 std::vector<double> VerifyAndTime(Subject& s, int64_t m,
-                                  const std::vector<const LinearKernel*>& ks,
-                                  const TimingOptions& timing,
+                                  const std::vector<const Candidate*>& ks,
+                                  bool cold, const TimingOptions& timing,
                                   std::vector<CandidateRow>* rows) {
   std::vector<double> us(ks.size(), 0.0);
   std::vector<Contender> contenders;
   std::vector<size_t> index;
   for (size_t i = 0; i < ks.size(); ++i) {
-    if (ks[i] == nullptr) continue;
-    if (absl::Status v = RunAndVerify(s, *ks[i], m); !v.ok()) {
+    (*rows)[i].cold = cold;
+    if (ks[i] == nullptr || ks[i]->first() == nullptr) continue;
+    // The first copy stands for the rest: the same code over the same
+    // packing of the same weights (checking each would cost a reference
+    // product per copy).
+    if (absl::Status v = RunAndVerify(s, *ks[i]->first(), m); !v.ok()) {
       (*rows)[i].status = absl::StrCat("wrong: ", v.message());
       continue;
     }
-    const LinearKernel* k = ks[i];
-    contenders.push_back([&s, k, m] {
-      k->Run({m, s.x.data(), s.desc.k, s.y.data(), s.desc.n});
+    const Candidate* k = ks[i];
+    const size_t copies = cold ? k->copies.size() : 1;
+    auto next = std::make_shared<size_t>(0);
+    contenders.push_back([&s, k, m, copies, next] {
+      const LinearKernel& kernel = *k->copies[(*next)++ % copies];
+      kernel.Run({m, s.x.data(), s.desc.k, s.y.data(), s.desc.n});
       return absl::OkStatus();
     });
     index.push_back(i);
@@ -168,7 +190,15 @@ class Sweep {
           absl::StrCat(what, ": no JIT kernel (", why, "), skipped"));
       return absl::OkStatus();
     }
-    s.defaults = *std::move(made);
+    const int64_t llc = std::max<int64_t>(cpu.l3_bytes, 1 << 20);
+    s.cold_copies =
+        ColdCopies(static_cast<int64_t>((*made)->packed_bytes()), llc);
+    s.defaults.copies.push_back(*std::move(made));
+    if (absl::Status b = AddCopies(
+            s, {}, AnyCold(config_.ms) ? s.cold_copies : 1, &s.defaults, &why);
+        !b.ok()) {
+      return b;
+    }
 
     ParamMap merged;
     for (const CandidateGroup& group :
@@ -186,41 +216,62 @@ class Sweep {
     return absl::OkStatus();
   }
 
+  bool Cold(int64_t m) const { return m <= config_.cold_max_m; }
+  bool AnyCold(const std::vector<int64_t>& ms) const {
+    for (int64_t m : ms) {
+      if (Cold(m)) return true;
+    }
+    return false;
+  }
+
+  // Builds `params`' kernels until *c holds `copies` of them. An error
+  // status is a failure of the machinery; a candidate that cannot run
+  // leaves *c empty with *why_not set.
+  absl::Status AddCopies(Subject& s, const ParamMap& params, int copies,
+                         Candidate* c, std::string* why_not) {
+    while (static_cast<int>(c->copies.size()) < copies) {
+      auto made = maker_(s.desc, s.w, params, why_not);
+      if (!made.ok()) return made.status();
+      if (*made == nullptr) {
+        c->copies.clear();
+        if (why_not->empty()) *why_not = "not built";
+        return absl::OkStatus();
+      }
+      c->copies.push_back(*std::move(made));
+    }
+    return absl::OkStatus();
+  }
+
   // Times a group's options at the M values it matters for; returns false
   // when the budget ran out. *winner: the best option by mean log gain,
   // empty if none beat the defaults.
   bool SweepGroup(Subject& s, const CandidateGroup& group,
                   const std::vector<int64_t>& ms, const std::string& what,
                   ParamMap* winner) {
-    std::vector<std::unique_ptr<LinearKernel>> built;
+    std::vector<Candidate> built(group.options.size());
     std::vector<std::string> invalid(group.options.size());
+    const int copies = AnyCold(ms) ? s.cold_copies : 1;
     for (size_t i = 0; i < group.options.size(); ++i) {
       std::string why;
-      auto made = maker_(s.desc, s.w, group.options[i], &why);
-      if (!made.ok()) why = std::string(made.status().message());
-      if (made.ok() && *made == nullptr && why.empty()) why = "not built";
-      if (made.ok() && *made != nullptr) {
-        built.push_back(*std::move(made));
-      } else {
-        built.push_back(nullptr);
-        invalid[i] = why;
-      }
+      absl::Status b = AddCopies(s, group.options[i], copies, &built[i], &why);
+      if (!b.ok()) why = std::string(b.message());
+      if (built[i].first() == nullptr) invalid[i] = why;
     }
     std::vector<double> log_gain(group.options.size(), 0.0);
     std::vector<int> timed(group.options.size(), 0);
     for (int64_t m : ms) {
       if (OverBudget()) return false;
-      Say(absl::StrCat(what, " M=", m, ": ", group.name, " (",
-                       group.options.size(), " options)"));
-      std::vector<const LinearKernel*> ks = {s.defaults.get()};
+      Say(absl::StrCat(what, " M=", m, Cold(m) ? " cold" : "", ": ", group.name,
+                       " (", group.options.size(), " options)"));
+      std::vector<const Candidate*> ks = {&s.defaults};
       std::vector<CandidateRow> rows = {RowFor(s, m, "defaults", {})};
       for (size_t i = 0; i < built.size(); ++i) {
-        ks.push_back(built[i].get());
+        ks.push_back(&built[i]);
         rows.push_back(RowFor(s, m, group.name, group.options[i]));
         if (!invalid[i].empty()) rows.back().status = "invalid: " + invalid[i];
       }
       const std::vector<double> us =
-          VerifyAndTime(s, m, ks, config_.timing, &rows);
+          VerifyAndTime(s, m, ks, Cold(m), config_.timing, &rows);
       if (us[0] <= 0) {  // the defaults themselves failed: nothing to win
         report_.candidates.insert(report_.candidates.end(), rows.begin(),
                                   rows.end());
@@ -252,12 +303,16 @@ class Sweep {
   // Checks and times the combined winners against the defaults at every
   // M; records the entry only if it is correct and faster overall.
   void Confirm(Subject& s, const ParamMap& merged, const std::string& what) {
-    std::unique_ptr<LinearKernel> combined;
+    Candidate built;
+    const Candidate* combined = nullptr;
     if (!merged.empty()) {
       std::string why;
-      auto made = maker_(s.desc, s.w, merged, &why);
-      if (made.ok()) combined = *std::move(made);
-      if (combined == nullptr) {
+      absl::Status b = AddCopies(
+          s, merged, AnyCold(config_.ms) ? s.cold_copies : 1, &built, &why);
+      if (!b.ok()) why = std::string(b.message());
+      if (built.first() != nullptr) {
+        combined = &built;
+      } else {
         report_.notes.push_back(
             absl::StrCat(what, ": the combined winners could not be built (",
                          why, "); defaults kept"));
@@ -268,15 +323,16 @@ class Sweep {
     bool all_ok = true;
     for (int64_t m : config_.ms) {
       if (OverBudget()) return;
-      Say(absl::StrCat(what, " M=", m, ": confirming ",
+      Say(absl::StrCat(what, " M=", m, Cold(m) ? " cold" : "", ": confirming ",
                        ParamsToString(merged)));
-      std::vector<const LinearKernel*> ks = {s.defaults.get()};
+      std::vector<const Candidate*> ks = {&s.defaults};
       std::vector<CandidateRow> rows = {RowFor(s, m, "defaults", {})};
       if (combined) {
-        ks.push_back(combined.get());
+        ks.push_back(combined);
         rows.push_back(RowFor(s, m, "combined", merged));
       }
-      std::vector<double> us = VerifyAndTime(s, m, ks, config_.timing, &rows);
+      std::vector<double> us =
+          VerifyAndTime(s, m, ks, Cold(m), config_.timing, &rows);
       us.resize(2, 0.0);
       report_.candidates.insert(report_.candidates.end(), rows.begin(),
                                 rows.end());

@@ -31,6 +31,12 @@ struct SweepConfig {
   // Decode (1), a small decode batch (4: where the small and tall int4
   // tiles hand over), the panel regime (16) and prefill (256).
   std::vector<int64_t> ms = {1, 4, 16, 256};
+  // M values up to this are timed cold (each candidate's weights copied
+  // until the copies exceed twice the last-level cache, and the calls
+  // rotating through them, as `bench`'s cold rows do): decode streams its
+  // weights from DRAM, where software prefetch and the tile's read pattern
+  // decide, and hot weights would hide both. 0: everything hot.
+  int64_t cold_max_m = 8;
   int threads = 0;        // 0: every core this process may use
   double budget_s = 0.0;  // whole sweep; 0: unlimited
   bool quick = false;
@@ -48,6 +54,7 @@ struct SweepPoint {
 
 // One timed (or refused) candidate at one M.
 struct CandidateRow : SweepPoint {
+  bool cold = false;   // timed over rotating copies (weights from DRAM)
   std::string group;   // candidate group, "defaults" or "combined"
   std::string params;  // ParamsToString
   std::string status;  // "ok", "wrong: ...", "invalid: ...", "error: ..."
