@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <iterator>
 #include <list>
 #include <mutex>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "base/env.h"
 #include "base/log.h"
 #include "base/memory.h"
 #include "w4jit/kernel_cache.hpp"
@@ -62,7 +62,7 @@ struct Cache {
 
 // W4JIT_KERNEL_CACHE_CAPACITY, or the default.
 int64_t CapacityFromEnvironment() {
-  const char* v = std::getenv("W4JIT_KERNEL_CACHE_CAPACITY");
+  const char* v = GetEnv(EnvVar::kKernelCacheCapacity);
   if (v == nullptr) return kDefaultCapacity;
   int64_t n = 0;
   if (absl::SimpleAtoi(v, &n) && n >= 1) return n;
