@@ -59,9 +59,6 @@ uint32_t EpilogueCode(const Epilogue& e) {
     if (e.binary[i].dtype == DType::kBF16) code |= 1u << (7 + i);
   }
   if (e.silu_mul) code |= 1u << 9;
-  // Only where it changes anything: rounding with no binary post-op after
-  // it is the store's own rounding.
-  if (e.round_before_binary && e.num_binary > 0) code |= 1u << 10;
   return code;
 }
 
@@ -74,7 +71,6 @@ Epilogue EpilogueFromCode(uint32_t code) {
     e.binary[i].dtype = (code >> (7 + i)) & 1u ? DType::kBF16 : DType::kF32;
   }
   e.silu_mul = ((code >> 9) & 1u) != 0;
-  e.round_before_binary = ((code >> 10) & 1u) != 0;
   return e;
 }
 
@@ -101,7 +97,6 @@ std::string EpilogueSuffix(uint32_t code) {
                   : e.activation == Activation::kSwigluOai
                       ? ActivationShort(e.activation)
                       : absl::StrCat(ActivationShort(e.activation), "mul");
-  if (e.round_before_binary) absl::StrAppend(&s, "_rbf16");
   for (int i = 0; i < e.num_binary; ++i) {
     absl::StrAppend(&s, "_", e.binary[i].op == BinaryOp::kMul ? "mul" : "add",
                     ToString(e.binary[i].dtype));

@@ -69,8 +69,7 @@ struct KernelName {
 
 // The compile-time part of an epilogue as key bits, and back: bits 0-2
 // activation, 3-4 num_binary, 5 + i op i (1 = add), 7 + i dtype i
-// (1 = bf16), 9 silu_mul, 10 round_before_binary (with binary post-ops
-// only). 0 is "no epilogue".
+// (1 = bf16), 9 silu_mul. 0 is "no epilogue".
 uint32_t EpilogueCode(const Epilogue& e);
 Epilogue EpilogueFromCode(uint32_t code);
 // The epilogue's part of a kernel: its code and, for a swigluoai gate, the

@@ -130,8 +130,8 @@ void EmitStreamPrefetch(Xbyak::CodeGenerator* g, const Xbyak::RegExp& base,
 // (the low 16 bits cleared): bit for bit Bf16ToF32(F32ToBf16(v)) of
 // base/numeric.h (nearest even; a NaN stays a quiet NaN). Integer ops, so
 // it needs no AVX512_BF16. For Numerics::kZentorch's dequantized weights
-// (W4a16DequantConfig::round_weights_bf16) and Epilogue::round_before_binary.
-// t0 and t1 (AVX2 only; AVX-512 uses k6) are clobbered.
+// (W4a16DequantConfig::round_weights_bf16). t0 and t1 (AVX2 only; AVX-512
+// uses k6) are clobbered.
 void EmitRoundToBf16InPlace(Xbyak::CodeGenerator* g, const VecEmitter& vec,
                             const Xbyak::Xmm& v, const Xbyak::Xmm& t0,
                             const Xbyak::Xmm& t1, ConstPool* pool);

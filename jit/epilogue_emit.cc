@@ -251,9 +251,6 @@ void EpilogueEmitter::Apply(const Xmm& v, const Xmm* up,
   } else {
     EmitActivation(e_.activation, v, t);
   }
-  if (e_.round_before_binary && e_.num_binary > 0) {
-    EmitRoundToBf16InPlace(g_, vec_, v, t[0], t[1], pool_);
-  }
   for (int i = 0; i < e_.num_binary; ++i) {
     LoadF32(t[0], operands[i] + col * OperandSize(i), e_.binary[i].dtype,
             count);

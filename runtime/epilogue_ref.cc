@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "base/numeric.h"
-
 namespace w4jit::internal {
 namespace {
 
@@ -58,21 +56,11 @@ float SwigluOaiRef(float g, float u, float alpha, float limit) {
   return g * SigmoidRef(alpha * g) * (u + 1.0f);
 }
 
-Epilogue KernelEpilogue(const LayerDesc& desc) {
-  Epilogue e = desc.epilogue;
-  if (desc.numerics == Numerics::kZentorch && desc.out_dtype == DType::kBF16 &&
-      e.num_binary > 0) {
-    e.round_before_binary = true;
-  }
-  return e;
-}
-
 float EpilogueRef(const Epilogue& e, float t, float up, const float* operands) {
   float v = !e.silu_mul ? ActivationRef(e.activation, t)
             : e.activation == Activation::kSwigluOai
                 ? SwigluOaiRef(t, up, e.gate_alpha, e.gate_limit)
                 : ActivationRef(e.gate_activation(), t) * up;
-  if (e.round_before_binary && e.num_binary > 0) v = Bf16ToF32(F32ToBf16(v));
   for (int i = 0; i < e.num_binary; ++i) {
     v = e.binary[i].op == BinaryOp::kMul ? v * operands[i] : v + operands[i];
   }

@@ -25,11 +25,6 @@ float SwigluOaiRef(float g, float u, float alpha, float limit);
 // f32. Returns the value stored (before the output dtype).
 float EpilogueRef(const Epilogue& e, float t, float up, const float* operands);
 
-// The epilogue the kernels of `desc` run: desc.epilogue, with
-// round_before_binary set where Numerics::kZentorch asks for it (bf16
-// output and binary post-ops; docs/numerics-zentorch.md).
-Epilogue KernelEpilogue(const LayerDesc& desc);
-
 }  // namespace w4jit::internal
 
 #endif  // W4JIT_RUNTIME_EPILOGUE_REF_H_

@@ -7,7 +7,6 @@
 #include "absl/strings/str_format.h"
 #include "base/env.h"
 #include "base/memory.h"
-#include "runtime/epilogue_ref.h"
 #include "runtime/formats/import.h"
 #include "runtime/linear_kernel.h"
 #include "runtime/make_kernel.h"
@@ -67,10 +66,6 @@ absl::StatusOr<std::unique_ptr<Layer>> Layer::CreateValidated(
   absl::StatusOr<CanonicalWeights> imported =
       internal::ImportWeights(desc, weights, &kernel_desc);
   if (!imported.ok()) return imported.status();
-  // Numerics::kZentorch's rounding before binary post-ops is an epilogue
-  // step: the kernels (and their keys) see it there.
-  kernel_desc.epilogue = internal::KernelEpilogue(kernel_desc);
-
   auto kernel = internal::MakeLinearKernel(kernel_desc, *std::move(imported),
                                            options.force_reference);
   if (!kernel.ok()) return kernel.status();

@@ -122,7 +122,7 @@ void ComputeRowCols(const LayerDesc& desc, const CanonicalWeights& w,
                ? Da8w4OutputRef(w, rows.quantized[i], j)
                : W4a16OutputF32(w, rows.widened[i].data(), j, desc.numerics);
   };
-  const Epilogue e = KernelEpilogue(desc);
+  const Epilogue& e = desc.epilogue;
   const int64_t half = desc.n / 2;
   for (int64_t j = col_begin; j < col_end; ++j) {
     float operands[2] = {0.0f, 0.0f};

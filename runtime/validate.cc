@@ -188,12 +188,6 @@ absl::Status ValidateEpilogue(const LayerDesc& d) {
           d.n));
     }
   }
-  if (e.round_before_binary && d.out_dtype != DType::kBF16) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "epilogue.round_before_binary rounds to the bf16 output before the "
-        "binary post-ops; out_dtype = %s",
-        DtypeName(d.out_dtype)));
-  }
   return absl::OkStatus();
 }
 

@@ -88,7 +88,8 @@ TEST(DefaultRowsTest, ClassesGetTheirValues) {
   EXPECT_EQ(DefaultW4a16Params(Zen3(), IsaTier::kAvx2).prefetch_distance, 4096);
   const W4a16Params intel = DefaultW4a16Params(Intel(), IsaTier::kAvx512Bf16);
   EXPECT_EQ(intel.flavor, Flavor::kF32Fma);
-  EXPECT_EQ(intel.prefetch_distance, 0);
+  EXPECT_EQ(intel.prefetch_distance, 4096);
+  EXPECT_EQ(DefaultW4a16Params(Intel(), IsaTier::kAvx2).prefetch_distance, 0);
   EXPECT_EQ(intel.vector_bits, 512);
 
   const Da8w4Params d4 = DefaultDa8w4Params(Zen4(), IsaTier::kAvx512Bf16);
@@ -98,6 +99,10 @@ TEST(DefaultRowsTest, ClassesGetTheirValues) {
   EXPECT_TRUE(d5.panels());
   EXPECT_EQ(d5.handover_m, 16);
   EXPECT_EQ(DefaultDa8w4Params(Zen4(), IsaTier::kAvx2).handover_m, 16);
+  EXPECT_EQ(DefaultDa8w4Params(Intel(), IsaTier::kAvx512Vnni).prefetch_distance,
+            4096);
+  EXPECT_EQ(DefaultDa8w4Params(Zen5(), IsaTier::kAvx512Bf16).prefetch_distance,
+            0);
 }
 
 TEST(DefaultRowsTest, MatchingRowsFollowClassAndTier) {

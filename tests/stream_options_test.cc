@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -36,7 +37,10 @@ void InstallPrefetch(const LayerDesc& desc, int64_t d) {
   const std::string path = ::testing::TempDir() + "/prefetch_tuning_" +
                            std::to_string(getpid()) + ".json";
   std::ofstream(path) << internal::TuningToJson(file);
-  ASSERT_TRUE(LoadTuningFile(path).ok());
+  const absl::Status loaded = LoadTuningFile(path);
+  // Parsed when loaded: nothing is left behind in the temp folder.
+  std::remove(path.c_str());
+  ASSERT_TRUE(loaded.ok()) << loaded;
 }
 
 class StreamOptionsTest : public ::testing::TestWithParam<IsaTier> {

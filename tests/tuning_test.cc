@@ -160,7 +160,9 @@ TEST_F(TuningTest, AllShapesEntryAppliesToEveryShapeOfItsMode) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(again->entries[0].all_shapes);
   EXPECT_FALSE(again->entries[1].all_shapes);
-  ASSERT_TRUE(w4jit::LoadTuningFile(WriteTemp("all.json", text)).ok());
+  const std::string path = WriteTemp("all.json", text);
+  ASSERT_TRUE(w4jit::LoadTuningFile(path).ok());
+  std::remove(path.c_str());
   auto exact = LookupTuning(HostCpu(), ActiveIsa(), Desc4096());
   ASSERT_TRUE(exact.has_value());
   EXPECT_EQ(exact->at("handover_m"), 8);

@@ -44,9 +44,9 @@ enum class ActQuant : int { kPerToken = 0, kPerGroup = 1 };
 //              kernels dequantize to a panel at every M for it (slower at
 //              small M; docs/numerics-zentorch.md has the cost). W4A16 only:
 //              DA8W4 has no dequantized weight (its int8 x int4 products are
-//              exact in both libraries). With a bf16 output and binary
-//              post-ops it also rounds t to bf16 before them
-//              (Epilogue::round_before_binary). W4JIT_NUMERICS=zentorch makes
+//              exact in both libraries). The epilogue is the same in both
+//              (t unrounded until the store, as zentorch's fused post-ops
+//              compute it). W4JIT_NUMERICS=zentorch makes
 //              it the default of the torch ops and w4jit.Linear
 //              (w4jit/layer.hpp's NumericsFromEnvironment).
 enum class Numerics : int { kExact = 0, kZentorch = 1 };
@@ -128,12 +128,8 @@ struct BinaryPostOp {
 //   v = v op_0 a_0[:, j]          (if num_binary >= 1)
 //   v = v op_1 a_1[:, j]          (if num_binary == 2)
 //   y[:, j] = v in out_dtype
-// in f32, each step rounded to f32. With round_before_binary, v is rounded
-// to bf16 before the first binary post-op reads it (and the result rounded
-// to bf16 once more when stored): what a graph that stores the linear's
-// bf16 output and then adds computes (torch.compile fuses the additions in
-// f32 after that store). Numerics::kZentorch sets it for bf16 outputs with
-// binary post-ops; it needs out_dtype kBF16. zentorch's post-ops are
+// in f32, each step rounded to f32 (v is rounded to the output dtype only
+// when stored, as zentorch's own fused kernels do). zentorch's post-ops are
 //   woq_linear_relu / _sigmoid / _gelu_tanh / _gelu_erf: activation only;
 //   woq_linear_add(a):        {kAdd}            y = t + a
 //   woq_linear_mul_add(m, a): {kMul, kAdd}      y = t * m + a
@@ -150,9 +146,6 @@ struct Epilogue {
   // The constants of a kSwigluOai gate (read for no other activation).
   float gate_alpha = 1.702f;
   float gate_limit = 7.0f;
-  // v rounded to bf16 before the binary post-ops (see above); no effect
-  // without them.
-  bool round_before_binary = false;
 
   // With silu_mul: the function applied to the gate half.
   Activation gate_activation() const {

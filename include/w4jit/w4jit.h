@@ -40,8 +40,7 @@ typedef enum w4jit_act_quant {
 } w4jit_act_quant;
 
 /* W4A16 numerics (w4jit::Numerics): exact, or each dequantized weight
- * rounded to bf16 first, as zentorch / AOCL compute it (and, for a bf16
- * output, t rounded to bf16 before the binary post-ops). */
+ * rounded to bf16 first, as zentorch / AOCL compute it. */
 typedef enum w4jit_numerics {
   W4JIT_NUMERICS_EXACT = 0,
   W4JIT_NUMERICS_ZENTORCH = 1

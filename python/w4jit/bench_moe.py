@@ -339,6 +339,11 @@ def main(argv=None):
                    help="group size of every preset (default: the preset's,"
                    " 128 or gpt-oss's 32)")
     p.add_argument("--csv", help="also write the rows as CSV to this file")
+    p.add_argument("--host-mode", choices=("inference", "no_grad"),
+                   default="inference",
+                   help="the mode the tensors are made and timed in "
+                   "(default inference: torch.inference_mode(), as a "
+                   "serving host runs)")
     args = p.parse_args(argv)
     if args.reps < 1:
         p.error(f"--reps {args.reps} must be >= 1")
@@ -366,9 +371,12 @@ def main(argv=None):
                           "evicted by the other paths' calls between its "
                           "calls)")
     rows = []
-    # Normal tensors (not inference ones): the ops' layer cache then keys
-    # them on their version counters, with no per-call fingerprint.
-    with torch.no_grad():
+    # The host's mode: every tensor made and every call made inside it (the
+    # ops find their layers by storage identity in either mode, with no
+    # per-call read of the weights).
+    mode = torch.inference_mode if args.host_mode == "inference" \
+        else torch.no_grad
+    with mode():
         for name in args.presets:
             rows += bench_preset(name, args, say)
     print(header)

@@ -231,6 +231,11 @@ def main(argv=None):
                    help="seconds of timed calls per cell (at least 3 calls)")
     p.add_argument("--overhead-iters", type=int, default=300)
     p.add_argument("--csv", help="also write the CSV to this file")
+    p.add_argument("--host-mode", choices=("inference", "no_grad"),
+                   default="inference",
+                   help="the mode the tensors are made and timed in "
+                   "(default inference: torch.inference_mode(), as a "
+                   "serving host runs)")
     p.add_argument("--quick", action="store_true",
                    help="qkv and o_proj, M=1,16, short timings")
     args = p.parse_args(argv)
@@ -247,8 +252,11 @@ def main(argv=None):
     header = bench_header("w4jit torch benchmark", args.group_size,
                           "bf16 activations and scales")
     print(header, file=sys.stderr, flush=True)
-    rows = bench_layers(args)
-    over = bench_overhead(args)
+    mode = torch.inference_mode if args.host_mode == "inference" \
+        else torch.no_grad
+    with mode():
+        rows = bench_layers(args)
+        over = bench_overhead(args)
     print_tables(rows, over, args, header)
     lines = csv_lines(rows, over)
     print("\nCSV:")

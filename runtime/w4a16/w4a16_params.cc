@@ -140,8 +140,7 @@ const std::vector<DefaultsRow>& W4a16Rows() {
       // 39.2 at 2048, 40.2 / 37.7 at 4096, 39.6 / 37.2 at 8192 (p90 1.7x the
       // min there); single layers from DRAM 1.19-1.25x faster at 4096 by min,
       // hot ones level (docs/performance/2026-12-05-zen3-int4-byte-decode.md).
-      // The kernel of before, half as fast hot, gained only 1.07x. Other CPUs
-      // keep the hardware's prefetch alone until measured.
+      // The kernel of before, half as fast hot, gained only 1.07x.
       {"zen5",
        IsaTier::kAvx512Vnni,
        IsaTier::kAvx512Bf16,
@@ -168,15 +167,23 @@ const std::vector<DefaultsRow>& W4a16Rows() {
        "docs/performance/2026-12-05-zen3-int4-byte-decode.md: single layers "
        "from DRAM 1.19-1.25x faster at 4096",
        {{"prefetch_distance", 4096}}},
-      // Intel AVX-512: the base values. f32 FMA was measured faster than
-      // vdpbf16ps on the Intel development machine (design/performance.md);
-      // the prefetch distance and tiles are not measured here.
+      // Intel Xeon with AVX-512 (Emerald Rapids VM, family 6 model 0xCF, 2
+      // threads, 2026-12-05, `w4jit bench --model=llama3-8b --layers=4
+      // --m=1,4 --prefetch=0,4096,8192` and the same for gpt-oss-20b,
+      // interleaved with the DRAM read): M = 1 streamed at 43-44% of the
+      // read without prefetch, 75-76% at 4096 and 75-78% at 8192
+      // (gpt-oss-20b T = 1: 45% -> 77% / 76-78%; T = 4 43% -> 72% /
+      // 71-72%). The f32-FMA flavour stays (the base): vdpbf16ps was slower
+      // than f32 FMA on the Intel development machine
+      // (design/performance.md). Other CPUs keep the hardware's prefetch
+      // alone until measured.
       {"intel-avx512",
        IsaTier::kAvx512Vnni,
        IsaTier::kAvx512Bf16,
-       Evidence::kGuessed,
-       "the base values; prefetch and tiles unmeasured",
-       {}},
+       Evidence::kMeasured,
+       "docs/performance/2026-12-05-xeon-amx-defaults.md: M = 1 at 75-76% "
+       "of the read at 4096 bytes ahead, 43-44% without",
+       {{"prefetch_distance", 4096}}},
   };
   return *rows;
 }

@@ -66,7 +66,7 @@ def _linear_calls():
         ("dynamic_qlinear per_group", 3,
          lambda: OPS.dynamic_qlinear(xb, packed_s, sb, bias,
                                      act_quant="per_group")),
-        ("dynamic_qlinear.out", 2,
+        ("dynamic_qlinear.out (per-call view)", 2,
          lambda: OPS.dynamic_qlinear.out(xb, packed_s.view(torch.int8), sb,
                                          out=outb)),
     ]
@@ -131,13 +131,23 @@ def test_no_weight_read_per_call_under_inference_mode(numerics, monkeypatch):
             assert read <= CALLS * tensors * SAMPLE_BYTES, (name, read)
 
 
-def _assert_nothing_read(calls):
+def _assert_nothing_read(calls, views_sampled=False):
+    """100 calls of each read nothing; with views_sampled, a per-call view
+    made inside inference mode (an inference tensor even of a normal one:
+    torch gives it no version counter) may cost the tripwire's lines, once
+    per call, never a whole read."""
     for name, _, call in calls:
         call()
         before = _counts()
         for _ in range(100):
             call()
-        assert _counts() == before, name
+        after = _counts()
+        if views_sampled and "per-call view" in name:
+            assert after["content_bytes"] == before["content_bytes"], name
+            assert (after["sampled_bytes"] - before["sampled_bytes"] <=
+                    100 * SAMPLE_BYTES), name
+        else:
+            assert after == before, name
 
 
 def test_identity_check_reads_nothing_and_normal_tensors_never_do():
@@ -152,6 +162,8 @@ def test_identity_check_reads_nothing_and_normal_tensors_never_do():
     OPS.weight_check("sampled")
     calls = _linear_calls()
     with torch.inference_mode():
+        _assert_nothing_read(calls, views_sampled=True)
+    with torch.no_grad():
         _assert_nothing_read(calls)
 
 

@@ -17,7 +17,10 @@ through this folder's conftest.py), it
    (python/w4jit/zentorch_contract.py lists the pairs; fused_moe and
    flush_moe_weight_cache besides), so that the tests' calls reach w4jit
    unchanged; any other name (the utilities name zentorch's int8 qlinear
-   ops at import) is a placeholder that raises when called.
+   ops at import) is a placeholder that raises when called;
+4. turns hypothesis's example database off, so that runs are
+   independent draws, and with ZENTORCH_COMPAT_DIAGNOSE=1 says how each
+   failing comparison missed (compat_common.py).
 
 Nothing of zentorch's is copied here; their test files stay in their own
 checkout (README.md in this folder says how to run them).
@@ -36,6 +39,8 @@ import torch._functorch._aot_autograd.autograd_cache  # noqa: E402,F401
 
 import w4jit  # noqa: E402,F401  (loads torch.ops.w4jit)
 from w4jit import zentorch_contract  # noqa: E402
+
+import compat_common  # noqa: E402
 
 # zentorch ops without a schema in the contract that w4jit also offers.
 _EXTRA_OPS = ("zentorch_fused_moe", "zentorch_flush_moe_weight_cache")
@@ -107,10 +112,13 @@ def _point_ops_at_w4jit():
 
 sys.modules.update(_stand_in_module())
 MAPPED = _point_ops_at_w4jit()
+compat_common.independent_runs()
+DIAGNOSE = compat_common.install_diagnostics_if_asked()
 
 
 def pytest_report_header(config):
     return (f"w4jit_for_zentorch: W4JIT_NUMERICS="
-            f"{os.environ.get('W4JIT_NUMERICS')}; torch.ops.zentorch -> "
+            f"{os.environ.get('W4JIT_NUMERICS')}; diagnostics {DIAGNOSE}; "
+            f"torch.ops.zentorch -> "
             f"torch.ops.w4jit for {len(MAPPED)} ops: "
             + ", ".join(sorted(MAPPED)))
