@@ -30,6 +30,14 @@ struct CpuFeatures {
   bool avx512vnni = false;
   bool avx512bf16 = false;
   bool avx_vnni = false;
+  // AMX (CPUID leaf 7 EDX bits 24, 22, 25), only where the OS saves the
+  // tile state (XCR0 bits 17-18). w4jit's kernels do not use AMX: the
+  // bench measures its peaks to judge peers (oneDNN) that do. Linux also
+  // wants a per-process permission request before the first tile
+  // instruction (perf/lib/ceilings/amx_permission.h).
+  bool amx_tile = false;
+  bool amx_bf16 = false;
+  bool amx_int8 = false;
   // CPUID 0x8000001A EAX bit 2 (FP256): the AVX-512 datapath is 256 bits
   // wide (Zen 5 mobile parts); false on full 512-bit datapaths.
   bool fp256 = false;

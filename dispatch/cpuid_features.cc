@@ -28,6 +28,7 @@ CpuidWords HostCpuidWords() {
     __cpuid_count(7, 0, eax, ebx, ecx, edx);
     w.leaf7_ebx = ebx;
     w.leaf7_ecx = ecx;
+    w.leaf7_edx = edx;
     const unsigned subleaves = eax;
     if (subleaves >= 1) {
       __cpuid_count(7, 1, eax, ebx, ecx, edx);
@@ -50,9 +51,10 @@ Vendor VendorFromCpuid(const CpuidWords& w) {
 
 CpuFeatures FeaturesFromCpuid(const CpuidWords& w) {
   // XCR0: 1 SSE, 2 AVX (ymm upper halves); 5 opmask, 6 zmm0-15 upper
-  // halves, 7 zmm16-31.
+  // halves, 7 zmm16-31; 17 XTILECFG, 18 XTILEDATA.
   const bool os_avx = (w.xcr0 & 0x6) == 0x6;
   const bool os_avx512 = os_avx && (w.xcr0 & 0xE0) == 0xE0;
+  const bool os_amx = (w.xcr0 & 0x60000) == 0x60000;
   CpuFeatures f;
   f.fma = os_avx && Bit(w.leaf1_ecx, 12);
   f.f16c = os_avx && Bit(w.leaf1_ecx, 29);
@@ -64,6 +66,9 @@ CpuFeatures FeaturesFromCpuid(const CpuidWords& w) {
   f.avx512vnni = os_avx512 && Bit(w.leaf7_ecx, 11);
   f.avx512bf16 = os_avx512 && Bit(w.leaf7_1_eax, 5);
   f.avx_vnni = os_avx && Bit(w.leaf7_1_eax, 4);
+  f.amx_tile = os_amx && Bit(w.leaf7_edx, 24);
+  f.amx_bf16 = f.amx_tile && Bit(w.leaf7_edx, 22);
+  f.amx_int8 = f.amx_tile && Bit(w.leaf7_edx, 25);
   return f;
 }
 

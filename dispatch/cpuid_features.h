@@ -24,6 +24,7 @@ struct CpuidWords {
   uint32_t leaf1_ecx = 0;
   uint32_t leaf7_ebx = 0;    // leaf 7, subleaf 0
   uint32_t leaf7_ecx = 0;    // leaf 7, subleaf 0
+  uint32_t leaf7_edx = 0;    // leaf 7, subleaf 0
   uint32_t leaf7_1_eax = 0;  // leaf 7, subleaf 1
   uint64_t xcr0 = 0;         // 0 where OSXSAVE is off
 };
@@ -36,7 +37,8 @@ Vendor VendorFromCpuid(const CpuidWords& words);
 
 // The features (everything but fp256) the words give: an AVX feature only
 // where the OS saves the ymm state (XCR0 bits 1-2), an AVX-512 one only
-// where it also saves the opmask and zmm state (bits 5-7).
+// where it also saves the opmask and zmm state (bits 5-7), an AMX one only
+// where it saves the tile config and data (bits 17-18).
 CpuFeatures FeaturesFromCpuid(const CpuidWords& words);
 
 }  // namespace w4jit::internal

@@ -9,8 +9,10 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
+#include "perf/lib/ceilings/amx_permission.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
 #include "perf/lib/ceilings/peak_loop_generator.h"
 #include "perf/lib/ceilings/read_loop_generator.h"
@@ -31,12 +33,13 @@ TEST(BenchRoofline, EveryPeakLoopGenerates) {
     PeakLoopGenerator gen(op);
     EXPECT_TRUE(gen.Create().ok()) << GetPeakOpInfo(op).key;
     EXPECT_GT(gen.MacsPerIteration(), 0);
-    // At least 24 chains on 32 registers, 12 on AVX2's 16.
-    EXPECT_GE(
-        GetPeakOpInfo(op).chains,
-        std::string(GetPeakOpInfo(op).key).find("zmm") != std::string::npos
-            ? 24
-            : 12);
+    // At least 24 chains on 32 registers, 12 on AVX2's 16, 4 C tiles of
+    // AMX's 8 tile registers.
+    const std::string key = GetPeakOpInfo(op).key;
+    EXPECT_GE(GetPeakOpInfo(op).chains, IsTileOp(op) ? 4
+                                        : key.find("zmm") != std::string::npos
+                                            ? 24
+                                            : 12);
   }
 }
 
@@ -96,6 +99,13 @@ TEST(BenchRoofline, ComputePeaksArePositiveOrExplained) {
     if (!missing.empty()) {
       EXPECT_FALSE(peak->available);
       EXPECT_EQ(peak->note, "n/a: CPU lacks " + missing);
+      continue;
+    }
+    // AMX also needs Linux's permission (bench_amx_test.cc).
+    if (absl::Status s = IsTileOp(op) ? RequestAmxTileData() : absl::OkStatus();
+        !s.ok()) {
+      EXPECT_FALSE(peak->available);
+      EXPECT_EQ(peak->note, absl::StrCat("n/a: ", s.message()));
       continue;
     }
     EXPECT_TRUE(peak->available) << peak->key;

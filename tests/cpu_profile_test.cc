@@ -183,6 +183,19 @@ TEST(CpuidFeatures, DecodesBitsAndRespectsXcr0) {
   w.xcr0 = 0;  // no XSAVE: nothing of AVX
   f = FeaturesFromCpuid(w);
   EXPECT_FALSE(f.avx2 || f.fma || f.f16c || f.avx_vnni);
+  // AMX: tile, bf16 and int8 from leaf 7 EDX, only with the tile state
+  // (XCR0 bits 17-18) saved, and bf16 / int8 only with the tiles.
+  w.leaf7_edx = (1u << 24) | (1u << 22) | (1u << 25);
+  w.xcr0 = 0x7 | 0xE0 | 0x60000;
+  f = FeaturesFromCpuid(w);
+  EXPECT_TRUE(f.amx_tile && f.amx_bf16 && f.amx_int8);
+  w.xcr0 = 0x7 | 0xE0 | 0x20000;  // tile config saved, tile data not
+  f = FeaturesFromCpuid(w);
+  EXPECT_FALSE(f.amx_tile || f.amx_bf16 || f.amx_int8);
+  w.leaf7_edx = (1u << 22) | (1u << 25);  // no AMX-TILE bit
+  w.xcr0 = 0x7 | 0xE0 | 0x60000;
+  f = FeaturesFromCpuid(w);
+  EXPECT_FALSE(f.amx_tile || f.amx_bf16 || f.amx_int8);
   w = CpuidWords{};
   std::memcpy(w.vendor, "AuthenticAMD", 12);
   EXPECT_EQ(VendorFromCpuid(w), Vendor::kAmd);

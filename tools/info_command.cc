@@ -48,6 +48,8 @@ std::string Features(const internal::CpuFeatures& f) {
   add(f.avx512vnni, "avx512_vnni");
   add(f.avx512bf16, "avx512_bf16");
   add(f.avx_vnni, "avx_vnni");
+  add(f.amx_bf16, "amx_bf16");
+  add(f.amx_int8, "amx_int8");
   add(f.fp256, "fp256");
   return s.empty() ? "(none of interest)" : s;
 }

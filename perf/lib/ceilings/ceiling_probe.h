@@ -25,7 +25,8 @@ class CeilingProbe {
   static absl::StatusOr<std::unique_ptr<CeilingProbe>> Read(int64_t bytes,
                                                             double seconds);
   // `op`'s peak loop, each run about `seconds` long. The CPU must have the
-  // instruction (see MissingFeatureFor).
+  // instruction (see MissingFeatureFor); for an AMX op the process asks
+  // Linux for the tile permission first, and its refusal is the error.
   static absl::StatusOr<std::unique_ptr<CeilingProbe>> Compute(PeakOp op,
                                                                double seconds);
 

@@ -26,15 +26,24 @@ enum class PeakOp : int {
   // (4-bit weights keep int16 partial sums exact for a few k-quads; the
   // widening vpmaddwd + vpaddd is paid once per chunk, not per step).
   kInt8DotAvx2I16 = 5,
+  // AMX tile dot products, 16x16 accumulator tiles (C += A * B): what
+  // oneDNN's brgemm kernels run on CPUs with AMX. w4jit's kernels do not;
+  // the bench judges such peers against these peaks, not the AVX-512 ones.
+  kAmxBf16 = 6,  // tdpbf16ps: K = 32 bf16 per row pair, f32 accumulators
+  kAmxInt8 = 7,  // tdpbssd: K = 64 int8 per row pair, int32 accumulators
 };
 
 struct PeakOpInfo {
   PeakOp op;
   const char* key;          // stable id in CSV/JSON: "int8_avx2", ...
   const char* description;  // for people
-  int chains;               // independent accumulators in the loop
+  int chains;               // independent accumulators (registers, tiles)
   int macs_per_step;        // multiply-accumulates of one chain step
 };
+
+// True for the AMX ops: they need the tile permission
+// (amx_permission.h) before they run.
+bool IsTileOp(PeakOp op);
 
 const PeakOpInfo& GetPeakOpInfo(PeakOp op);
 std::vector<PeakOp> AllPeakOps();
@@ -62,6 +71,7 @@ class PeakLoopGenerator : public internal::Generator {
 
  private:
   void EmitStep(int chain);
+  void GenerateTileLoop();
   PeakOp op_;
 };
 

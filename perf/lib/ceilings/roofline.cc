@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "dispatch/cpu_profile.h"
+#include "perf/lib/ceilings/amx_permission.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
 #include "runtime/threads/parallel.h"
 
@@ -26,6 +27,12 @@ absl::StatusOr<ComputePeak> MeasureComputePeak(PeakOp op,
   if (!missing.empty()) {
     peak.note = absl::StrCat("n/a: CPU lacks ", missing);
     return peak;
+  }
+  if (IsTileOp(op)) {
+    if (absl::Status s = RequestAmxTileData(); !s.ok()) {
+      peak.note = absl::StrCat("n/a: ", s.message());
+      return peak;
+    }
   }
   absl::StatusOr<std::unique_ptr<CeilingProbe>> probe =
       CeilingProbe::Compute(op, options.seconds_per_sample);
@@ -59,6 +66,10 @@ absl::StatusOr<ReadBandwidth> MeasureReadBandwidth(
     }
   }
   return bw;
+}
+
+bool IsAmxPeak(const ComputePeak& peak) {
+  return absl::StartsWith(peak.key, "amx_");
 }
 
 const ComputePeak* Roofline::Peak(const std::string& key) const {

@@ -18,11 +18,17 @@ struct ComputePeak {
   std::string key;          // GetPeakOpInfo(op).key
   std::string description;  // GetPeakOpInfo(op).description
   bool available = false;
-  std::string note;         // "n/a: CPU lacks AVX512_VNNI" when unavailable
+  // Why unavailable: "n/a: CPU lacks AVX512_VNNI", or for AMX "n/a: Linux
+  // refused AMX tile data: ..." (amx_permission.h).
+  std::string note;
   double macs_per_s = 0.0;  // multiply-accumulates (FMA lanes) per second
   int threads = 0;
   int chains = 0;
 };
+
+// True for the AMX tile peaks ("amx_bf16", "amx_int8"), which bound only
+// the peers that run AMX, never w4jit's vector kernels.
+bool IsAmxPeak(const ComputePeak& peak);
 
 struct ReadBandwidth {
   std::string label;  // "L2-sized", "L3-sized", "DRAM-sized", "qkv W4A16"

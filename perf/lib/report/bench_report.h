@@ -58,7 +58,8 @@ struct BenchRow {
   double memory_bound_us = 0.0;
   std::string memory_basis;  // "L3 read 16.8 MB": level, probe footprint
   double compute_bound_us = 0.0;
-  std::string compute_basis;  // "peak bf16_dot_zmm"
+  std::string compute_basis;        // "peak bf16_dot_zmm", "peak amx_int8"
+  double compute_peak_gmacs = 0.0;  // the peak compute_bound_us is taken at
   std::string bound;
   double bound_us = 0.0;
   // The share of the binding bound: 100 * bound_us / time_us. A row at

@@ -65,7 +65,10 @@ json CpuJson(const internal::CpuProfile& c) {
             {"avx512dq", f.avx512dq},
             {"avx512vnni", f.avx512vnni},
             {"avx512bf16", f.avx512bf16},
-            {"avx_vnni", f.avx_vnni}}}};
+            {"avx_vnni", f.avx_vnni},
+            {"amx_tile", f.amx_tile},
+            {"amx_bf16", f.amx_bf16},
+            {"amx_int8", f.amx_int8}}}};
 }
 
 // act_order.csv's columns and the keys of bench.json's "act_order"
@@ -119,6 +122,8 @@ const std::vector<Column<BenchRow>>& RowColumns() {
            {"memory_basis", [](R r) -> json { return r.memory_basis; }},
            {"compute_bound_us", [](R r) -> json { return r.compute_bound_us; }},
            {"compute_basis", [](R r) -> json { return r.compute_basis; }},
+           {"compute_peak_gmacs",
+            [](R r) -> json { return r.compute_peak_gmacs; }},
            {"ceiling_rate", [](R r) -> json { return r.ceiling_rate; }},
            {"ceiling_basis", [](R r) -> json { return r.ceiling_basis; }},
            {"interleaved_pct", [](R r) -> json { return r.interleaved_pct; }},

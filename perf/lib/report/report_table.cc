@@ -140,11 +140,14 @@ std::string FormatHeader(const BenchReport& r) {
       "raised to any higher interleaved timing of the same ceiling.\n\n"
       "ceilings (measured in this run, best of all timings, %d thread(s)):\n",
       r.threads);
+  bool amx = false;
   for (const ComputePeak& p : r.roofline.peaks) {
+    const bool tiles = IsAmxPeak(p);
+    amx = amx || (tiles && p.available);
     if (p.available) {
-      absl::StrAppendFormat(&out, "  %-14s %8.1f GMAC/s  %s, %d chains\n",
-                            p.key, p.macs_per_s * 1e-9, p.description,
-                            p.chains);
+      absl::StrAppendFormat(&out, "  %-14s %8.1f GMAC/s  %s, %d %s\n", p.key,
+                            p.macs_per_s * 1e-9, p.description, p.chains,
+                            tiles ? "tile accumulators" : "chains");
     } else {
       absl::StrAppendFormat(&out, "  %-14s %s\n", p.key, p.note);
     }
@@ -153,6 +156,14 @@ std::string FormatHeader(const BenchReport& r) {
     absl::StrAppendFormat(
         &out, "  read %-24s %8.1f GB/s  (%s, %d-byte loads)\n", b.label,
         b.bytes_per_s * 1e-9, FormatBytes(b.bytes), b.vector_bytes);
+  }
+  if (amx) {
+    absl::StrAppend(
+        &out,
+        "  (AMX: a peer whose implementation runs AMX tiles, e.g. oneDNN's "
+        "brg:avx512_core_amx_*,\n   is judged against amx_int8 (u8s8) or "
+        "amx_bf16 (bf16), never the vector peaks;\n   w4jit's kernels do not "
+        "use AMX)\n");
   }
   if (const ComputePeak* p = r.roofline.Peak("int8_avx2");
       p != nullptr && r.roofline.Peak("int8_vnni_zmm") == nullptr) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -21,7 +22,16 @@ std::string FirstAvailable(const Roofline& roof,
 
 }  // namespace
 
+bool RunsAmx(const BenchRow& row) {
+  if (row.impl == kImplW4a16 || row.impl == kImplDa8w4) return false;
+  return absl::StrContains(absl::AsciiStrToLower(row.kernel), "amx");
+}
+
 std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof) {
+  if (RunsAmx(row)) {
+    return FirstAvailable(
+        roof, {row.impl == kImplOneDnnU8s8 ? "amx_int8" : "amx_bf16"});
+  }
   const bool avx512 = absl::StrContains(row.kernel, "__avx512");
   if (row.impl == kImplDa8w4) {
     // The AVX2 kernels accumulate in int16 (vpmaddubsw + vpaddw): their
@@ -94,6 +104,7 @@ RowBounds BoundsFor(const BenchRow& row, const Roofline& roof) {
     if (rate > 0) {
       b.compute_us = macs / rate * 1e6;
       b.compute_basis = absl::StrCat("peak ", key);
+      b.compute_macs_per_s = rate;
     }
   }
   return b;
@@ -110,6 +121,7 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
   row->memory_basis = bounds.memory_basis;
   row->compute_bound_us = bounds.compute_us;
   row->compute_basis = bounds.compute_basis;
+  row->compute_peak_gmacs = bounds.compute_macs_per_s * 1e-9;
   row->bound_us = bounds.bound_us();
   row->bound.clear();
   row->roofline_basis.clear();
@@ -139,6 +151,9 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
     row->note =
         "above the best ceiling of the run: every timing of it was "
         "disturbed";
+  }
+  if (RunsAmx(*row) && bounds.compute_us <= 0 && row->note.empty()) {
+    row->note = "runs AMX, no AMX peak measured: memory bound only";
   }
 }
 

@@ -11,9 +11,17 @@
 
 namespace w4jit::perf {
 
+// True for a peer row whose implementation runs AMX tiles: oneDNN names
+// its pick ("oneDNN brg:avx512_core_amx_int8", ..._amx_bf16), and every
+// AMX kernel's name says "amx".
+bool RunsAmx(const BenchRow& row);
+
 // The compute peak a row is judged against: the instruction its kernel
 // runs (from the kernel name's flavour and ISA suffix), or for oneDNN the
-// best int8 / bf16 one the CPU has. Empty if none was measured.
+// AMX tile peak of its type where it runs AMX (RunsAmx), else the best
+// int8 / bf16 vector one the CPU has. Empty if none was measured: an AMX
+// row without an AMX peak has no compute bound, since a vector peak does
+// not bound the tile unit.
 std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof);
 
 // The two roofline bounds of a row (docs/bench.md): the
@@ -24,7 +32,8 @@ struct RowBounds {
   double memory_us = 0.0;
   std::string memory_basis;  // "L3 read 16.8 MB": level and probe footprint
   double compute_us = 0.0;
-  std::string compute_basis;  // "peak bf16_dot_zmm"
+  std::string compute_basis;        // "peak bf16_dot_zmm"
+  double compute_macs_per_s = 0.0;  // the peak compute_us is taken at
   bool compute_binds() const { return compute_us > memory_us; }
   double bound_us() const { return compute_binds() ? compute_us : memory_us; }
   const std::string& basis() const {
@@ -45,7 +54,8 @@ RowBounds BoundsFor(const BenchRow& row, const Roofline& roof);
 void FoldInterleavedCeilings(const std::vector<BenchRow>& rows, Roofline* roof);
 
 // Sets gflops, weight_gbps, the bounds (bound, bound_us, memory_bound_us,
-// memory_basis, compute_bound_us, compute_basis), roofline_pct (and
+// memory_basis, compute_bound_us, compute_basis, compute_peak_gmacs),
+// roofline_pct (and
 // roofline_pct_min from min_us), roofline_basis and interleaved_pct of an
 // ok row from time_us, m, n, k, weight_bytes, footprint_bytes and
 // ceiling_rate: roofline_pct is the binding bound's time over the row's

@@ -44,6 +44,9 @@ void Pad(double* lo, double* hi, double margin, double lo0, double hi0) {
   *hi *= margin;
 }
 
+// The dash of the AMX tile peaks' lines (the vector peaks': "6,3").
+constexpr const char* kTileDash = "12,3,2,3";
+
 double Intensity(const BenchRow& r) {
   return 2.0 * static_cast<double>(r.m) * r.n * r.k / r.weight_bytes;
 }
@@ -79,12 +82,17 @@ std::string RooflineSvg(const BenchReport& report) {
   // moved one with a leader to its line.
   std::vector<double> peak_y, label_y, label_h;
   std::vector<std::string> peak_text;
+  bool tile_peaks = false;
   for (const ComputePeak& p : report.roofline.peaks) {
     if (!p.available) continue;
     const double gflops = 2e-9 * p.macs_per_s;
     top_peak = std::max(top_peak, gflops);
     const double py = y.Map(gflops);
-    svg.Line(kLeft, py, kRight, py, "#555", 1.2, "6,3");
+    // AMX peaks bound only the peers that run AMX: drawn apart from the
+    // vector peaks that bound w4jit's kernels.
+    const bool tiles = IsAmxPeak(p);
+    tile_peaks = tile_peaks || tiles;
+    svg.Line(kLeft, py, kRight, py, "#555", 1.2, tiles ? kTileDash : "6,3");
     peak_y.push_back(py);
     peak_text.push_back(absl::StrFormat("%s %.0f GFLOP/s", p.key, gflops));
     // The centre of the label's box with its baseline 4 px above the line.
@@ -237,6 +245,13 @@ std::string RooflineSvg(const BenchReport& report) {
   svg.Rect(kRight + 20.4, ly - 3.6, 7.2, 7.2, "#444", "#444");
   svg.Text(kRight + 36, ly + 4, "compute bound binds", 12);
   svg.Text(kRight + 16, ly + 30, "dashed: measured peaks", 11, "start", "#555");
+  if (tile_peaks) {
+    ly += 18;
+    svg.Line(kRight + 16, ly + 26, kRight + 40, ly + 26, "#555", 1.2,
+             kTileDash);
+    svg.Text(kRight + 46, ly + 30, "AMX tile peaks (peers)", 11, "start",
+             "#555");
+  }
   svg.Text(kRight + 16, ly + 48, "dotted: measured read bandwidth", 11, "start",
            "#555");
   svg.Text(kRight + 16, ly + 66, "(hover a point: its share of", 11, "start",
