@@ -1,9 +1,10 @@
 #include "base/log.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <string>
+
+#include "base/env.h"
 
 namespace w4jit {
 namespace {
@@ -51,7 +52,7 @@ void Log(LogLevel level, std::string_view message) {
     std::lock_guard<std::mutex> lock(s.mu);
     if (!s.env_checked) {
       s.env_checked = true;
-      const char* env = std::getenv("W4JIT_LOG");
+      const char* env = GetEnv(EnvVar::kLog);
       if (env != nullptr && std::string(env) == "1") {
         s.hook = [](LogLevel l, std::string_view m) {
           std::fprintf(stderr, "w4jit %s: %.*s\n", LevelName(l),

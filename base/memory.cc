@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/env.h"
 
 namespace w4jit::internal {
 namespace {
@@ -34,7 +35,7 @@ thread_local bool t_huge_pages = false;
 
 bool EnvHugePages() {
   static const bool on = [] {
-    const char* v = std::getenv("W4JIT_HUGEPAGES");
+    const char* v = GetEnv(EnvVar::kHugePages);
     return v != nullptr && std::string(v) == "1";
   }();
   return on;

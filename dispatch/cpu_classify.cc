@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
@@ -84,32 +85,15 @@ CpuProfile ClassifyCpu(Vendor vendor, uint32_t signature,
 }
 
 bool ParseIsaTier(const std::string& text, IsaTier* out) {
-  if (text == "ref") {
-    *out = IsaTier::kRef;
-  } else if (text == "avx2") {
-    *out = IsaTier::kAvx2;
-  } else if (text == "avx512_vnni") {
-    *out = IsaTier::kAvx512Vnni;
-  } else if (text == "avx512_bf16") {
-    *out = IsaTier::kAvx512Bf16;
-  } else {
-    return false;
+  for (const IsaTraits& t : kIsaTraits) {
+    if (text == t.env_name) {
+      *out = t.tier;
+      return true;
+    }
   }
-  return true;
+  return false;
 }
 
-const char* ToString(IsaTier tier) {
-  switch (tier) {
-    case IsaTier::kRef:
-      return "ref";
-    case IsaTier::kAvx2:
-      return "avx2";
-    case IsaTier::kAvx512Vnni:
-      return "avx512_vnni";
-    case IsaTier::kAvx512Bf16:
-      return "avx512_bf16";
-  }
-  return "unknown";
-}
+const char* ToString(IsaTier tier) { return TraitsOf(tier).env_name; }
 
 }  // namespace w4jit::internal

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/env.h"
 #include "base/log.h"
 #include "cpuinfo.h"
 #include "dispatch/cpu_profile.h"
@@ -69,7 +69,7 @@ CpuProfile Detect() {
                                 1u));
   if (const cpuinfo_package* pkg = cpuinfo_get_package(0)) p.name = pkg->name;
 
-  if (const char* env = std::getenv("W4JIT_ISA"); env != nullptr && *env) {
+  if (const char* env = GetEnv(EnvVar::kIsa); env != nullptr && *env) {
     IsaTier cap;
     if (!ParseIsaTier(env, &cap)) {
       Log(LogLevel::kWarning,

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
@@ -24,18 +25,6 @@ const char* FamilyName(KernelFamily f) {
       return "da8w4dec";
   }
   return "unknown";
-}
-
-const char* DtypeShort(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return "f32";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kF16:
-      return "f16";
-  }
-  return "x";
 }
 
 const char* ActivationShort(Activation a) {
@@ -60,19 +49,7 @@ const char* ActivationShort(Activation a) {
 
 }  // namespace
 
-const char* IsaSuffix(IsaTier t) {
-  switch (t) {
-    case IsaTier::kRef:
-      return "ref";
-    case IsaTier::kAvx2:
-      return "avx2";
-    case IsaTier::kAvx512Vnni:
-      return "avx512vnni";
-    case IsaTier::kAvx512Bf16:
-      return "avx512bf16";
-  }
-  return "unknown";
-}
+const char* IsaSuffix(IsaTier t) { return TraitsOf(t).suffix; }
 
 uint32_t EpilogueCode(const Epilogue& e) {
   uint32_t code = static_cast<uint32_t>(e.activation) & 7u;
@@ -97,23 +74,19 @@ Epilogue EpilogueFromCode(uint32_t code) {
   return e;
 }
 
-void SetKeyEpilogue(KernelKey* key, const Epilogue& e) {
-  key->epilogue = EpilogueCode(e);
-  key->gate_alpha_bits = 0;
-  key->gate_limit_bits = 0;
+std::tuple<uint32_t, uint32_t, uint32_t> KeyPart(const Epilogue& e) {
+  uint32_t alpha = 0;
+  uint32_t limit = 0;
   if (e.silu_mul && e.activation == Activation::kSwigluOai) {
-    std::memcpy(&key->gate_alpha_bits, &e.gate_alpha, sizeof(float));
-    std::memcpy(&key->gate_limit_bits, &e.gate_limit, sizeof(float));
+    std::memcpy(&alpha, &e.gate_alpha, sizeof(float));
+    std::memcpy(&limit, &e.gate_limit, sizeof(float));
   }
+  return {EpilogueCode(e), alpha, limit};
 }
 
-Epilogue KeyEpilogue(const KernelKey& key) {
-  Epilogue e = EpilogueFromCode(key.epilogue);
-  if (e.silu_mul && e.activation == Activation::kSwigluOai) {
-    std::memcpy(&e.gate_alpha, &key.gate_alpha_bits, sizeof(float));
-    std::memcpy(&e.gate_limit, &key.gate_limit_bits, sizeof(float));
-  }
-  return e;
+void SetNameEpilogue(KernelName* name, const Epilogue& e) {
+  std::tie(name->epilogue, name->gate_alpha_bits, name->gate_limit_bits) =
+      KeyPart(e);
 }
 
 std::string EpilogueSuffix(uint32_t code) {
@@ -126,12 +99,12 @@ std::string EpilogueSuffix(uint32_t code) {
                       : absl::StrCat(ActivationShort(e.activation), "mul");
   for (int i = 0; i < e.num_binary; ++i) {
     absl::StrAppend(&s, "_", e.binary[i].op == BinaryOp::kMul ? "mul" : "add",
-                    DtypeShort(e.binary[i].dtype));
+                    ToString(e.binary[i].dtype));
   }
   return s;
 }
 
-std::string KernelKey::name() const {
+std::string KernelName::str() const {
   // Shape-free kernels are named by family and ISA alone.
   if (family == KernelFamily::kDa8w4Decode) {
     return absl::StrCat(FamilyName(family), "__", IsaSuffix(isa));
@@ -145,25 +118,28 @@ std::string KernelKey::name() const {
     absl::StrAppend(&s, "_g", group_size);
   }
   absl::StrAppend(&s, "_n", n, "_k", k, "_m", mr, "x", nr);
-  absl::StrAppend(&s, "_", DtypeShort(act_dtype), "to", DtypeShort(out_dtype));
+  absl::StrAppend(&s, "_", ToString(act_dtype), "to", ToString(out_dtype));
   if (flavor == Flavor::kF32Fma) absl::StrAppend(&s, "_fma");
   if (flavor == Flavor::kBf16Dot) absl::StrAppend(&s, "_bf16dot");
   if (bias) absl::StrAppend(&s, "_bias");
   if (act_per_group) absl::StrAppend(&s, "_agroup");
-  if (flags != 0) absl::StrAppend(&s, absl::StrFormat("_f%x", flags));
+  if (variant_bits != 0) {
+    absl::StrAppend(&s, absl::StrFormat("_f%x", variant_bits));
+  }
   if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
   absl::StrAppend(&s, EpilogueSuffix(epilogue));
   if (gate_alpha_bits != 0 || gate_limit_bits != 0) {
     const Epilogue defaults;
-    const Epilogue e = KeyEpilogue(*this);
-    if (e.gate_alpha != defaults.gate_alpha ||
-        e.gate_limit != defaults.gate_limit) {
-      absl::StrAppend(&s,
-                      absl::StrFormat("_a%a_l%a", e.gate_alpha, e.gate_limit));
+    float alpha = 0.0f;
+    float limit = 0.0f;
+    std::memcpy(&alpha, &gate_alpha_bits, sizeof(float));
+    std::memcpy(&limit, &gate_limit_bits, sizeof(float));
+    if (alpha != defaults.gate_alpha || limit != defaults.gate_limit) {
+      absl::StrAppend(&s, absl::StrFormat("_a%a_l%a", alpha, limit));
     }
   }
   if (meta_dtype != DType::kF32) {
-    absl::StrAppend(&s, "_m", DtypeShort(meta_dtype));
+    absl::StrAppend(&s, "_m", ToString(meta_dtype));
   }
   if (folded_zero) absl::StrAppend(&s, "_zfold");
   if (round_weights_bf16) absl::StrAppend(&s, "_wrbf16");

@@ -1,12 +1,12 @@
 #include "dispatch/tuning.h"
 
-#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/env.h"
 #include "base/log.h"
 #include "nlohmann/json.hpp"
 #include "w4jit/tuning.hpp"
@@ -153,7 +153,7 @@ absl::Status LoadLocked(Active& a, const std::string& path) {
 void CheckEnvLocked(Active& a) {
   if (a.env_checked) return;
   a.env_checked = true;
-  const char* env = std::getenv("W4JIT_TUNING_FILE");
+  const char* env = GetEnv(EnvVar::kTuningFile);
   if (env == nullptr || *env == '\0') {
     a.state.status = "no tuning file";
     return;

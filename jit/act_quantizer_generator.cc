@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
@@ -17,38 +18,57 @@ constexpr uint32_t kF32Bits127 = 0x42FE0000;   // 127.0f
 constexpr uint32_t kF32QuietNan = 0x7FC00000;
 constexpr uint32_t kF32ExpAllOnes = 0x7F800000;  // Inf; NaN is above
 
+// General-purpose register roles, one each for the whole kernel: the
+// current row's outputs, then pass 2's cursors and counter.
+using Xbyak::Operand;
+constexpr Xbyak::Reg64 kQaRow(Operand::R8);     // quantized row
+constexpr Xbyak::Reg64 kSaRow(Operand::R9);     // its scale(s)
+constexpr Xbyak::Reg64 kSumsRow(Operand::R10);  // its group sums
+constexpr Xbyak::Reg64 kX(Operand::R11);        // x cursor
+constexpr Xbyak::Reg64 kQa(Operand::R12);       // quantized cursor
+constexpr Xbyak::Reg64 kSums(Operand::R13);     // group-sum cursor
+constexpr Xbyak::Reg64 kGroupsLeft(Operand::R14);
+constexpr Xbyak::Reg64 kTable(Operand::R15);  // act-order table cursor
+
 }  // namespace
 
-KernelKey ActQuantKey(const ActQuantConfig& c) {
-  KernelKey key;
+ActQuantConfig ActQuantConfig::Canonical() const {
+  ActQuantConfig c = *this;
+  c.isa = TraitsOf(c.isa).vector_tier;
+  if (c.x_k == c.k) c.x_k = 0;
+  return c;
+}
+
+std::string ActQuantConfig::name() const {
+  const ActQuantConfig c = Canonical();
+  KernelName key;
   key.family = KernelFamily::kQuantizer;
-  key.isa =
-      c.isa >= IsaTier::kAvx512Vnni ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  key.isa = c.isa;
   key.act_dtype = c.act_dtype;
   key.out_dtype = c.act_dtype;  // unused by the quantizer: kept canonical
   key.group_size = c.group_size;
   key.per_channel = c.group_size == c.k;
   key.k = c.k;
-  key.flags = c.permuted ? 1 : 0;
+  key.variant_bits = c.permuted ? 1 : 0;
   key.act_per_group = c.per_group;
   // n is no dimension of the quantizer otherwise: the x columns of pass 1
   // when they are not K (x_k).
-  key.n = c.x_k != 0 && c.x_k != c.k ? c.x_k : 0;
-  return key;
+  key.n = c.x_k;
+  return key.str();
 }
 
 ActQuantizerGenerator::ActQuantizerGenerator(const ActQuantConfig& config)
-    : Generator(ActQuantKey(config).name(), 64 * 1024),
+    : Generator(config.name(), 64 * 1024),
       cfg_(config),
-      vec_(this, config.isa >= IsaTier::kAvx512Vnni),
+      vec_(this, config.isa),
       elem_bytes_(config.act_dtype == DType::kF32 ? 4 : 2),
       groups_(config.k / config.group_size) {}
 
 // Register plan (System V; Preamble saves the callee-saved ones):
-//   rsi x row, rdx ldx, rcx rows left, r8 qa row, r9 sa row, r10 sums row,
+//   rsi x row, rdx ldx, rcx rows left, kQaRow, kSaRow, kSumsRow (below),
 //   rdi per group: sa cursor (the args are all loaded first),
-//   r11 x cursor, r12 qa cursor, r13 sums cursor, r14 group counter,
-//   rbx chunk counter, rax scratch; act-order: rbp table, r15 table cursor.
+//   the cursors kX, kQa, kSums, the group counter kGroupsLeft,
+//   rbx chunk counter, rax scratch; act-order: rbp table, kTable its cursor.
 //   v4 abs mask (pass 1; act-order bf16: x[0] in every lane's high half
 //   in pass 2, so pass 1 reloads it), v5 sa, v6 group sum, v7 +127, v8 -127,
 //   v13 / v14 AVX2 lane masks for the row tail / group tail (f32 only),
@@ -61,9 +81,9 @@ void ActQuantizerGenerator::Generate() {
   mov(rsi, ptr[rdi + offsetof(ActQuantArgs, x)]);
   mov(rdx, ptr[rdi + offsetof(ActQuantArgs, ldx_bytes)]);
   mov(rcx, ptr[rdi + offsetof(ActQuantArgs, rows)]);
-  mov(r8, ptr[rdi + offsetof(ActQuantArgs, qa)]);
-  mov(r9, ptr[rdi + offsetof(ActQuantArgs, sa)]);
-  mov(r10, ptr[rdi + offsetof(ActQuantArgs, sums)]);
+  mov(kQaRow, ptr[rdi + offsetof(ActQuantArgs, qa)]);
+  mov(kSaRow, ptr[rdi + offsetof(ActQuantArgs, sa)]);
+  mov(kSumsRow, ptr[rdi + offsetof(ActQuantArgs, sums)]);
   if (cfg_.permuted) mov(rbp, ptr[rdi + offsetof(ActQuantArgs, k_perm)]);
   vmovups(v_abs, pool_.Splat32(0x7FFFFFFF));
   vmovups(v_pos, pool_.Splat32(127));
@@ -94,12 +114,12 @@ void ActQuantizerGenerator::Generate() {
     vmovd(xmm9, eax);
     vmaxss(xmm9, xmm9, pool_.Splat32(kF32Bits1e10));
     vdivss(xmm9, xmm9, pool_.Splat32(kF32Bits127));
-    vmovss(ptr[r9], xmm9);
+    vmovss(ptr[kSaRow], xmm9);
     vbroadcastss(v_sa, xmm9);
     EmitQuantizeGroups();
     // r12 is now qa + K: zero the bytes up to RoundUp(K, 4) that the last
     // chunk store may not have reached (group tails shorter than K's tail).
-    if (cfg_.k % 4 != 0) mov(dword[r12], 0);
+    if (cfg_.k % 4 != 0) mov(dword[kQa], 0);
     jmp(next_row, T_NEAR);
 
     L(non_finite);
@@ -108,9 +128,9 @@ void ActQuantizerGenerator::Generate() {
 
   L(next_row);
   add(rsi, rdx);
-  add(r8, QaRowStride(cfg_.k));
-  add(r9, SaRowStride(groups_, cfg_.per_group));
-  add(r10, SumsRowStride(groups_));
+  add(kQaRow, QaRowStride(cfg_.k));
+  add(kSaRow, SaRowStride(groups_, cfg_.per_group));
+  add(kSumsRow, SumsRowStride(groups_));
   dec(rcx);
   jnz(row_loop, T_NEAR);
   Postamble();
@@ -222,10 +242,10 @@ void ActQuantizerGenerator::EmitAbsMax() {
   }
   // (VEX xor of the xmm clears the whole register at either width.)
   for (int u = 0; u < 4; ++u) vpxor(Xmm(u), Xmm(u), Xmm(u));
-  mov(r11, rsi);
+  mov(kX, rsi);
   auto one = [&](int u, int offset, int count) {
     const Xmm t = vec_.Vec(9 + u);
-    LoadF32(t, r11 + offset, count, k1, vec_.Vec(13));
+    LoadF32(t, kX + offset, count, k1, vec_.Vec(13));
     vec_.And(t, t, v_abs);
     vpmaxsd(vec_.Vec(u), vec_.Vec(u),
             t);  // patterns are >= 0: a signed max works
@@ -235,7 +255,7 @@ void ActQuantizerGenerator::EmitAbsMax() {
     mov(rbx, unrolled);
     L(loop);
     for (int u = 0; u < 4; ++u) one(u, u * step, lanes);
-    add(r11, 4 * step);
+    add(kX, 4 * step);
     dec(rbx);
     jnz(loop, T_NEAR);
   }
@@ -279,9 +299,9 @@ void ActQuantizerGenerator::EmitChunk(int slot, int count, const Opmask& kmask,
   const int x_off = slot * lanes * elem_bytes_;
   const int q_off = slot * lanes;
   if (cfg_.permuted) {
-    GatherF32(a, b, ptr[r15 + slot * lanes * 4], count, kmask, vmask);
+    GatherF32(a, b, ptr[kTable + slot * lanes * 4], count, kmask, vmask);
   } else {
-    LoadF32(a, r11 + x_off, count, kmask, vmask);
+    LoadF32(a, kX + x_off, count, kmask, vmask);
   }
   vdivps(a, a, vec_.Vec(5));
   vcvtps2dq(a, a);  // default MXCSR: round half to even
@@ -289,23 +309,23 @@ void ActQuantizerGenerator::EmitChunk(int slot, int count, const Opmask& kmask,
   vpmaxsd(a, a, vec_.Vec(8));
   vpaddd(vec_.Vec(6), vec_.Vec(6), a);
   if (vec_.avx512()) {
-    vpmovsdb(ptr[r12 + q_off], a);  // 16 bytes; masked lanes are 0
+    vpmovsdb(ptr[kQa + q_off], a);  // 16 bytes; masked lanes are 0
   } else {
     const Xmm xa(a.getIdx()), xb(b.getIdx());
     vextracti128(xb, Xbyak::Ymm(a.getIdx()), 1);
     vpackssdw(xa, xa, xb);
     vpacksswb(xa, xa, xa);
-    vmovq(ptr[r12 + q_off], xa);  // 8 bytes; masked lanes are 0
+    vmovq(ptr[kQa + q_off], xa);  // 8 bytes; masked lanes are 0
   }
 }
 
 void ActQuantizerGenerator::EmitGroupCursors() {
-  mov(r11, rsi);
-  mov(r12, r8);
-  mov(r13, r10);
-  mov(r14, groups_);
+  mov(kX, rsi);
+  mov(kQa, kQaRow);
+  mov(kSums, kSumsRow);
+  mov(kGroupsLeft, groups_);
   if (cfg_.permuted) {
-    mov(r15, rbp);
+    mov(kTable, rbp);
     if (cfg_.act_dtype == DType::kBF16) {
       // x[0] as f32 bits in every lane: the value of the lane that the
       // gather leaves out (GatherF32).
@@ -329,9 +349,9 @@ void ActQuantizerGenerator::EmitQuantizeGroup() {
     mov(rbx, unrolled);
     L(loop);
     for (int u = 0; u < 4; ++u) EmitChunk(u, lanes, k2, vec_.Vec(14));
-    add(r11, 4 * lanes * elem_bytes_);
-    add(r12, 4 * lanes);
-    if (cfg_.permuted) add(r15, 4 * lanes * 4);
+    add(kX, 4 * lanes * elem_bytes_);
+    add(kQa, 4 * lanes);
+    if (cfg_.permuted) add(kTable, 4 * lanes * 4);
     dec(rbx);
     jnz(loop, T_NEAR);
   }
@@ -344,13 +364,13 @@ void ActQuantizerGenerator::EmitQuantizeGroup() {
     AdvanceCursors(tail);
   }
   ReduceLanes(6, 9, /*max=*/false);  // -> sums[g]
-  vmovd(ptr[r13], xmm6);
+  vmovd(ptr[kSums], xmm6);
 }
 
 void ActQuantizerGenerator::AdvanceCursors(int64_t count) {
-  add(r11, count * elem_bytes_);
-  add(r12, count);
-  if (cfg_.permuted) add(r15, count * 4);
+  add(kX, count * elem_bytes_);
+  add(kQa, count);
+  if (cfg_.permuted) add(kTable, count * 4);
 }
 
 void ActQuantizerGenerator::EmitQuantizeGroups() {
@@ -358,14 +378,14 @@ void ActQuantizerGenerator::EmitQuantizeGroups() {
   Xbyak::Label group_loop;
   L(group_loop);
   EmitQuantizeGroup();
-  add(r13, 4);
-  dec(r14);
+  add(kSums, 4);
+  dec(kGroupsLeft);
   jnz(group_loop, T_NEAR);
 }
 
 void ActQuantizerGenerator::EmitPerGroupRow() {
   EmitGroupCursors();
-  mov(rdi, r9);
+  mov(rdi, kSaRow);
   Xbyak::Label group_loop, non_finite, next_group;
   L(group_loop);
   EmitGroupAbsMax();
@@ -382,12 +402,12 @@ void ActQuantizerGenerator::EmitPerGroupRow() {
   L(non_finite);
   EmitNonFiniteGroup();
   L(next_group);
-  add(r13, 4);
+  add(kSums, 4);
   add(rdi, 4);
-  dec(r14);
+  dec(kGroupsLeft);
   jnz(group_loop, T_NEAR);
   // As per token: zero the bytes up to RoundUp(K, 4).
-  if (cfg_.k % 4 != 0) mov(dword[r12], 0);
+  if (cfg_.k % 4 != 0) mov(dword[kQa], 0);
 }
 
 // Max of |x| bit patterns over the group at the cursors, two chunks at a
@@ -404,10 +424,10 @@ void ActQuantizerGenerator::EmitGroupAbsMax() {
   auto one = [&](int u, int at, int count) {
     const Xmm t = vec_.Vec(9 + u);
     if (cfg_.permuted) {
-      GatherF32(t, vec_.Vec(11 + u), ptr[r15 + at * lanes * 4], count, k2,
+      GatherF32(t, vec_.Vec(11 + u), ptr[kTable + at * lanes * 4], count, k2,
                 vec_.Vec(14));
     } else {
-      LoadF32(t, r11 + at * lanes * elem_bytes_, count, k2, vec_.Vec(14));
+      LoadF32(t, kX + at * lanes * elem_bytes_, count, k2, vec_.Vec(14));
     }
     vec_.And(t, t, abs_mask);
     vpmaxsd(vec_.Vec(u), vec_.Vec(u), t);  // patterns >= 0: signed max
@@ -418,20 +438,20 @@ void ActQuantizerGenerator::EmitGroupAbsMax() {
     L(loop);
     one(0, 0, lanes);
     one(1, 1, lanes);
-    add(r11, 2 * lanes * elem_bytes_);
-    if (cfg_.permuted) add(r15, 2 * lanes * 4);
+    add(kX, 2 * lanes * elem_bytes_);
+    if (cfg_.permuted) add(kTable, 2 * lanes * 4);
     dec(rbx);
     jnz(loop, T_NEAR);
   }
   if (full % 2 != 0) {
     one(0, 0, lanes);
-    add(r11, lanes * elem_bytes_);
-    if (cfg_.permuted) add(r15, lanes * 4);
+    add(kX, lanes * elem_bytes_);
+    if (cfg_.permuted) add(kTable, lanes * 4);
   }
   if (tail > 0) one(1, 0, tail);
   if (full > 0) {  // back to the group start
-    sub(r11, full * lanes * elem_bytes_);
-    if (cfg_.permuted) sub(r15, full * lanes * 4);
+    sub(kX, full * lanes * elem_bytes_);
+    if (cfg_.permuted) sub(kTable, full * lanes * 4);
   }
   vpmaxsd(vec_.Vec(0), vec_.Vec(0), vec_.Vec(1));
   ReduceLanes(0, 1, /*max=*/true);
@@ -444,42 +464,42 @@ void ActQuantizerGenerator::EmitNonFiniteGroup() {
   const int lanes = vec_.lanes32();
   const int64_t chunks = (cfg_.group_size + lanes - 1) / lanes;
   mov(dword[rdi], kF32QuietNan);
-  mov(dword[r13], 0);
+  mov(dword[kSums], 0);
   vpxor(xmm9, xmm9, xmm9);
   Xbyak::Label loop;
   mov(rbx, chunks);
   L(loop);
   if (vec_.avx512()) {
-    vmovdqu(ptr[r12], xmm9);  // 16 bytes, as vpmovsdb stores
+    vmovdqu(ptr[kQa], xmm9);  // 16 bytes, as vpmovsdb stores
   } else {
-    vmovq(ptr[r12], xmm9);  // 8 bytes, as pass 2 stores
+    vmovq(ptr[kQa], xmm9);  // 8 bytes, as pass 2 stores
   }
-  add(r12, lanes);
+  add(kQa, lanes);
   dec(rbx);
   jnz(loop, T_NEAR);
   // r12 moved by chunks * lanes; pass 2 would have moved it by the group.
-  add(r11, cfg_.group_size * elem_bytes_);
+  add(kX, cfg_.group_size * elem_bytes_);
   if (chunks * lanes != cfg_.group_size) {
-    sub(r12, chunks * lanes - cfg_.group_size);
+    sub(kQa, chunks * lanes - cfg_.group_size);
   }
-  if (cfg_.permuted) add(r15, cfg_.group_size * 4);
+  if (cfg_.permuted) add(kTable, cfg_.group_size * 4);
 }
 
 // NaN or Inf in the row: sa = NaN, qa and sums all 0 (so the GEMM yields
 // 0 * NaN = NaN for the whole row, and nothing else is disturbed).
 void ActQuantizerGenerator::EmitNonFiniteRow() {
-  mov(dword[r9], kF32QuietNan);
+  mov(dword[kSaRow], kF32QuietNan);
   const Xmm zero = vec_.Vec(9);
   vpxor(xmm9, xmm9, xmm9);
   Xbyak::Label qa_loop, sum_loop;
-  mov(rax, r8);
+  mov(rax, kQaRow);
   mov(rbx, (cfg_.k + vec_.bytes() - 1) / vec_.bytes());
   L(qa_loop);
   vmovups(ptr[rax], zero);
   add(rax, vec_.bytes());
   dec(rbx);
   jnz(qa_loop, T_NEAR);
-  mov(rax, r10);
+  mov(rax, kSumsRow);
   mov(rbx, groups_);
   L(sum_loop);
   mov(dword[rax], 0);
@@ -489,6 +509,9 @@ void ActQuantizerGenerator::EmitNonFiniteRow() {
 }
 
 absl::Status CheckActQuantConfig(const ActQuantConfig& c) {
+  if (c.isa < IsaTier::kAvx2) {
+    return absl::InvalidArgumentError("the quantizer needs AVX2 or AVX-512");
+  }
   if (c.k <= 0 || c.group_size <= 0 || c.k % c.group_size != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "quantizer: group ", c.group_size, " does not divide K = ", c.k));

@@ -27,8 +27,12 @@
 #define W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
 
 #include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "dispatch/config_key.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
 #include "jit/da8w4_layout.h"
@@ -69,12 +73,32 @@ struct ActQuantConfig {
   // column of x appears in k_perm, the padding repeats some, so the row
   // maximum over x's own columns is the one over the permuted row.
   int64_t x_k = 0;
+
+  // The kernel-cache key is the config (dispatch/config_key.h): every
+  // field, with those that do not change the code here made canonical.
+  template <class Self>
+  static auto Fields(Self& c) {
+    return std::tie(c.isa, c.act_dtype, c.k, c.group_size, c.permuted,
+                    c.per_group, c.x_k);
+  }
+  // The tier whose code runs; x_k is 0 when it is K.
+  ActQuantConfig Canonical() const;
+  // The kernel's name ("{family}_..._{tier}").
+  std::string name() const;
+  bool operator==(const ActQuantConfig& o) const {
+    return ConfigKeyEqual(*this, o);
+  }
+  bool operator!=(const ActQuantConfig& o) const { return !(*this == o); }
+  template <class H>
+  friend H AbslHashValue(H h, const ActQuantConfig& c) {
+    return ConfigKeyHash(std::move(h), c);
+  }
 };
+static_assert(CheckConfigFieldsListed<ActQuantConfig>());
 
 // Why this config cannot be generated (a group that does not divide K, an
 // activation dtype other than bf16 / f32), or OK.
 absl::Status CheckActQuantConfig(const ActQuantConfig& config);
-KernelKey ActQuantKey(const ActQuantConfig& config);
 
 class ActQuantizerGenerator : public Generator {
  public:

@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "dispatch/isa_traits.h"
+
 namespace w4jit::internal {
 namespace {
 
@@ -9,27 +11,29 @@ namespace {
 // flight to keep the loop overhead out of the way.
 constexpr int kUnroll = 4;
 
-bool IsAvx512(IsaTier isa) { return isa >= IsaTier::kAvx512Vnni; }
-
 }  // namespace
 
-absl::Status CheckDa8w4DecodeIsa(IsaTier isa) {
-  if (isa < IsaTier::kAvx2) {
+absl::Status CheckDa8w4DecodeConfig(const Da8w4DecodeConfig& config) {
+  if (config.isa < IsaTier::kAvx2) {
     return absl::InvalidArgumentError(
         "the DA8W4 panel decoder needs AVX2 or AVX-512");
   }
   return absl::OkStatus();
 }
 
-KernelKey Da8w4DecodeKey(IsaTier isa) {
-  KernelKey key;
-  key.family = KernelFamily::kDa8w4Decode;
-  key.isa = IsAvx512(isa) ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
-  return key;
+Da8w4DecodeConfig Da8w4DecodeConfig::Canonical() const {
+  return {TraitsOf(isa).vector_tier};
 }
 
-Da8w4DecodeGenerator::Da8w4DecodeGenerator(IsaTier isa)
-    : Generator(Da8w4DecodeKey(isa).name(), 4096), vec_(this, IsAvx512(isa)) {}
+std::string Da8w4DecodeConfig::name() const {
+  KernelName key;
+  key.family = KernelFamily::kDa8w4Decode;
+  key.isa = Canonical().isa;
+  return key.str();
+}
+
+Da8w4DecodeGenerator::Da8w4DecodeGenerator(const Da8w4DecodeConfig& config)
+    : Generator(config.name(), 4096), vec_(this, config.isa) {}
 
 // rsi src cursor, rdx dst cursor, rcx quads left; vector 0 the 0x0F mask,
 // 1 .. 2 * kUnroll the loaded and decoded quads.

@@ -15,8 +15,12 @@
 #define W4JIT_JIT_DA8W4_DECODE_GENERATOR_H_
 
 #include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "dispatch/config_key.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
@@ -33,12 +37,36 @@ using Da8w4DecodeFn = void (*)(const Da8w4DecodeArgs*);
 
 // The quad width follows the ISA: 32 bytes (AVX2) or 64 (AVX-512), as the
 // layout's lanes do.
-absl::Status CheckDa8w4DecodeIsa(IsaTier isa);
-KernelKey Da8w4DecodeKey(IsaTier isa);
+// The decoder depends on the vector width alone.
+struct Da8w4DecodeConfig {
+  IsaTier isa = IsaTier::kAvx2;
+
+  // The kernel-cache key is the config (dispatch/config_key.h): every
+  // field, with those that do not change the code here made canonical.
+  template <class Self>
+  static auto Fields(Self& c) {
+    return std::tie(c.isa);
+  }
+  // The tier whose code runs.
+  Da8w4DecodeConfig Canonical() const;
+  // The kernel's name ("{family}_..._{tier}").
+  std::string name() const;
+  bool operator==(const Da8w4DecodeConfig& o) const {
+    return ConfigKeyEqual(*this, o);
+  }
+  bool operator!=(const Da8w4DecodeConfig& o) const { return !(*this == o); }
+  template <class H>
+  friend H AbslHashValue(H h, const Da8w4DecodeConfig& c) {
+    return ConfigKeyHash(std::move(h), c);
+  }
+};
+static_assert(CheckConfigFieldsListed<Da8w4DecodeConfig>());
+
+absl::Status CheckDa8w4DecodeConfig(const Da8w4DecodeConfig& config);
 
 class Da8w4DecodeGenerator final : public Generator {
  public:
-  explicit Da8w4DecodeGenerator(IsaTier isa);
+  explicit Da8w4DecodeGenerator(const Da8w4DecodeConfig& config);
 
  protected:
   void Generate() override;

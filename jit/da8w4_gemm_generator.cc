@@ -5,13 +5,12 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
 
 using Xbyak::Xmm;
-
-bool IsAvx512(IsaTier isa) { return isa >= IsaTier::kAvx512Vnni; }
 
 // Register plan (vector registers; GPRs are described at Generate()):
 //   AVX2:    acc[0, nacc) int16 accumulators, then wl, wh, b (broadcast
@@ -21,18 +20,36 @@ bool IsAvx512(IsaTier isa) { return isa >= IsaTier::kAvx512Vnni; }
 // So nacc = 2 * mr * nblk <= 12 (AVX2) or <= 28 (AVX-512).
 constexpr int kAvx512MaskReg = 31;
 
+// General-purpose register roles: the cursors that move along K, then the
+// loop counters (one role each for the whole kernel).
+using Xbyak::Operand;
+constexpr Xbyak::Reg64 kQa(Operand::R8);       // quantized activations
+constexpr Xbyak::Reg64 kW(Operand::R9);        // packed weights
+constexpr Xbyak::Reg64 kScales(Operand::R10);  // weight scales
+constexpr Xbyak::Reg64 kZeros(Operand::R11);   // zero points (u4)
+constexpr Xbyak::Reg64 kSums(Operand::R12);    // activation group sums
+constexpr Xbyak::Reg64 kGroupsLeft(Operand::R13);
+constexpr Xbyak::Reg64 kChunksLeft(Operand::R14);
+constexpr Xbyak::Reg64 kStepsLeft(Operand::R15);
+// The epilogue's binary operand rows (kQa and kW are free by then).
+constexpr Xbyak::Reg64 kEpOperand0(Operand::R8);
+constexpr Xbyak::Reg64 kEpOperand1(Operand::R9);
+
 }  // namespace
 
-int Da8w4MaxTileBlocks(IsaTier isa) { return IsAvx512(isa) ? 14 : 6; }
+// The accumulators (two per block and row) and the plan's 3 (AVX-512) or
+// 4 (AVX2) other registers fill the vector registers.
+int Da8w4MaxTileBlocks(IsaTier isa) { return TraitsOf(isa).evex ? 14 : 6; }
 
 absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   const Da8w4Layout& lay = c.layout;
-  const bool avx512 = IsAvx512(c.isa);
+  const IsaTraits& isa = TraitsOf(c.isa);
+  const bool avx512 = isa.evex;
   if (c.isa < IsaTier::kAvx2) {
     return absl::InvalidArgumentError("DA8W4 kernels need AVX2 or AVX-512");
   }
   if (absl::Status s = CheckPrefetchDistance(c.prefetch); !s.ok()) return s;
-  if (lay.lanes != (avx512 ? 16 : 8)) {
+  if (lay.lanes != isa.lanes32()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "layout lanes ", lay.lanes, " do not match ", ToString(c.isa)));
   }
@@ -51,7 +68,8 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   }
   // AVX-512 decoded tiles hold every block's weights and one broadcast
   // row in registers next to the accumulators (see EmitQuadDecodedVnni).
-  if (avx512 && c.decoded && 2 * c.mr * c.nblk + 2 * c.nblk + 1 > 32) {
+  if (avx512 && c.decoded &&
+      2 * c.mr * c.nblk + 2 * c.nblk + 1 > isa.vector_regs) {
     return absl::InvalidArgumentError(
         absl::StrCat("decoded tile ", c.mr, "x", c.nblk,
                      " blocks needs more than 32 zmm registers"));
@@ -86,10 +104,19 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   return absl::OkStatus();
 }
 
-KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
-  KernelKey key;
+Da8w4GemmConfig Da8w4GemmConfig::Canonical() const {
+  Da8w4GemmConfig c = *this;
+  c.isa = TraitsOf(c.isa).vector_tier;
+  if (!c.epilogue.silu_mul) c.out_n = 0;
+  if (c.decoded) c.prefetch = 0;
+  return c;
+}
+
+std::string Da8w4GemmConfig::name() const {
+  const Da8w4GemmConfig c = Canonical();
+  KernelName key;
   key.family = KernelFamily::kDa8w4Gemm;
-  key.isa = IsAvx512(c.isa) ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  key.isa = c.isa;
   key.act_dtype = c.act_dtype;
   key.out_dtype = c.out_dtype;
   key.weight_type = c.weight_type;
@@ -100,21 +127,21 @@ KernelKey Da8w4GemmKey(const Da8w4GemmConfig& c) {
   key.mr = c.mr;
   key.nr = c.nblk * c.layout.block_cols();
   key.bias = c.bias;
-  key.flags =
+  key.variant_bits =
       (c.n_tail ? 1u : 0u) | (c.decoded ? 2u : 0u) |
       (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
-  SetKeyEpilogue(&key, c.epilogue);
-  key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
+  SetNameEpilogue(&key, c.epilogue);
+  key.out_n = c.out_n;
   key.act_per_group = c.act_per_group;
-  key.prefetch = c.decoded ? 0 : c.prefetch;
+  key.prefetch = c.prefetch;
   key.meta_dtype = c.layout.scale_dtype;
-  return key;
+  return key.str();
 }
 
 Da8w4GemmGenerator::Da8w4GemmGenerator(const Da8w4GemmConfig& config)
-    : Generator(Da8w4GemmKey(config).name(), 256 * 1024),
+    : Generator(config.name(), 256 * 1024),
       cfg_(config),
-      vec_(this, IsAvx512(config.isa)),
+      vec_(this, config.isa),
       qa_stride_(QaRowStride(config.layout.k)),
       sums_stride_(SumsRowStride(config.layout.groups())),
       out_bytes_(config.out_dtype == DType::kF32 ? 4 : 2) {}
@@ -128,10 +155,8 @@ int64_t Da8w4GemmGenerator::BlockStride() const {
                       : cfg_.layout.block_weight_bytes();
 }
 
-// GPRs: rdi args; r8 qa cursor, r9 weight cursor, r10 scale cursor,
-// r11 zero-point cursor, r12 group-sum cursor (these move along K);
-// r13 group counter, r14 chunk counter, r15 step counter; rbp the entry
-// rsp; rax, rbx, rcx, rdx, rsi scratch in the epilogue; per-group
+// GPRs: rdi args; the cursors and counters above (kQa .. kStepsLeft);
+// rbp the entry rsp; rax, rbx, rcx, rdx, rsi scratch in the epilogue; per-group
 // activation scales: rsi the sa cursor (along K) before it. The stack holds
 // the int32 tile (AVX2), the f32 tile and the per-step pointers (locals).
 void Da8w4GemmGenerator::Generate() {
@@ -156,11 +181,11 @@ void Da8w4GemmGenerator::Generate() {
   if (vec_.avx512() && !cfg_.decoded) {
     vmovups(vec_.Vec(kAvx512MaskReg), pool_.Splat32(0x0F0F0F0F));
   }
-  mov(r15, ptr[rdi + offsetof(Da8w4GemmArgs, steps)]);
+  mov(kStepsLeft, ptr[rdi + offsetof(Da8w4GemmArgs, steps)]);
   Xbyak::Label step_loop;
   L(step_loop);
   EmitStep();
-  dec(r15);
+  dec(kStepsLeft);
   jnz(step_loop, T_NEAR);
   mov(rsp, rbp);
   Postamble();
@@ -169,11 +194,11 @@ void Da8w4GemmGenerator::Generate() {
 
 void Da8w4GemmGenerator::EmitStep() {
   const Da8w4Layout& lay = cfg_.layout;
-  mov(r8, ptr[rdi + offsetof(Da8w4GemmArgs, qa)]);
-  mov(r9, ptr[rsp + Local(0)]);
-  mov(r10, ptr[rsp + Local(1)]);
-  mov(r11, ptr[rsp + Local(2)]);
-  mov(r12, ptr[rdi + offsetof(Da8w4GemmArgs, sums)]);
+  mov(kQa, ptr[rdi + offsetof(Da8w4GemmArgs, qa)]);
+  mov(kW, ptr[rsp + Local(0)]);
+  mov(kScales, ptr[rsp + Local(1)]);
+  mov(kZeros, ptr[rsp + Local(2)]);
+  mov(kSums, ptr[rdi + offsetof(Da8w4GemmArgs, sums)]);
   if (cfg_.act_per_group) mov(rsi, ptr[rdi + offsetof(Da8w4GemmArgs, sa)]);
   const Xmm zero = vec_.Vec(NumAcc());
   if (vec_.avx512()) {
@@ -190,14 +215,14 @@ void Da8w4GemmGenerator::EmitStep() {
     EmitGroup();
   } else {
     Xbyak::Label group_loop;
-    mov(r13, groups);
+    mov(kGroupsLeft, groups);
     L(group_loop);
     EmitGroup();
-    add(r10, static_cast<uint32_t>(lay.group_scale_bytes()));
-    add(r11, lay.block_cols() * 4);
-    add(r12, 4);
+    add(kScales, static_cast<uint32_t>(lay.group_scale_bytes()));
+    add(kZeros, lay.block_cols() * 4);
+    add(kSums, 4);
     if (cfg_.act_per_group) add(rsi, 4);
-    dec(r13);
+    dec(kGroupsLeft);
     jnz(group_loop, T_NEAR);
   }
   EmitEpilogue();
@@ -241,10 +266,10 @@ void Da8w4GemmGenerator::EmitGroup() {
       body();
     } else if (count > 1) {
       Xbyak::Label loop;
-      mov(r14, count);
+      mov(kChunksLeft, count);
       L(loop);
       body();
-      dec(r14);
+      dec(kChunksLeft);
       jnz(loop, T_NEAR);
     }
   };
@@ -276,13 +301,13 @@ void Da8w4GemmGenerator::EmitGroup() {
 void Da8w4GemmGenerator::EmitChunk(int quads) {
   if (!cfg_.decoded) {
     for (int blk = 0; blk < cfg_.nblk; ++blk) {
-      EmitStreamPrefetch(this, r9 + blk * BlockStride(), 0,
+      EmitStreamPrefetch(this, kW + blk * BlockStride(), 0,
                          quads * QuadStride(), cfg_.prefetch);
     }
   }
   for (int q = 0; q < quads; ++q) EmitQuad(q, q == 0);
-  add(r8, quads * 4);
-  add(r9, quads * QuadStride());
+  add(kQa, quads * 4);
+  add(kW, quads * QuadStride());
 }
 
 // AVX-512 on a decoded panel: all blocks' weights of quad q in registers,
@@ -294,11 +319,11 @@ void Da8w4GemmGenerator::EmitQuadDecodedVnni(int q) {
   const Xmm b = vec_.Vec(nacc + nw);
   for (int i = 0; i < nw; ++i) {
     vmovups(vec_.Vec(nacc + i),
-            ptr[r9 + (i / 2) * BlockStride() + q * QuadStride() +
+            ptr[kW + (i / 2) * BlockStride() + q * QuadStride() +
                 (i % 2) * cfg_.layout.quad_bytes()]);
   }
   for (int r = 0; r < cfg_.mr; ++r) {
-    vpbroadcastd(b, ptr[r8 + r * qa_stride_ + q * 4]);
+    vpbroadcastd(b, ptr[kQa + r * qa_stride_ + q * 4]);
     for (int blk = 0; blk < cfg_.nblk; ++blk) {
       for (int half = 0; half < 2; ++half) {
         vpdpbusd(vec_.Vec(AccIndex(r, blk, half)),
@@ -320,9 +345,9 @@ void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
   const Xmm t = vec_.Vec(nacc + 3);  // AVX2 product
   // One row: broadcast its 4 activation bytes once for all blocks.
   const bool shared_broadcast = cfg_.mr == 1;
-  if (shared_broadcast) vpbroadcastd(b, ptr[r8 + q * 4]);
+  if (shared_broadcast) vpbroadcastd(b, ptr[kQa + q * 4]);
   for (int blk = 0; blk < cfg_.nblk; ++blk) {
-    const Xbyak::RegExp w = r9 + blk * BlockStride() + q * QuadStride();
+    const Xbyak::RegExp w = kW + blk * BlockStride() + q * QuadStride();
     if (cfg_.decoded) {
       vmovups(wl, ptr[w]);
       vmovups(wh, ptr[w + lay.quad_bytes()]);
@@ -339,7 +364,7 @@ void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
       vpand(wh, wh, pool_.Splat32(0x0F0F0F0F));
     }
     for (int r = 0; r < cfg_.mr; ++r) {
-      const Xbyak::RegExp qa = r8 + r * qa_stride_ + q * 4;
+      const Xbyak::RegExp qa = kQa + r * qa_stride_ + q * 4;
       if (vec_.avx512()) {
         for (int half = 0; half < 2; ++half) {
           const Xmm acc = vec_.Vec(AccIndex(r, blk, half));
@@ -366,7 +391,7 @@ void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
 }
 
 void Da8w4GemmGenerator::LoadRowSum(int row, const Xmm& dst) {
-  vpbroadcastd(dst, ptr[r12 + row * sums_stride_]);
+  vpbroadcastd(dst, ptr[kSums + row * sums_stride_]);
   // s4: z = 8 for every column, so z * sum is a shift.
   if (cfg_.weight_type == WeightType::kS4) vpslld(dst, dst, 3);
 }
@@ -378,7 +403,7 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
   const Da8w4Layout& lay = cfg_.layout;
   const int64_t param = blk * lay.block_param_bytes() + half * vec_.bytes();
   if (cfg_.weight_type == WeightType::kU4) {
-    vpmulld(tmp, row_sum, ptr[r11 + param]);
+    vpmulld(tmp, row_sum, ptr[kZeros + param]);
     vpsubd(acc, acc, tmp);
   } else {
     vpsubd(acc, acc, row_sum);
@@ -388,7 +413,7 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
   // tile += acc * s, one rounding (the scale widened exactly first).
   const int tile = F32Tile(AccIndex(row, blk, half));
   EmitLoadWidenedF32(this, lay.scale_dtype,
-                     ptr[r10 + blk * lay.block_scale_bytes() +
+                     ptr[kScales + blk * lay.block_scale_bytes() +
                          int64_t{half} * lay.lanes * lay.scale_size()],
                      tmp);
   vfmadd213ps(acc, tmp, ptr[rsp + tile]);
@@ -450,7 +475,7 @@ void Da8w4GemmGenerator::EmitEpilogue() {
   const Xmm sa = vec_.Vec(0), v = vec_.Vec(1), up = vec_.Vec(2);
   const EpilogueEmitter::Temps t = {vec_.Vec(3), vec_.Vec(4), vec_.Vec(5),
                                     vec_.Vec(6)};
-  const Xbyak::Reg64 operands[2] = {r8, r9};
+  const Xbyak::Reg64 operands[2] = {kEpOperand0, kEpOperand1};
   mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, sa)]);
   mov(rcx, ptr[rsp + Local(4)]);
   mov(rdx, ptr[rdi + offsetof(Da8w4GemmArgs, ldy_bytes)]);

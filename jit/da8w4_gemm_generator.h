@@ -29,8 +29,12 @@
 #define W4JIT_JIT_DA8W4_GEMM_GENERATOR_H_
 
 #include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "dispatch/config_key.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
 #include "jit/da8w4_layout.h"
@@ -94,12 +98,34 @@ struct Da8w4GemmConfig {
   // Software prefetch of each block's stream, bytes ahead (0: none). Not
   // with `decoded` (the panel is in L2).
   int prefetch = 0;
+
+  // The kernel-cache key is the config (dispatch/config_key.h): every
+  // field, with those that do not change the code here made canonical.
+  template <class Self>
+  static auto Fields(Self& c) {
+    return std::tie(c.isa, c.act_dtype, c.out_dtype, c.weight_type, c.layout,
+                    c.bias, c.mr, c.nblk, c.n_tail, c.chunk_quads, c.decoded,
+                    c.epilogue, c.out_n, c.act_per_group, c.prefetch);
+  }
+  // The tier whose code runs (AVX512_BF16 runs the VNNI code); out_n is 0
+  // without silu_mul, prefetch 0 with decoded weights.
+  Da8w4GemmConfig Canonical() const;
+  // The kernel's name ("{family}_..._{tier}").
+  std::string name() const;
+  bool operator==(const Da8w4GemmConfig& o) const {
+    return ConfigKeyEqual(*this, o);
+  }
+  bool operator!=(const Da8w4GemmConfig& o) const { return !(*this == o); }
+  template <class H>
+  friend H AbslHashValue(H h, const Da8w4GemmConfig& c) {
+    return ConfigKeyHash(std::move(h), c);
+  }
 };
+static_assert(CheckConfigFieldsListed<Da8w4GemmConfig>());
 
 // Why this config cannot be generated (register budget, displacement
 // range, lanes vs ISA), or OK.
 absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& config);
-KernelKey Da8w4GemmKey(const Da8w4GemmConfig& config);
 // Accumulator registers the ISA has for mr * nblk: 2 * mr * nblk must fit.
 int Da8w4MaxTileBlocks(IsaTier isa);  // max mr * nblk
 

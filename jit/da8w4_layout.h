@@ -34,8 +34,11 @@
 #define W4JIT_JIT_DA8W4_LAYOUT_H_
 
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "base/numeric.h"
+#include "dispatch/config_key.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
@@ -46,6 +49,20 @@ struct Da8w4Layout {
   int64_t k = 0;
   int64_t group_size = 0;           // resolved (K for per-channel)
   DType scale_dtype = DType::kF32;  // f32, bf16 or f16 (above)
+
+  // Every field: a layout is part of the DA8W4 GEMM's kernel-cache key
+  // (dispatch/config_key.h).
+  template <class Self>
+  static auto Fields(Self& l) {
+    return std::tie(l.lanes, l.n, l.k, l.group_size, l.scale_dtype);
+  }
+  bool operator==(const Da8w4Layout& o) const {
+    return Fields(*this) == Fields(o);
+  }
+  template <class H>
+  friend H AbslHashValue(H h, const Da8w4Layout& l) {
+    return H::combine(std::move(h), Fields(l));
+  }
 
   int block_cols() const { return 2 * lanes; }
   int quad_bytes() const { return 4 * lanes; }  // one vector
@@ -74,6 +91,8 @@ struct Da8w4Layout {
 
 // Bytes between quantized activation rows (qa) and between rows of their
 // per-group sums (int32): multiples of 64.
+static_assert(CheckConfigFieldsListed<Da8w4Layout>());
+
 inline int64_t QaRowStride(int64_t k) { return (k + 63) / 64 * 64 + 64; }
 inline int64_t SumsRowStride(int64_t groups) {
   return (groups * 4 + 63) / 64 * 64;

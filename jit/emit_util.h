@@ -1,6 +1,7 @@
 // Emitter helpers shared by generators that write one piece of logic for
 // both vector widths: 256-bit AVX2 (ymm, 16 registers, VEX forms) and
-// 512-bit AVX-512 (zmm, 32 registers, EVEX forms). A generator writes its
+// 512-bit AVX-512 (zmm, 32 registers, EVEX forms), as the tier's row of
+// dispatch/isa_traits.h says. A generator writes its
 // loops once over VecEmitter::Vec(i); only the few instructions whose forms
 // differ between the widths (logic ops, compares, broadcasts, packing,
 // partial stores) go through VecEmitter, so the AVX2 tests that run on any
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "dispatch/isa_traits.h"
 #include "w4jit/types.hpp"
 #include "xbyak/xbyak.h"
 
@@ -45,12 +47,15 @@ class ConstPool {
 
 class VecEmitter {
  public:
-  VecEmitter(Xbyak::CodeGenerator* g, bool avx512) : g_(g), avx512_(avx512) {}
+  // The tier's vectors (dispatch/isa_traits.h): ymm for AVX2, zmm for the
+  // AVX-512 tiers; a JIT tier, never kRef.
+  VecEmitter(Xbyak::CodeGenerator* g, IsaTier tier)
+      : g_(g), traits_(TraitsOf(tier)), avx512_(traits_.evex) {}
 
   bool avx512() const { return avx512_; }
-  int bytes() const { return avx512_ ? 64 : 32; }
-  int lanes32() const { return avx512_ ? 16 : 8; }
-  int num_regs() const { return avx512_ ? 32 : 16; }
+  int bytes() const { return traits_.vector_bytes; }
+  int lanes32() const { return traits_.lanes32(); }
+  int num_regs() const { return traits_.vector_regs; }
   // ymm(idx) or zmm(idx).
   Xbyak::Xmm Vec(int idx) const;
   // The register of half the width: xmm(idx) or ymm(idx), e.g. where
@@ -90,7 +95,8 @@ class VecEmitter {
   void LoadTailMask(int count, const Xbyak::Reg32& gpr_tmp) const;
 
   Xbyak::CodeGenerator* g_;
-  bool avx512_;
+  const IsaTraits& traits_;
+  bool avx512_;  // EVEX forms, opmasks (traits_.evex)
 };
 
 // Loads one vector of lanes scales (or float zero points) of dtype `t` at
@@ -124,8 +130,8 @@ void EmitStreamPrefetch(Xbyak::CodeGenerator* g, const Xbyak::RegExp& base,
 // (the low 16 bits cleared): bit for bit Bf16ToF32(F32ToBf16(v)) of
 // base/numeric.h (nearest even; a NaN stays a quiet NaN). Integer ops, so
 // it needs no AVX512_BF16. For Numerics::kZentorch's dequantized weights
-// (KernelKey::round_weights_bf16). t0
-// and t1 (AVX2 only; AVX-512 uses k6) are clobbered.
+// (W4a16DequantConfig::round_weights_bf16). t0 and t1 (AVX2 only; AVX-512
+// uses k6) are clobbered.
 void EmitRoundToBf16InPlace(Xbyak::CodeGenerator* g, const VecEmitter& vec,
                             const Xbyak::Xmm& v, const Xbyak::Xmm& t0,
                             const Xbyak::Xmm& t1, ConstPool* pool);

@@ -4,12 +4,12 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "base/env.h"
 #include "base/memory.h"
 
 namespace w4jit::internal {
@@ -18,7 +18,7 @@ namespace {
 // Appends "start size name" to /tmp/perf-<pid>.map so that `perf report`
 // names JIT code (the perf map protocol).
 void RegisterWithPerf(const void* code, size_t size, const std::string& name) {
-  const char* env = std::getenv("W4JIT_PERF_MAP");
+  const char* env = GetEnv(EnvVar::kPerfMap);
   if (env == nullptr || std::string(env) != "1") return;
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
@@ -33,7 +33,7 @@ void RegisterWithPerf(const void* code, size_t size, const std::string& name) {
 // Writes the raw bytes to $W4JIT_DUMP_DIR/<name>.bin for
 // `objdump -D -b binary -mi386:x86-64 -M intel`.
 void DumpCode(const void* code, size_t size, const std::string& name) {
-  const char* dir = std::getenv("W4JIT_DUMP_DIR");
+  const char* dir = GetEnv(EnvVar::kDumpDir);
   if (dir == nullptr || *dir == '\0') return;
   const std::string path = absl::StrFormat("%s/%s.bin", dir, name);
   if (FILE* f = std::fopen(path.c_str(), "wb")) {

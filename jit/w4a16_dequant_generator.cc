@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
+#include "dispatch/isa_traits.h"
 #include "jit/w4a16_decode.h"
 #include "jit/w4a16_layout.h"
 
@@ -16,8 +17,6 @@ using Xbyak::util::ptr;
 
 // Pairs of k per unrolled loop iteration.
 constexpr int kUnroll = 4;
-
-bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
 
 }  // namespace
 
@@ -36,7 +35,7 @@ absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& c) {
     return absl::InvalidArgumentError(
         "16-bit meta only without zero points (w4a16_layout.h)");
   }
-  const int lanes = IsAvx512(c.isa) ? 16 : 8;
+  const int lanes = TraitsOf(c.isa).lanes32();
   if (c.nr <= 0 || c.nr % lanes != 0 || c.segment <= 0 || c.segment % 2 != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "block width %d / segment %d: need a multiple of %d and an even "
@@ -46,14 +45,17 @@ absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& c) {
   // Scales, three constants and two pairs of temporaries (two more to round
   // to bf16).
   if (c.nr / lanes + 7 + (c.round_weights_bf16 ? 2 : 0) >
-      (IsAvx512(c.isa) ? 32 : 16)) {
+      TraitsOf(c.isa).vector_regs) {
     return absl::InvalidArgumentError("block too wide for the registers");
   }
   return absl::OkStatus();
 }
 
-KernelKey W4a16DequantKey(const W4a16DequantConfig& c) {
-  KernelKey key;
+W4a16DequantConfig W4a16DequantConfig::Canonical() const { return *this; }
+
+std::string W4a16DequantConfig::name() const {
+  const W4a16DequantConfig& c = *this;
+  KernelName key;
   key.family = KernelFamily::kW4a16Dequant;
   key.isa = c.isa;
   key.flavor = Flavor::kF32Fma;
@@ -68,13 +70,13 @@ KernelKey W4a16DequantKey(const W4a16DequantConfig& c) {
   key.nr = c.nr;
   key.k = c.segment;
   key.round_weights_bf16 = c.round_weights_bf16;
-  return key;
+  return key.str();
 }
 
 W4a16DequantGenerator::W4a16DequantGenerator(const W4a16DequantConfig& config)
-    : Generator(W4a16DequantKey(config).name()),
+    : Generator(config.name()),
       config_(config),
-      vec_(this, IsAvx512(config.isa)),
+      vec_(this, config.isa),
       lanes_(vec_.lanes32()),
       nv_(config.nr / vec_.lanes32()),
       nb_(config.nr) {}

@@ -5,15 +5,18 @@
 // multiplies with every row of an M block. The decode is paid once per
 // panel instead of once per row.
 //
-// Built from a W4a16DequantConfig (below); W4a16DequantKey names it in the
-// kernel cache (family kW4a16Dequant, flavour kF32Fma, n = nr = NB, k = the
-// segment).
+// Built from a W4a16DequantConfig (below), its kernel-cache key; named
+// "w4a16dq_..." with n = nr = NB and k = the segment.
 #ifndef W4JIT_JIT_W4A16_DEQUANT_GENERATOR_H_
 #define W4JIT_JIT_W4A16_DEQUANT_GENERATOR_H_
 
 #include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "dispatch/config_key.h"
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
 #include "jit/generator.h"
@@ -43,10 +46,31 @@ struct W4a16DequantConfig {
   // Numerics::kZentorch: each dequantized weight rounded to bf16 (nearest
   // even) before it is stored in the panel ("_wrbf16").
   bool round_weights_bf16 = false;
+
+  // The kernel-cache key is the config (dispatch/config_key.h): every
+  // field, with those that do not change the code here made canonical.
+  template <class Self>
+  static auto Fields(Self& c) {
+    return std::tie(c.isa, c.weight_type, c.float_zero, c.meta_dtype,
+                    c.group_size, c.per_channel, c.nr, c.segment,
+                    c.round_weights_bf16);
+  }
+  // Every field changes the code: the config itself.
+  W4a16DequantConfig Canonical() const;
+  // The kernel's name ("{family}_..._{tier}").
+  std::string name() const;
+  bool operator==(const W4a16DequantConfig& o) const {
+    return ConfigKeyEqual(*this, o);
+  }
+  bool operator!=(const W4a16DequantConfig& o) const { return !(*this == o); }
+  template <class H>
+  friend H AbslHashValue(H h, const W4a16DequantConfig& c) {
+    return ConfigKeyHash(std::move(h), c);
+  }
 };
+static_assert(CheckConfigFieldsListed<W4a16DequantConfig>());
 
 absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& config);
-KernelKey W4a16DequantKey(const W4a16DequantConfig& config);
 
 class W4a16DequantGenerator final : public Generator {
  public:

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
-#include "jit/w4a16_decode.h"
+#include "dispatch/isa_traits.h"
+#include "jit/w4a16_gemv_plan.h"
 #include "jit/w4a16_layout.h"
 
 namespace w4jit::internal {
@@ -14,15 +14,29 @@ namespace {
 
 using Xbyak::Xmm;
 using Xbyak::util::ptr;
-using Xbyak::util::ptr_b;
 
-// Register roles. rdi: args (kept); r8: packed weights of the current
-// block; r9: its meta; r11: y of the current block, row 0; r12: block
-// index; r13: packed x of the current row group; r14: rows left; r15: y of
-// the current row group; rax / rbx / rdx: walking weight, meta and x
-// pointers; rsi: step-loop counter, then the mask GPR of the stores; r10:
-// group counter; rcx: bias pointer; rbp: saved rsp.
-constexpr Xbyak::Operand::Code kArgs = Xbyak::Operand::RDI;
+// Register roles: jit/w4a16_gemv_plan.h.
+using w4a16_gemv_gpr::kArgs;
+using w4a16_gemv_gpr::kBias;
+using w4a16_gemv_gpr::kBlock;
+using w4a16_gemv_gpr::kBlockMeta;
+using w4a16_gemv_gpr::kBlockW;
+using w4a16_gemv_gpr::kBlockY;
+using w4a16_gemv_gpr::kEpOperand0;
+using w4a16_gemv_gpr::kEpOperand1;
+using w4a16_gemv_gpr::kEpScratch;
+using w4a16_gemv_gpr::kGroupsLeft;
+using w4a16_gemv_gpr::kMeta;
+using w4a16_gemv_gpr::kRowsLeft;
+using w4a16_gemv_gpr::kRowX;
+using w4a16_gemv_gpr::kRowY;
+using w4a16_gemv_gpr::kSavedRsp;
+using w4a16_gemv_gpr::kScratch;
+using w4a16_gemv_gpr::kStepsLeft;
+using w4a16_gemv_gpr::kStoreTmp32;
+using w4a16_gemv_gpr::kStoreY;
+using w4a16_gemv_gpr::kW;
+using w4a16_gemv_gpr::kX;
 
 // Steps (k pairs for FMA, k octets for the dot flavour) per unrolled loop
 // iteration: 8 k per iteration either way, enough to amortise the loop
@@ -38,43 +52,7 @@ int StepK(bool dot) { return dot ? kStepKDot : kStepKFma; }
 
 int OutSize(DType t) { return static_cast<int>(DTypeSize(t)); }
 
-bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
-
-// The f32 decode's mask of the low nibble (jit/w4a16_decode.h).
-constexpr uint32_t kMaskLo = 0x0F;
-
-// bf16 bits of small integers, exact.
-uint16_t Bf16OfInt(int v) { return F32ToBf16(static_cast<float>(v)); }
-
 }  // namespace
-
-// Vector register assignment of one row tile.
-struct W4a16GemvGenerator::Plan {
-  int mr = 0;
-  // Accumulator chains per (row, vector): a tile of fewer than 8 of them
-  // cannot hide the 4-cycle FMA latency on 2 FMA pipes, so such tiles keep
-  // the k-even and k-odd products in separate chains.
-  int split = 1;
-  int t0 = -1, t1 = -1;  // decoded weights (k even / odd, or pair 2q / 2q+1)
-  int bcast = -1;        // AVX2: broadcast temporary
-  bool hold_x = false;   // AVX2: x of one step held for all vectors
-  int x0 = -1;
-  // AVX2, tiles of several vectors too tall to hold x: all vectors of a
-  // step decoded first (t0/t1 of vector v at dec + 2v), then one broadcast
-  // per row and parity feeds nv FMAs (Zen 3 issues about one broadcast per
-  // cycle, so a broadcast per FMA halves the FMA rate; measured).
-  int dec = -1;
-  // The FMA decode's 0x0F mask: a register, or -1 for a memory operand.
-  int mask_lo = -1;
-  int table = -1;  // dot: the vpermw table
-  int zf = -1;     // folded zero points: zf = (8 - z) * s at a group end
-  int used = 0;
-  int nv = 0;      // vectors of this tile
-  int v0 = 0;      // the tile's first vector in the block
-  int spare = -1;  // a third temporary for the stores
-
-  int Acc(int r, int v, int s) const { return (r * nv + v) * split + s; }
-};
 
 absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
   if (c.isa < IsaTier::kAvx2) {
@@ -85,7 +63,8 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
   if (c.flavor != Flavor::kF32Fma && !dot) {
     return absl::InvalidArgumentError("no W4A16 flavour in the config");
   }
-  if (dot && c.isa < IsaTier::kAvx512Bf16) {
+  const IsaTraits& isa = TraitsOf(c.isa);
+  if (dot && !isa.bf16_dot) {
     return absl::InvalidArgumentError("the bf16-dot flavour needs AVX512_BF16");
   }
   if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
@@ -98,11 +77,10 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
         "group %d / K %d: the group must be a multiple of %d dividing K",
         c.group_size, c.k, step_k));
   }
-  const int lanes = IsAvx512(c.isa) ? 16 : 8;
+  const int lanes = isa.lanes32();
   if (c.nr <= 0 || c.nr % lanes != 0 || c.n <= 0 || c.mr <= 0) {
     return absl::InvalidArgumentError("bad N, block width or row tile");
   }
-  const int regs = IsAvx512(c.isa) ? 32 : 16;
   const int nv = c.nr / lanes;
   const int tv = c.tile_vectors == 0 ? nv : c.tile_vectors;
   if (c.tile_vectors < 0 || c.tile_vectors > nv || nv % tv != 0) {
@@ -110,17 +88,11 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
         absl::StrFormat("a tile of %d vectors does not divide a block of %d",
                         c.tile_vectors, nv));
   }
-  // Accumulators and two decode temporaries at least, plus the table
-  // (dot; and zf's register with folded zero points) or a broadcast
-  // temporary (AVX2); the tallest tile needs most.
-  const int split = c.mr * tv < 8 ? 2 : 1;
-  const int need =
-      c.mr * tv * split + 2 +
-      (dot ? 1 + (c.folded_zero ? 1 : 0) : (IsAvx512(c.isa) ? 0 : 1));
-  if (need > regs) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "row tile %d x %d vectors needs %d vector registers, %d exist", c.mr,
-        tv, need, regs));
+  // Every tile height the row loop emits has a register plan.
+  for (int rows = 1; rows <= c.mr; ++rows) {
+    if (absl::Status s = MakeW4a16GemvPlan(c, rows).status(); !s.ok()) {
+      return s;
+    }
   }
   if (dot && c.weight_type != WeightType::kS4) {
     return absl::InvalidArgumentError(
@@ -150,8 +122,15 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
   return absl::OkStatus();
 }
 
-KernelKey W4a16GemvKey(const W4a16GemvConfig& c) {
-  KernelKey key;
+W4a16GemvConfig W4a16GemvConfig::Canonical() const {
+  W4a16GemvConfig c = *this;
+  if (!c.epilogue.silu_mul) c.out_n = 0;
+  return c;
+}
+
+std::string W4a16GemvConfig::name() const {
+  const W4a16GemvConfig& c = *this;
+  KernelName key;
   key.family = KernelFamily::kW4a16Gemm;
   key.isa = c.isa;
   key.flavor = c.flavor;
@@ -167,61 +146,57 @@ KernelKey W4a16GemvKey(const W4a16GemvConfig& c) {
   key.k = c.k;
   key.mr = c.mr;
   key.nr = c.nr;
-  key.flags = static_cast<uint32_t>(c.tile_vectors);
+  key.variant_bits = static_cast<uint32_t>(c.tile_vectors);
   key.bias = c.bias;
-  SetKeyEpilogue(&key, c.epilogue);
+  SetNameEpilogue(&key, c.epilogue);
   key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
   key.prefetch = c.prefetch;
-  return key;
+  return key.str();
 }
 
 W4a16GemvGenerator::W4a16GemvGenerator(const W4a16GemvConfig& config)
     // Every row-tile height and column tile gets its own unrolled epilogue:
     // tall zmm tiles with a gelu_erf and two operands need ~0.5 MB.
-    : Generator(W4a16GemvKey(config).name(),
+    : Generator(config.name(),
                 !config.epilogue.empty() ? 2 * 1024 * 1024 : 256 * 1024),
       config_(config),
       epilogue_(config.epilogue),
-      vec_(this, IsAvx512(config.isa)),
+      vec_(this, config.isa),
       dot_(config.flavor == Flavor::kBf16Dot),
       lanes_(vec_.lanes32()),
       nv_(config.nr / vec_.lanes32()),
       tv_(config.tile_vectors == 0 ? nv_ : config.tile_vectors),
-      // Fixed per kernel, not per tile, so that the row tail tiles sum in
-      // the same order as the full ones (bit-identical rows).
-      split_(config.mr * tv_ < 8 ? 2 : 1),
       nb_(config.nr),
       groups_(config.k / config.group_size),
       steps_per_group_(static_cast<int>(config.group_size / StepK(dot_))),
       out_size_(OutSize(config.out_dtype)) {}
 
 void W4a16GemvGenerator::Generate() {
-  const Xbyak::Reg64 args(kArgs);
   Preamble();
-  mov(rbp, rsp);
+  mov(kSavedRsp, rsp);
   if (groups_ > 1 || !epilogue_.empty()) {
     sub(rsp, static_cast<uint32_t>(config_.mr * nv_ * vec_.bytes()));
     and_(rsp, -64);
   }
-  mov(r8, ptr[args + offsetof(W4a16GemvArgs, w)]);
-  mov(r9, ptr[args + offsetof(W4a16GemvArgs, meta)]);
-  mov(r11, ptr[args + offsetof(W4a16GemvArgs, y)]);
-  mov(r12, ptr[args + offsetof(W4a16GemvArgs, block_begin)]);
+  mov(kBlockW, ptr[kArgs + offsetof(W4a16GemvArgs, w)]);
+  mov(kBlockMeta, ptr[kArgs + offsetof(W4a16GemvArgs, meta)]);
+  mov(kBlockY, ptr[kArgs + offsetof(W4a16GemvArgs, y)]);
+  mov(kBlock, ptr[kArgs + offsetof(W4a16GemvArgs, block_begin)]);
   Xbyak::Label block_loop, next_block, done;
-  cmp(r12, ptr[args + offsetof(W4a16GemvArgs, block_end)]);
+  cmp(kBlock, ptr[kArgs + offsetof(W4a16GemvArgs, block_end)]);
   jge(done, T_NEAR);
 
   L(block_loop);
-  mov(r13, ptr[args + offsetof(W4a16GemvArgs, x)]);
-  mov(r14, ptr[args + offsetof(W4a16GemvArgs, m)]);
-  mov(r15, r11);
+  mov(kRowX, ptr[kArgs + offsetof(W4a16GemvArgs, x)]);
+  mov(kRowsLeft, ptr[kArgs + offsetof(W4a16GemvArgs, m)]);
+  mov(kRowY, kBlockY);
   const int64_t blocks = (config_.n + nb_ - 1) / nb_;
   // The last block has fewer output columns than the others.
   const bool has_tail = (epilogue_.silu_mul ? config_.out_n % OutBlockCols()
                                             : config_.n % nb_) != 0;
   if (has_tail) {
     Xbyak::Label full;
-    cmp(r12, static_cast<uint32_t>(blocks - 1));
+    cmp(kBlock, static_cast<uint32_t>(blocks - 1));
     jne(full, T_NEAR);
     EmitRowLoop(/*tail=*/true);
     jmp(next_block, T_NEAR);
@@ -230,15 +205,15 @@ void W4a16GemvGenerator::Generate() {
   EmitRowLoop(/*tail=*/false);
 
   L(next_block);
-  add(r8, static_cast<uint32_t>(config_.k / 2 * nb_));
-  add(r9, static_cast<uint32_t>(groups_ * MetaGroupBytes()));
-  add(r11, static_cast<uint32_t>(OutBlockCols() * out_size_));
-  inc(r12);
-  cmp(r12, ptr[args + offsetof(W4a16GemvArgs, block_end)]);
+  add(kBlockW, static_cast<uint32_t>(config_.k / 2 * nb_));
+  add(kBlockMeta, static_cast<uint32_t>(groups_ * MetaGroupBytes()));
+  add(kBlockY, static_cast<uint32_t>(OutBlockCols() * out_size_));
+  inc(kBlock);
+  cmp(kBlock, ptr[kArgs + offsetof(W4a16GemvArgs, block_end)]);
   jl(block_loop, T_NEAR);
 
   L(done);
-  mov(rsp, rbp);
+  mov(rsp, kSavedRsp);
   Postamble();
   pool_.Emit(this);
 }
@@ -257,11 +232,6 @@ int64_t W4a16GemvGenerator::MetaGroupBytes() const {
                                        config_.float_zero);
 }
 
-F32Int4RowSlots W4a16GemvGenerator::F32Slots() const {
-  return F32Int4Slots(config_.weight_type == WeightType::kU4,
-                      config_.float_zero);
-}
-
 int W4a16GemvGenerator::RowSlots() const {
   if (dot_) return config_.float_zero ? 1 : 0;
   return F32Slots().count();
@@ -272,19 +242,18 @@ int W4a16GemvGenerator::SumSlot() const {
 }
 
 void W4a16GemvGenerator::EmitRowLoop(bool tail) {
-  const Xbyak::Reg64 args(kArgs);
   const int mr_max = config_.mr;
   // Bytes of packed x per row: K f32, or K/2 bf16 pairs, and the groups'
   // slots.
   const int64_t x_row_bytes =
       (dot_ ? config_.k * 2 : config_.k * 4) + groups_ * RowSlots() * 4;
   EmitRowTiles(
-      this, r14, mr_max, [&](int mr) { EmitTile(mr, tail); },
+      this, kRowsLeft, mr_max, [&](int mr) { EmitTile(mr, tail); },
       [&](int mr) {
-        add(r13, static_cast<uint32_t>(mr * x_row_bytes));
-        mov(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
-        imul(rax, rax, mr);
-        add(r15, rax);
+        add(kRowX, static_cast<uint32_t>(mr * x_row_bytes));
+        mov(kScratch, ptr[kArgs + offsetof(W4a16GemvArgs, ldy_bytes)]);
+        imul(kScratch, kScratch, mr);
+        add(kRowY, kScratch);
       });
 }
 
@@ -299,55 +268,18 @@ void W4a16GemvGenerator::EmitTile(int mr, bool tail) {
 }
 
 void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
-  const bool avx512 = vec_.avx512();
-  Plan p;
-  p.mr = mr;
-  p.nv = tv_;
+  // The plan exists: CheckW4a16GemvConfig asked for every tile height.
+  absl::StatusOr<W4a16GemvPlan> plan = MakeW4a16GemvPlan(config_, mr);
+  if (!plan.ok()) throw Xbyak::Error(Xbyak::ERR_INTERNAL);
+  W4a16GemvPlan p = *plan;
   p.v0 = v0;
-  p.split = split_;
-  int next = mr * p.nv * p.split;
-  p.t0 = next++;
-  p.t1 = next++;
-  if (dot_) {
-    p.table = next++;
-    p.spare = p.table;
-    if (config_.folded_zero) p.zf = next++;
-  } else {
-    if (!avx512 && next + 2 * mr + 1 <= vec_.num_regs()) {
-      p.hold_x = true;
-      p.x0 = next;
-      next += 2 * mr;
-      p.spare = p.x0;
-    } else if (!avx512 && p.nv > 1 &&
-               next - 2 + 2 * p.nv + 1 <= vec_.num_regs()) {
-      p.dec = p.t0;
-      next += 2 * p.nv - 2;
-      p.bcast = next++;
-      p.spare = p.bcast;
-    } else if (!avx512) {
-      p.bcast = next++;
-      p.spare = p.bcast;
-    }
-    if (p.spare < 0) p.spare = next++;  // AVX-512: no broadcast register
-    // The decode's mask in a register if one is left.
-    if (next < vec_.num_regs()) p.mask_lo = next++;
-  }
-  p.used = next;
 
-  // Reloaded per tile because the stores clobber it.
-  if (p.mask_lo >= 0) {
-    vmovups(vec_.Vec(p.mask_lo), pool_.Splat32(kMaskLo));
-  }
-  if (p.table >= 0) {
-    // bf16 of u - 8 at index u. Index bits above the nibble are those of
-    // the next nibble: entries 16..31 repeat 0..15, so no mask is needed.
-    std::array<uint32_t, 16> t;
-    for (int j = 0; j < 16; ++j) {
-      const int lo = ((2 * j) & 15) - 8;
-      const int hi = ((2 * j + 1) & 15) - 8;
-      t[j] = Bf16OfInt(lo) | (static_cast<uint32_t>(Bf16OfInt(hi)) << 16);
-    }
-    vmovups(vec_.Vec(p.table), pool_.Table(t));
+  // The flavour's constants in registers, reloaded per tile because the
+  // stores clobber them.
+  if (dot_) {
+    EmitDotTileConstants(p);
+  } else {
+    EmitF32TileConstants(p);
   }
   if (groups_ > 1) {
     // The cross-group accumulators live on the stack.
@@ -357,15 +289,19 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
       vmovups(ptr[rsp + i * vec_.bytes()], z);
     }
   }
-  mov(rax, r8);
-  mov(rbx, r9);
-  mov(rdx, r13);
+  mov(kW, kBlockW);
+  mov(kMeta, kBlockMeta);
+  mov(kX, kRowX);
   Xbyak::Label group_loop;
   if (groups_ > 1) {
-    mov(r10, groups_);
+    mov(kGroupsLeft, groups_);
     L(group_loop);
   }
-  EmitGroupStart(p, mr);
+  if (dot_) {
+    EmitDotGroupStart(p, mr);
+  } else {
+    EmitF32GroupStart(p, mr);
+  }
   const int unroll = std::min(steps_per_group_, dot_ ? kUnrollDot : kUnrollFma);
   const int iters = steps_per_group_ / unroll;
   const int rest = steps_per_group_ % unroll;
@@ -374,146 +310,53 @@ void W4a16GemvGenerator::EmitTileColumns(int mr, bool tail, int v0) {
   const int64_t x_step = (dot_ ? 4 : 2) * mr * 4;
   if (iters > 1) {
     Xbyak::Label loop;
-    mov(rsi, iters);
+    mov(kStepsLeft, iters);
     L(loop);
     EmitSteps(p, unroll, mr);
-    add(rax, static_cast<uint32_t>(unroll * w_step));
-    add(rdx, static_cast<uint32_t>(unroll * x_step));
-    dec(rsi);
+    add(kW, static_cast<uint32_t>(unroll * w_step));
+    add(kX, static_cast<uint32_t>(unroll * x_step));
+    dec(kStepsLeft);
     jnz(loop, T_NEAR);
   } else {
     EmitSteps(p, unroll, mr);
-    add(rax, static_cast<uint32_t>(unroll * w_step));
-    add(rdx, static_cast<uint32_t>(unroll * x_step));
+    add(kW, static_cast<uint32_t>(unroll * w_step));
+    add(kX, static_cast<uint32_t>(unroll * x_step));
   }
   if (rest > 0) {
     EmitSteps(p, rest, mr);
-    add(rax, static_cast<uint32_t>(rest * w_step));
-    add(rdx, static_cast<uint32_t>(rest * x_step));
+    add(kW, static_cast<uint32_t>(rest * w_step));
+    add(kX, static_cast<uint32_t>(rest * x_step));
   }
   EmitGroupEnd(p, mr);
-  if (RowSlots() > 0) add(rdx, static_cast<uint32_t>(RowSlots() * mr * 4));
+  if (RowSlots() > 0) add(kX, static_cast<uint32_t>(RowSlots() * mr * 4));
   if (groups_ > 1) {
-    add(rbx, static_cast<uint32_t>(MetaGroupBytes()));
-    dec(r10);
+    add(kMeta, static_cast<uint32_t>(MetaGroupBytes()));
+    dec(kGroupsLeft);
     jnz(group_loop, T_NEAR);
   }
   EmitStores(p, mr, tail);
 }
 
-void W4a16GemvGenerator::EmitSteps(const Plan& p, int steps, int mr) {
-  const Xmm t0 = vec_.Vec(p.t0);
-  const Xmm t1 = vec_.Vec(p.t1);
-  // The decode's mask: a register where the plan found room, else memory.
-  std::optional<Xmm> mask_reg;
-  std::optional<Xbyak::Address> mask_mem;
-  const Xbyak::Operand* mask_lo = nullptr;
-  if (!dot_ && p.mask_lo >= 0) {
-    mask_reg = vec_.Vec(p.mask_lo);
-    mask_lo = &*mask_reg;
-  } else if (!dot_) {
-    mask_mem = pool_.Splat32(kMaskLo);
-    mask_lo = &*mask_mem;
-  }
-  const int64_t w_step = StepWeightBytes();
-  for (int s = 0; s < steps; ++s) {
-    if (p.v0 == 0) {
-      EmitStreamPrefetch(this, rax, s * w_step, w_step, config_.prefetch);
-    }
-    // x offsets of this step's two k (FMA) or two k pairs (dot) for row r.
-    auto x_even = [&](int r) { return rdx + ((2 * s) * mr + r) * 4; };
-    auto x_odd = [&](int r) { return rdx + ((2 * s + 1) * mr + r) * 4; };
-    if (p.hold_x) {
-      for (int r = 0; r < mr; ++r) {
-        vbroadcastss(vec_.Vec(p.x0 + 2 * r), ptr[x_even(r)]);
-        vbroadcastss(vec_.Vec(p.x0 + 2 * r + 1), ptr[x_odd(r)]);
-      }
-    }
-    if (p.dec >= 0) {
-      EmitDecodedStep(p, s, mr, *mask_lo);
-      continue;
-    }
-    for (int v = 0; v < p.nv; ++v) {
-      const int c = p.v0 + v;  // the vector's place in the block
-      if (dot_) {
-        EmitDotVector(p, s, v, mr);
-        continue;
-      }
-      EmitDecodeVector(s, c, t0, t1, *mask_lo);
-      for (int r = 0; r < mr; ++r) {
-        const Xmm a0 = vec_.Vec(p.Acc(r, v, 0));
-        const Xmm a1 = vec_.Vec(p.Acc(r, v, p.split - 1));
-        if (p.hold_x) {
-          vfmadd231ps(a0, t0, vec_.Vec(p.x0 + 2 * r));
-          vfmadd231ps(a1, t1, vec_.Vec(p.x0 + 2 * r + 1));
-        } else {
-          const Xmm tmp = vec_.Vec(p.bcast >= 0 ? p.bcast : 0);
-          vec_.FmaBroadcast(a0, t0, x_even(r), tmp);
-          vec_.FmaBroadcast(a1, t1, x_odd(r), tmp);
-        }
-      }
-    }
+void W4a16GemvGenerator::EmitSteps(const W4a16GemvPlan& p, int steps, int mr) {
+  if (dot_) {
+    EmitDotSteps(p, steps, mr);
+  } else {
+    EmitF32Steps(p, steps, mr);
   }
 }
 
-void W4a16GemvGenerator::EmitDotVector(const Plan& p, int s, int v, int mr) {
-  const int c = p.v0 + v;  // the vector's place in the block
-  const Xmm raw = vec_.Vec(p.t0);
-  const Xmm pair = vec_.Vec(p.t1);
-  const Xmm table = vec_.Vec(p.table);
-  // One plain load: word 2c / 2c + 1 holds column c's even / odd k of the
-  // octet, pair j of it in nibble j (w4a16_layout.h). No widening shuffle:
-  // Zen 4 runs zmm shuffles at half rate on two pipes, and vpmovzxbw was a
-  // third of the decode's shuffle work.
-  vmovdqu16(raw, ptr[rax + s * StepWeightBytes() + c * 64]);
-  for (int j = 0; j < 4; ++j) {
-    // vpermw reads the low 5 index bits, and the table repeats above 15:
-    // the next nibble's bit needs no mask.
-    if (j > 0) vpsrlw(pair, raw, 4 * j);
-    vpermw(pair, j == 0 ? raw : pair, table);
-    for (int r = 0; r < mr; ++r) {
-      vdpbf16ps(vec_.Vec(p.Acc(r, v, j % 2 == 0 ? 0 : p.split - 1)), pair,
-                ptr_b[rdx + ((4 * s + j) * mr + r) * 4]);
-    }
+void W4a16GemvGenerator::EmitStepPrefetch(const W4a16GemvPlan& p, int s) {
+  // Once per step of the block's stream: by the first column tile.
+  if (p.v0 == 0) {
+    EmitStreamPrefetch(this, kW, s * StepWeightBytes(), StepWeightBytes(),
+                       config_.prefetch);
   }
 }
 
-void W4a16GemvGenerator::EmitDecodeVector(int s, int c, const Xmm& lo,
-                                          const Xmm& byte,
-                                          const Xbyak::Operand& mask_lo) {
-  EmitDecodeBytePairF32(this, vec_, config_.weight_type != WeightType::kU4,
-                        ptr[rax + s * nb_ + c * lanes_], lo, byte, mask_lo);
-}
-
-void W4a16GemvGenerator::EmitDecodedStep(const Plan& p, int s, int mr,
-                                         const Xbyak::Operand& mask_lo) {
-  for (int v = 0; v < p.nv; ++v) {
-    EmitDecodeVector(s, p.v0 + v, vec_.Vec(p.dec + 2 * v),
-                     vec_.Vec(p.dec + 2 * v + 1), mask_lo);
-  }
-  const Xmm b = vec_.Vec(p.bcast);
-  for (int r = 0; r < mr; ++r) {
-    for (int parity = 0; parity < 2; ++parity) {
-      vbroadcastss(b, ptr[rdx + ((2 * s + parity) * mr + r) * 4]);
-      for (int v = 0; v < p.nv; ++v) {
-        vfmadd231ps(vec_.Vec(p.Acc(r, v, parity == 0 ? 0 : p.split - 1)),
-                    vec_.Vec(p.dec + 2 * v + parity), b);
-      }
-    }
-  }
-}
-
-void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
-  const int64_t size = static_cast<int64_t>(DTypeSize(config_.meta_dtype));
-  EmitLoadWidenedF32(this, config_.meta_dtype, ptr[rbx + i * size], dst);
-}
-
-void W4a16GemvGenerator::EmitGroupStart(const Plan& p, int mr) {
-  const bool u4 = config_.weight_type == WeightType::kU4;
-  // s4 (f32) loads the k-even chains (Acc(r, v, 0), every split-th) below.
-  const bool s4_sums = !dot_ && !u4;
+void W4a16GemvGenerator::ZeroAccumulators(const W4a16GemvPlan& p, int mr,
+                                          bool skip_k_even) {
   for (int i = 0; i < mr * p.nv * p.split; ++i) {
-    if (s4_sums && i % p.split == 0) continue;
+    if (skip_k_even && i % p.split == 0) continue;
     const Xmm a = vec_.Vec(i);
     if (vec_.avx512()) {
       vpxord(a, a, a);
@@ -521,30 +364,14 @@ void W4a16GemvGenerator::EmitGroupStart(const Plan& p, int mr) {
       vxorps(a, a, a);
     }
   }
-  if (dot_) return;
-  // The slots follow the group's packed x (rdx points at its start).
-  const int64_t slots = config_.group_size * mr * 4;
-  for (int r = 0; r < mr; ++r) {
-    if (!u4) {
-      // s4: -8 * sum of the group's even x, into the k-even chain.
-      for (int v = 0; v < p.nv; ++v) {
-        vbroadcastss(vec_.Vec(p.Acc(r, v, 0)), ptr[rdx + slots + r * 4]);
-      }
-      continue;
-    }
-    // u4: -z * sum of the group's x, one rounding: 0 - sum * z. The meta
-    // holds z as int32 (w4a16_layout.h).
-    const Xmm sum = vec_.Vec(p.t1);
-    const Xmm z = vec_.Vec(p.t0);
-    vbroadcastss(sum, ptr[rdx + slots + SumSlot() * mr * 4 + r * 4]);
-    for (int v = 0; v < p.nv; ++v) {
-      vcvtdq2ps(z, ptr[rbx + (nb_ + (p.v0 + v) * lanes_) * 4]);
-      vfnmadd231ps(vec_.Vec(p.Acc(r, v, 0)), sum, z);
-    }
-  }
 }
 
-void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
+void W4a16GemvGenerator::LoadMeta(const Xmm& dst, int64_t i) {
+  const int64_t size = static_cast<int64_t>(DTypeSize(config_.meta_dtype));
+  EmitLoadWidenedF32(this, config_.meta_dtype, ptr[kMeta + i * size], dst);
+}
+
+void W4a16GemvGenerator::EmitGroupEnd(const W4a16GemvPlan& p, int mr) {
   const bool fz = config_.float_zero;
   // Float zero points: the group's x sum of row r is among the slots after
   // its packed x (rdx points at them now), broadcast into t1 (free between
@@ -567,7 +394,7 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
     return zf;
   };
   for (int r = 0; r < mr; ++r) {
-    if (fz) vbroadcastss(xsum, ptr[rdx + sum_at + r * 4]);
+    if (fz) vbroadcastss(xsum, ptr[kX + sum_at + r * 4]);
     for (int v = 0; v < p.nv; ++v) {
       const Xmm a = vec_.Vec(p.Acc(r, v, 0));
       if (p.split == 2) vaddps(a, a, vec_.Vec(p.Acc(r, v, 1)));
@@ -591,21 +418,20 @@ void W4a16GemvGenerator::EmitGroupEnd(const Plan& p, int mr) {
   }
 }
 
-void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
+void W4a16GemvGenerator::EmitStores(const W4a16GemvPlan& p, int mr, bool tail) {
   if (!epilogue_.empty()) {
     EmitEpilogueStores(p, mr, tail);
     return;
   }
-  const Xbyak::Reg64 args(kArgs);
   const Xmm val = vec_.Vec(p.t0);
   const Xmm s1 = vec_.Vec(p.t1);
   const Xmm s2 = vec_.Vec(p.spare);
   const int64_t last_cols = config_.n - ((config_.n - 1) / nb_) * nb_;
-  mov(rax, r15);
+  mov(kStoreY, kRowY);
   if (config_.bias) {
-    mov(rcx, r12);
-    imul(rcx, rcx, static_cast<int>(nb_ * 4));
-    add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
+    mov(kBias, kBlock);
+    imul(kBias, kBias, static_cast<int>(nb_ * 4));
+    add(kBias, ptr[kArgs + offsetof(W4a16GemvArgs, bias)]);
   }
   for (int r = 0; r < mr; ++r) {
     for (int v = 0; v < p.nv; ++v) {
@@ -624,19 +450,21 @@ void W4a16GemvGenerator::EmitStores(const Plan& p, int mr, bool tail) {
       } else {
         vmovups(val, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
       }
-      if (config_.bias) vaddps(val, val, ptr[rcx + c * lanes_ * 4]);
+      if (config_.bias) vaddps(val, val, ptr[kBias + c * lanes_ * 4]);
       if (config_.out_dtype == DType::kF32) {
-        vec_.StoreF32(rax + c * lanes_ * 4, val, count, s1, esi);
+        vec_.StoreF32(kStoreY + c * lanes_ * 4, val, count, s1, kStoreTmp32);
       } else {
-        vec_.StoreBf16(rax + c * lanes_ * 2, val, count, s1, s2, esi, &pool_);
+        vec_.StoreBf16(kStoreY + c * lanes_ * 2, val, count, s1, s2,
+                       kStoreTmp32, &pool_);
       }
     }
-    if (r + 1 < mr) add(rax, ptr[args + offsetof(W4a16GemvArgs, ldy_bytes)]);
+    if (r + 1 < mr)
+      add(kStoreY, ptr[kArgs + offsetof(W4a16GemvArgs, ldy_bytes)]);
   }
 }
 
-void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
-  const Xbyak::Reg64 args(kArgs);
+void W4a16GemvGenerator::EmitEpilogueStores(const W4a16GemvPlan& p, int mr,
+                                            bool tail) {
   // The tile's scaled sums to the stack (with groups they are there).
   if (groups_ == 1) {
     for (int r = 0; r < mr; ++r) {
@@ -654,28 +482,29 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
   const EpilogueEmitter ep(this, vec_, &pool_, epilogue_);
   // Operand rows of this tile: ep + (block - block_begin) * out block
   // bytes + (row of the tile) * ld, the row being m - rows left.
-  const Xbyak::Reg64 operands[2] = {r10, rdx};
+  const Xbyak::Reg64 operands[2] = {kEpOperand0, kEpOperand1};
   for (int i = 0; i < epilogue_.num_binary; ++i) {
     const Xbyak::Reg64& o = operands[i];
-    mov(o, ptr[args + offsetof(W4a16GemvArgs, m)]);
-    sub(o, r14);
-    imul(o, ptr[args + offsetof(W4a16GemvArgs, ep_ld_bytes) + 8 * i]);
-    mov(rbx, r12);
-    sub(rbx, ptr[args + offsetof(W4a16GemvArgs, block_begin)]);
-    imul(rbx, rbx, static_cast<int>(OutBlockCols() * ep.OperandSize(i)));
-    add(o, rbx);
-    add(o, ptr[args + offsetof(W4a16GemvArgs, ep) + 8 * i]);
+    mov(o, ptr[kArgs + offsetof(W4a16GemvArgs, m)]);
+    sub(o, kRowsLeft);
+    imul(o, ptr[kArgs + offsetof(W4a16GemvArgs, ep_ld_bytes) + 8 * i]);
+    mov(kEpScratch, kBlock);
+    sub(kEpScratch, ptr[kArgs + offsetof(W4a16GemvArgs, block_begin)]);
+    imul(kEpScratch, kEpScratch,
+         static_cast<int>(OutBlockCols() * ep.OperandSize(i)));
+    add(o, kEpScratch);
+    add(o, ptr[kArgs + offsetof(W4a16GemvArgs, ep) + 8 * i]);
   }
   const int64_t blocks = (config_.n + nb_ - 1) / nb_;
   const int64_t out_n = epilogue_.silu_mul ? config_.out_n : config_.n;
   // Output columns the block holds: all, or those of the last block.
   const int64_t block_out =
       tail ? out_n - (blocks - 1) * OutBlockCols() : OutBlockCols();
-  mov(rax, r15);
+  mov(kStoreY, kRowY);
   if (config_.bias) {
-    mov(rcx, r12);
-    imul(rcx, rcx, static_cast<int>(nb_ * 4));
-    add(rcx, ptr[args + offsetof(W4a16GemvArgs, bias)]);
+    mov(kBias, kBlock);
+    imul(kBias, kBias, static_cast<int>(nb_ * 4));
+    add(kBias, ptr[kArgs + offsetof(W4a16GemvArgs, bias)]);
   }
   const bool pair = epilogue_.silu_mul;   // (gate, up) vector pairs
   const int o0 = pair ? p.v0 / 2 : p.v0;  // first output vector in the block
@@ -687,14 +516,14 @@ void W4a16GemvGenerator::EmitEpilogueStores(const Plan& p, int mr, bool tail) {
   // Vector v of the tile (its place in the block p.v0 + v) of row r.
   s.value = [&](const Xmm& dst, int r, int v) {
     vmovups(dst, ptr[rsp + (r * p.nv + v) * vec_.bytes()]);
-    if (config_.bias) vaddps(dst, dst, ptr[rcx + (p.v0 + v) * lanes_ * 4]);
+    if (config_.bias) vaddps(dst, dst, ptr[kBias + (p.v0 + v) * lanes_ * 4]);
   };
-  s.y = rax;
-  s.ldy_at = args + offsetof(W4a16GemvArgs, ldy_bytes);
-  s.ep_ld_at = args + offsetof(W4a16GemvArgs, ep_ld_bytes);
+  s.y = kStoreY;
+  s.ldy_at = kArgs + offsetof(W4a16GemvArgs, ldy_bytes);
+  s.ep_ld_at = kArgs + offsetof(W4a16GemvArgs, ep_ld_bytes);
   s.operands = operands;
   s.out_dtype = config_.out_dtype;
-  s.gpr_tmp = esi;
+  s.gpr_tmp = kStoreTmp32;
   ep.EmitTileStores(s);
 }
 

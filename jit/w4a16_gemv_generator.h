@@ -12,10 +12,16 @@
 // and the weight stream is the cost; with a large row tile (zmm) it is also
 // the bf16 flavour's kernel for large M.
 //
+// One driver and a file of steps per flavour: jit/w4a16_gemv_generator.cc
+// holds the block, row-tile, group and step loops, the prefetch, the group
+// end (scales, zero points), the stores and the epilogue;
+// jit/w4a16_gemv_f32_steps.cc and jit/w4a16_gemv_dot_steps.cc each emit
+// one flavour's tile constants, group start and steps; both place their
+// registers by the plan of jit/w4a16_gemv_plan.h.
+//
 // Built from a W4a16GemvConfig (below), checked by CheckW4a16GemvConfig;
-// W4a16GemvKey names it in the kernel cache (family kW4a16Gemm; the
-// act_dtype of the key is the flavour's packed-row format, flags the tile
-// width in vectors).
+// the config is its kernel-cache key, and its name() the kernel's name
+// (family "w4a16"; "_f<n>": a tile of n vectors).
 //
 // A tile of fewer vectors than the block has room for more rows: it
 // decodes each weight into registers once and multiplies it with every row
@@ -29,8 +35,12 @@
 #define W4JIT_JIT_W4A16_GEMV_GENERATOR_H_
 
 #include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "dispatch/config_key.h"
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
 #include "jit/epilogue_emit.h"
@@ -90,13 +100,36 @@ struct W4a16GemvConfig {
   Epilogue epilogue;
   int64_t out_n = 0;  // silu_mul only
   int prefetch = 0;   // software prefetch distance in bytes (0: none)
+
+  // The kernel-cache key is the config (dispatch/config_key.h): every
+  // field, with those that do not change the code here made canonical.
+  template <class Self>
+  static auto Fields(Self& c) {
+    return std::tie(c.isa, c.flavor, c.out_dtype, c.weight_type, c.float_zero,
+                    c.folded_zero, c.meta_dtype, c.group_size, c.per_channel,
+                    c.n, c.k, c.mr, c.nr, c.tile_vectors, c.bias, c.epilogue,
+                    c.out_n, c.prefetch);
+  }
+  // out_n is 0 without silu_mul.
+  W4a16GemvConfig Canonical() const;
+  // The kernel's name ("{family}_..._{tier}").
+  std::string name() const;
+  bool operator==(const W4a16GemvConfig& o) const {
+    return ConfigKeyEqual(*this, o);
+  }
+  bool operator!=(const W4a16GemvConfig& o) const { return !(*this == o); }
+  template <class H>
+  friend H AbslHashValue(H h, const W4a16GemvConfig& c) {
+    return ConfigKeyHash(std::move(h), c);
+  }
 };
+static_assert(CheckConfigFieldsListed<W4a16GemvConfig>());
 
 // Checks that the config describes a kernel the generator can emit
 // (register budget, group and K divisibility, flavour vs ISA).
 absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& config);
-// The kernel cache's key (and the kernel's name) of the config.
-KernelKey W4a16GemvKey(const W4a16GemvConfig& config);
+
+struct W4a16GemvPlan;
 
 class W4a16GemvGenerator final : public Generator {
  public:
@@ -108,29 +141,45 @@ class W4a16GemvGenerator final : public Generator {
   void Generate() override;
 
  private:
-  struct Plan;
   void EmitRowLoop(bool tail);
   void EmitTile(int mr, bool tail);
   void EmitTileColumns(int mr, bool tail, int v0);
-  void EmitSteps(const Plan& plan, int steps, int mr);
-  // Step s (a k octet) of the tile's vector v, bf16-dot flavour: decode its
-  // four k pairs and multiply each with the mr rows' x pair.
-  void EmitDotVector(const Plan& plan, int s, int v, int mr);
-  // Decodes vector c of step s (f32 flavour) into its low nibbles (k
-  // even) and whole bytes (k odd; jit/w4a16_layout.h).
+  // Steps [0, steps) of the tile's k loop at the cursors, by flavour.
+  void EmitSteps(const W4a16GemvPlan& plan, int steps, int mr);
+  // The prefetch of step s (the first column tile's steps issue it).
+  void EmitStepPrefetch(const W4a16GemvPlan& plan, int s);
+  // Zeroes the tile's accumulators (all chains, or all but the k-even).
+  void ZeroAccumulators(const W4a16GemvPlan& plan, int mr, bool skip_k_even);
+
+  // The flavours' steps, each in its own file: the driver calls them at
+  // the tile start, the group start and the k loop.
+  // f32 FMA (jit/w4a16_gemv_f32_steps.cc): the 0x0F mask register; the
+  // group's first accumulator values, the zero point's share from the
+  // packed rows' slots (F32Int4RowSlots); steps of one k pair.
+  void EmitF32TileConstants(const W4a16GemvPlan& plan);
+  void EmitF32GroupStart(const W4a16GemvPlan& plan, int mr);
+  void EmitF32Steps(const W4a16GemvPlan& plan, int steps, int mr);
+  // Decodes vector c of step s into its low nibbles (k even) and whole
+  // bytes (k odd; jit/w4a16_layout.h).
   void EmitDecodeVector(int s, int c, const Xbyak::Xmm& lo,
                         const Xbyak::Xmm& byte, const Xbyak::Operand& mask_lo);
   // One step (k pair) of an AVX2 tile whose vectors are all decoded first.
-  void EmitDecodedStep(const Plan& plan, int s, int mr,
+  void EmitDecodedStep(const W4a16GemvPlan& plan, int s, int mr,
                        const Xbyak::Operand& mask_lo);
-  // The group's first accumulator values: 0 (dot), or for the f32 flavour
-  // the zero point's share from the packed rows' slots (F32Int4RowSlots).
-  void EmitGroupStart(const Plan& plan, int mr);
-  void EmitGroupEnd(const Plan& plan, int mr);
-  void EmitStores(const Plan& plan, int mr, bool tail);
+  // bf16 dot (jit/w4a16_gemv_dot_steps.cc): the vpermw table register;
+  // zero accumulators; steps of one k octet.
+  void EmitDotTileConstants(const W4a16GemvPlan& plan);
+  void EmitDotGroupStart(const W4a16GemvPlan& plan, int mr);
+  void EmitDotSteps(const W4a16GemvPlan& plan, int steps, int mr);
+  // Step s (a k octet) of the tile's vector v: decode its four k pairs and
+  // multiply each with the mr rows' x pair.
+  void EmitDotVector(const W4a16GemvPlan& plan, int s, int v, int mr);
+
+  void EmitGroupEnd(const W4a16GemvPlan& plan, int mr);
+  void EmitStores(const W4a16GemvPlan& plan, int mr, bool tail);
   // The stores of a tile with a fused epilogue: the tile's values are
   // spilled to the stack first, so that the epilogue has every register.
-  void EmitEpilogueStores(const Plan& plan, int mr, bool tail);
+  void EmitEpilogueStores(const W4a16GemvPlan& plan, int mr, bool tail);
   // Output columns of a block (NB, or NB / 2 with silu_mul).
   int64_t OutBlockCols() const;
   // Packed weight bytes of one step (all NB columns).
@@ -156,9 +205,6 @@ class W4a16GemvGenerator final : public Generator {
   int lanes_;
   int nv_;  // vectors per block
   int tv_;  // vectors per register tile (divides nv_)
-  // Accumulator chains per (row, vector) for the whole kernel: 2 (k even,
-  // k odd) when the tallest tile has fewer than 8 accumulators.
-  int split_;
   int64_t nb_;
   int64_t groups_;
   int steps_per_group_;  // k pairs (FMA) or k quads (dot) per group

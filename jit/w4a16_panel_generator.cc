@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "absl/strings/str_format.h"
+#include "dispatch/isa_traits.h"
 #include "jit/epilogue_emit.h"
 
 namespace w4jit::internal {
@@ -11,8 +12,6 @@ namespace {
 
 using Xbyak::Xmm;
 using Xbyak::util::ptr;
-
-bool IsAvx512(IsaTier t) { return t >= IsaTier::kAvx512Vnni; }
 
 // Register roles. rdi: args; r8: flags; r9: bytes per packed row; r12:
 // scratch tile of the current row group; r13: packed rows of the current
@@ -29,7 +28,7 @@ absl::Status CheckW4a16PanelConfig(const W4a16PanelConfig& c) {
   if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError("output must be f32 or bf16");
   }
-  const int lanes = IsAvx512(c.isa) ? 16 : 8;
+  const int lanes = TraitsOf(c.isa).lanes32();
   if (c.nr <= 0 || c.nr % lanes != 0 || c.stride < c.nr || c.n <= 0 ||
       c.n > c.nr || c.mr <= 0) {
     return absl::InvalidArgumentError(
@@ -47,15 +46,22 @@ absl::Status CheckW4a16PanelConfig(const W4a16PanelConfig& c) {
   // Accumulators, one panel row, one broadcast; the bf16 stores need two
   // temporaries besides the value.
   const int need = c.mr * nv + std::max(nv + 1, 2);
-  if (need > (IsAvx512(c.isa) ? 32 : 16)) {
+  if (need > TraitsOf(c.isa).vector_regs) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "tile %d x %d vectors needs %d vector registers", c.mr, nv, need));
   }
   return absl::OkStatus();
 }
 
-KernelKey W4a16PanelKey(const W4a16PanelConfig& c) {
-  KernelKey key;
+W4a16PanelConfig W4a16PanelConfig::Canonical() const {
+  W4a16PanelConfig c = *this;
+  if (!c.epilogue.silu_mul) c.out_n = 0;
+  return c;
+}
+
+std::string W4a16PanelConfig::name() const {
+  const W4a16PanelConfig& c = *this;
+  KernelName key;
   key.family = KernelFamily::kW4a16Panel;
   key.isa = c.isa;
   key.flavor = Flavor::kF32Fma;
@@ -67,16 +73,16 @@ KernelKey W4a16PanelKey(const W4a16PanelConfig& c) {
   key.nr = c.nr;
   key.k = c.stride;
   key.n = c.n;
-  SetKeyEpilogue(&key, c.epilogue);
+  SetNameEpilogue(&key, c.epilogue);
   key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
-  return key;
+  return key.str();
 }
 
 W4a16PanelGenerator::W4a16PanelGenerator(const W4a16PanelConfig& config)
-    : Generator(W4a16PanelKey(config).name()),
+    : Generator(config.name()),
       config_(config),
       epilogue_(config.epilogue),
-      vec_(this, IsAvx512(config.isa)),
+      vec_(this, config.isa),
       lanes_(vec_.lanes32()),
       nv_(config.nr / vec_.lanes32()),
       stride_(config.stride) {}

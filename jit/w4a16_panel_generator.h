@@ -4,15 +4,18 @@
 // come from, and go back to, an f32 scratch tile; the last K block adds the
 // bias and writes y in its dtype.
 //
-// Built from a W4a16PanelConfig (below); W4a16PanelKey names it in the
-// kernel cache (family kW4a16Panel, flavour kF32Fma, act_dtype f32: the
-// PackRowsF32 rows; k = the stride).
+// Built from a W4a16PanelConfig (below), its kernel-cache key; named
+// "w4a16panel_..." (act f32: the PackRowsF32 rows; k = the stride).
 #ifndef W4JIT_JIT_W4A16_PANEL_GENERATOR_H_
 #define W4JIT_JIT_W4A16_PANEL_GENERATOR_H_
 
 #include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "dispatch/config_key.h"
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
 #include "jit/generator.h"
@@ -61,10 +64,30 @@ struct W4a16PanelConfig {
   // Only named ("s4fz"): the layer has float zero points; the code does
   // not depend on it.
   bool float_zero = false;
+
+  // The kernel-cache key is the config (dispatch/config_key.h): every
+  // field, with those that do not change the code here made canonical.
+  template <class Self>
+  static auto Fields(Self& c) {
+    return std::tie(c.isa, c.out_dtype, c.bias, c.mr, c.nr, c.stride, c.n,
+                    c.epilogue, c.out_n, c.float_zero);
+  }
+  // out_n is 0 without silu_mul.
+  W4a16PanelConfig Canonical() const;
+  // The kernel's name ("{family}_..._{tier}").
+  std::string name() const;
+  bool operator==(const W4a16PanelConfig& o) const {
+    return ConfigKeyEqual(*this, o);
+  }
+  bool operator!=(const W4a16PanelConfig& o) const { return !(*this == o); }
+  template <class H>
+  friend H AbslHashValue(H h, const W4a16PanelConfig& c) {
+    return ConfigKeyHash(std::move(h), c);
+  }
 };
+static_assert(CheckConfigFieldsListed<W4a16PanelConfig>());
 
 absl::Status CheckW4a16PanelConfig(const W4a16PanelConfig& config);
-KernelKey W4a16PanelKey(const W4a16PanelConfig& config);
 
 class W4a16PanelGenerator final : public Generator {
  public:

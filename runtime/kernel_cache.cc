@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <iterator>
 #include <list>
 #include <mutex>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "base/env.h"
 #include "base/log.h"
 #include "base/memory.h"
 #include "w4jit/kernel_cache.hpp"
@@ -32,14 +32,15 @@ struct Entry {
 
 struct Slot {
   std::shared_ptr<Entry> entry;
-  std::list<KernelKey>::iterator recency;  // its place in Cache::recency
+  std::list<KernelConfig>::iterator recency;  // its place in Cache::recency
 };
 
 struct Cache {
   absl::Mutex mu;
-  absl::flat_hash_map<KernelKey, Slot> map ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<KernelConfig, Slot, KernelConfigHash> map
+      ABSL_GUARDED_BY(mu);
   // Most recently requested first.
-  std::list<KernelKey> recency ABSL_GUARDED_BY(mu);
+  std::list<KernelConfig> recency ABSL_GUARDED_BY(mu);
   int64_t capacity ABSL_GUARDED_BY(mu) = kDefaultCapacity;
   KernelCacheStats stats ABSL_GUARDED_BY(mu);
 
@@ -51,7 +52,8 @@ struct Cache {
       ++stats.evictions;
     }
   }
-  void Erase(absl::flat_hash_map<KernelKey, Slot>::iterator it)
+  void Erase(
+      absl::flat_hash_map<KernelConfig, Slot, KernelConfigHash>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     recency.erase(it->second.recency);
     map.erase(it);
@@ -60,7 +62,7 @@ struct Cache {
 
 // W4JIT_KERNEL_CACHE_CAPACITY, or the default.
 int64_t CapacityFromEnvironment() {
-  const char* v = std::getenv("W4JIT_KERNEL_CACHE_CAPACITY");
+  const char* v = GetEnv(EnvVar::kKernelCacheCapacity);
   if (v == nullptr) return kDefaultCapacity;
   int64_t n = 0;
   if (absl::SimpleAtoi(v, &n) && n >= 1) return n;
@@ -84,7 +86,7 @@ Cache& GetCache() {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const Generator>> GetOrCreateKernel(
-    const KernelKey& key, const GeneratorFactory& factory) {
+    const KernelConfig& key, const GeneratorFactory& factory) {
   Cache& cache = GetCache();
   std::shared_ptr<Entry> entry;
   {
@@ -110,15 +112,17 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetOrCreateKernel(
     const auto start = std::chrono::steady_clock::now();
     try {
       std::unique_ptr<Generator> generator = factory();
-      entry->status =
-          generator ? generator->Create()
-                    : absl::InternalError("no generator for " + key.name());
+      entry->status = generator ? generator->Create()
+                                : absl::InternalError("no generator for " +
+                                                      KernelConfigName(key));
       entry->generator = std::move(generator);
     } catch (const AllocationError& e) {
-      entry->status = absl::ResourceExhaustedError(absl::StrFormat(
-          "JIT %s: cannot map a %d-byte code buffer", key.name(), e.bytes()));
+      entry->status = absl::ResourceExhaustedError(
+          absl::StrFormat("JIT %s: cannot map a %d-byte code buffer",
+                          KernelConfigName(key), e.bytes()));
     } catch (const std::exception& e) {
-      entry->status = absl::InternalError(key.name() + ": " + e.what());
+      entry->status =
+          absl::InternalError(KernelConfigName(key) + ": " + e.what());
     }
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
@@ -141,13 +145,6 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetOrCreateKernel(
     return entry->status;
   }
   return entry->generator;
-}
-
-void ClearKernelCache() {
-  Cache& cache = GetCache();
-  absl::MutexLock lock(&cache.mu);
-  cache.map.clear();
-  cache.recency.clear();
 }
 
 KernelCacheStats GetKernelCacheStats() {

@@ -1,4 +1,5 @@
-// Process-wide cache of JIT kernels keyed by KernelKey, bounded: at most
+// Process-wide cache of JIT kernels keyed by their generator's config
+// (jit/kernel_config.h, dispatch/config_key.h), bounded: at most
 // capacity kernels (w4jit/kernel_cache.hpp; default 1024, or
 // W4JIT_KERNEL_CACHE_CAPACITY), the least recently requested evicted first.
 // Kernels are shared: the cache hands out shared_ptrs and every layer holds
@@ -23,24 +24,20 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "dispatch/kernel_key.h"
 #include "jit/generator.h"
+#include "jit/kernel_config.h"
 
 namespace w4jit::internal {
 
 using GeneratorFactory = std::function<std::unique_ptr<Generator>()>;
 
-// Returns the created kernel for `key`, generating it with `factory` on the
+// Returns the created kernel for `config`, generating it with `factory` on the
 // first request (or the first after the key was evicted). The kernel lives
 // as long as someone holds the pointer. A failed generation is cached too
 // (the same error is returned again), except RESOURCE_EXHAUSTED (a code
 // buffer that could not be mapped), which is retried on the next request.
 absl::StatusOr<std::shared_ptr<const Generator>> GetOrCreateKernel(
-    const KernelKey& key, const GeneratorFactory& factory);
-
-// Drops every cached kernel (the cache's references: layers keep theirs;
-// statistics are kept). For tests; the capacity bounds the cache otherwise.
-void ClearKernelCache();
+    const KernelConfig& config, const GeneratorFactory& factory);
 
 struct KernelCacheStats {
   int64_t entries = 0;

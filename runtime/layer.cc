@@ -1,11 +1,11 @@
 #include "w4jit/layer.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/env.h"
 #include "base/memory.h"
 #include "runtime/formats/import.h"
 #include "runtime/linear_kernel.h"
@@ -18,7 +18,7 @@ using internal::CanonicalWeights;
 using internal::LinearKernel;
 
 absl::StatusOr<Numerics> NumericsFromEnvironment() {
-  const char* v = std::getenv("W4JIT_NUMERICS");
+  const char* v = internal::GetEnv(internal::EnvVar::kNumerics);
   if (v == nullptr || *v == '\0' || std::strcmp(v, "exact") == 0) {
     return Numerics::kExact;
   }

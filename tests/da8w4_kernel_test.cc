@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "gtest/gtest.h"
 #include "runtime/da8w4/da8w4_decode.h"
 #include "runtime/da8w4/da8w4_kernel_lookup.h"
@@ -277,7 +278,7 @@ void EveryTileShapeGivesIdenticalResults(IsaTier isa, ActQuant aq) {
   const internal::Da8w4Params defaults =
       internal::DefaultDa8w4Params(internal::HostCpu(), isa);
   const std::vector<uint16_t> want = run(defaults);
-  const int max_blocks = isa >= IsaTier::kAvx512Vnni ? 14 : 6;
+  const int max_blocks = internal::Da8w4MaxTileBlocks(isa);
   for (int mr = 1; mr <= 6; ++mr) {
     for (int chunk : {1, 3, 8}) {
       internal::Da8w4Params p = defaults;
@@ -294,8 +295,8 @@ void EveryTileShapeGivesIdenticalResults(IsaTier isa, ActQuant aq) {
   }
   // Decoded-panel tiles: every height and width the registers allow, any
   // panel size, the threshold below and above m.
-  const bool avx512 = isa >= IsaTier::kAvx512Vnni;
-  for (int pmr = 1; pmr <= (avx512 ? 14 : 6); ++pmr) {
+  const bool avx512 = internal::TraitsOf(isa).evex;
+  for (int pmr = 1; pmr <= max_blocks; ++pmr) {
     for (int pnblk = 1; pnblk <= 3; ++pnblk) {
       if (pmr * pnblk > max_blocks) continue;
       if (avx512 && 2 * pmr * pnblk + 2 * pnblk + 1 > 32) continue;
@@ -319,7 +320,9 @@ TEST_P(Da8w4Test, KernelNamesSayWhatRuns) {
   ASSERT_TRUE(layer.ok());
   const std::vector<std::string> names = (*layer)->kernel_names();
   ASSERT_GE(names.size(), 3u);
-  const char* isa = GetParam() >= IsaTier::kAvx512Vnni ? "avx512vnni" : "avx2";
+  // DA8W4 code needs the vector width only: AVX512_BF16 runs the VNNI code.
+  const char* isa =
+      internal::TraitsOf(internal::TraitsOf(GetParam()).vector_tier).suffix;
   EXPECT_EQ(names[0].rfind("quant_", 0), 0u) << names[0];
   // The panel decoder, where this CPU class's defaults decode panels (not
   // on Zen 4's AVX-512, da8w4_params.cc); then the large-M tile.
@@ -447,7 +450,7 @@ void CheckJitDecode(IsaTier isa) {
   const auto decode = (*gen)->entry<internal::Da8w4DecodeFn>();
   for (int64_t k : {4, 12, 16, 20, 36, 4096}) {
     internal::Da8w4Packed packed;
-    packed.layout.lanes = isa >= IsaTier::kAvx512Vnni ? 16 : 8;
+    packed.layout.lanes = internal::TraitsOf(isa).lanes32();
     packed.layout.n = 3 * packed.layout.block_cols();
     packed.layout.k = k;
     packed.layout.group_size = k;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "jit/da8w4_gemm_generator.h"
@@ -37,6 +38,7 @@ namespace {
 using internal::DTypeSize;
 using internal::IsaTier;
 using internal::LoadAsF32;
+using internal::TraitsOf;
 
 constexpr Activation kAllActivations[] = {
     Activation::kNone,     Activation::kRelu,    Activation::kSigmoid,
@@ -424,7 +426,7 @@ class ActivationKernel : public internal::Generator {
   ActivationKernel(Activation a, bool avx512)
       : Generator(absl::StrCat("activation_", ToString(a))),
         a_(a),
-        vec_(this, avx512) {}
+        vec_(this, avx512 ? IsaTier::kAvx512Vnni : IsaTier::kAvx2) {}
 
  protected:
   void Generate() override {
@@ -592,7 +594,9 @@ class PairKernel : public internal::Generator {
     int64_t vectors;
   };
   PairKernel(const Epilogue& e, bool avx512)
-      : Generator("pair_epilogue"), e_(e), vec_(this, avx512) {}
+      : Generator("pair_epilogue"),
+        e_(e),
+        vec_(this, avx512 ? IsaTier::kAvx512Vnni : IsaTier::kAvx2) {}
 
  protected:
   void Generate() override {
@@ -675,7 +679,7 @@ TEST(EpilogueAccuracyTest, SwigluOaiPairAgainstFloat64) {
       std::vector<float> out(gs.size());
       PairKernel::Args args{
           gs.data(), us.data(), out.data(),
-          static_cast<int64_t>(gs.size()) / (avx512 ? 16 : 8)};
+          static_cast<int64_t>(gs.size()) / TraitsOf(tier).lanes32()};
       k.entry<void (*)(const PairKernel::Args*)>()(&args);
       double worst = 0.0;
       for (size_t i = 0; i < gs.size(); ++i) {

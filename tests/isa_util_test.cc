@@ -15,7 +15,7 @@ using internal::Flavor;
 using internal::IsaTier;
 
 TEST(KernelNameIs, ChecksFlavourAndIsaOfRealKeys) {
-  internal::KernelKey key;
+  internal::KernelName key;
   key.family = internal::KernelFamily::kW4a16Gemm;
   key.isa = IsaTier::kAvx512Bf16;
   key.flavor = Flavor::kBf16Dot;
@@ -28,7 +28,7 @@ TEST(KernelNameIs, ChecksFlavourAndIsaOfRealKeys) {
   key.nr = 64;
   for (bool bias : {false, true}) {
     key.bias = bias;
-    const std::string name = key.name();
+    const std::string name = key.str();
     EXPECT_TRUE(KernelNameIs(name, "bf16dot", "avx512bf16"));
     EXPECT_TRUE(KernelNameIs(name, "", "avx512bf16"));
     EXPECT_FALSE(KernelNameIs(name, "fma", "avx512bf16"));

@@ -56,22 +56,19 @@ class BrokenGenerator : public Generator {
   }
 };
 
-KernelKey TestKey(int64_t n) {
-  KernelKey key;
-  key.family = KernelFamily::kDa8w4Gemm;
-  key.isa = IsaTier::kAvx2;
-  key.group_size = 128;
-  key.n = n;
-  key.k = 4096;
-  key.mr = 1;
-  key.nr = 16;
-  key.flags = 0xCAC4E;  // keeps these keys apart from real kernels
-  return key;
+// A config no layer asks for: its stride keeps it apart from real kernels.
+KernelConfig TestKey(int64_t n) {
+  W4a16PanelConfig config;
+  config.n = n;
+  config.mr = 1;
+  config.nr = 16;
+  config.stride = 0xCAC4E;
+  return config;
 }
 
 TEST(KernelCacheTest, ConcurrentRequestsGenerateOnce) {
   std::atomic<int> factory_calls{0};
-  const KernelKey key = TestKey(1001);
+  const KernelConfig key = TestKey(1001);
   std::vector<std::thread> threads;
   std::vector<std::shared_ptr<const Generator>> got(8);
   for (int t = 0; t < 8; ++t) {
@@ -209,17 +206,18 @@ TEST(KernelCacheTest, OverfilledCacheStillRunsItsLayers) {
   }
 }
 
-TEST(KernelKeyTest, NameIsReadableAndUniquePerField) {
-  KernelKey key = TestKey(4096);
-  key.flags = 0;
+TEST(KernelNameTest, NameIsReadableAndUniquePerField) {
+  KernelName key;
+  key.group_size = 128;
+  key.n = 4096;
+  key.k = 4096;
   key.isa = IsaTier::kAvx512Vnni;
   key.mr = 4;
   key.nr = 32;
-  EXPECT_EQ(key.name(),
-            "da8w4_s4_g128_n4096_k4096_m4x32_bf16tof32__avx512vnni");
+  EXPECT_EQ(key.str(), "da8w4_s4_g128_n4096_k4096_m4x32_bf16tof32__avx512vnni");
 
   std::set<std::string> names;
-  std::vector<KernelKey> keys;
+  std::vector<KernelName> keys;
   for (int i = 0; i < 9; ++i) keys.push_back(key);
   keys[1].weight_type = WeightType::kU4;
   keys[2].per_channel = true;
@@ -229,7 +227,7 @@ TEST(KernelKeyTest, NameIsReadableAndUniquePerField) {
   keys[6].mr = 1;
   keys[7].family = KernelFamily::kW4a16Gemm;
   keys[8].flavor = Flavor::kBf16Dot;
-  for (const auto& k : keys) names.insert(k.name());
+  for (const auto& k : keys) names.insert(k.str());
   EXPECT_EQ(names.size(), keys.size());
 }
 

@@ -58,7 +58,8 @@ set(family_shared runtime/canonical_weights.h runtime/linear_kernel.h
 
 set(allowed_base base/)
 set(allowed_dispatch base/ dispatch/)
-set(allowed_jit base/ jit/ dispatch/cpu_profile.h dispatch/kernel_key.h)
+set(allowed_jit base/ jit/ dispatch/cpu_profile.h dispatch/isa_traits.h
+                dispatch/kernel_key.h dispatch/config_key.h)
 set(allowed_threads base/ runtime/threads/)
 set(allowed_w4a16 base/ dispatch/ jit/ runtime/threads/ runtime/w4a16/
                   ${family_shared})

@@ -30,7 +30,6 @@ using internal::F32ToBf16;
 using internal::Flavor;
 using internal::IsaTier;
 using internal::KernelFamily;
-using internal::KernelKey;
 using internal::ScopedIsaCap;
 using internal::ScopedW4a16ParamsOverride;
 using internal::W4a16Params;
@@ -101,13 +100,12 @@ TEST(ZentorchNumerics, ValidationAndNames) {
   EXPECT_STREQ(ToString(Numerics::kExact), "exact");
   EXPECT_STREQ(ToString(Numerics::kZentorch), "zentorch");
 
-  KernelKey key;
-  key.family = KernelFamily::kW4a16Dequant;
+  internal::W4a16DequantConfig key;
   key.isa = IsaTier::kAvx2;
-  key.flavor = Flavor::kF32Fma;
-  key.n = key.nr = 32;
-  key.k = 32;
-  KernelKey rounded = key;
+  key.nr = 32;
+  key.group_size = 32;
+  key.segment = 32;
+  internal::W4a16DequantConfig rounded = key;
   rounded.round_weights_bf16 = true;
   EXPECT_NE(key, rounded);
   EXPECT_EQ(key.name().find("_wrbf16"), std::string::npos);
@@ -158,7 +156,7 @@ TEST(ZentorchNumerics, Avx512DequantizerAssembles) {
       dq.nr = 64;
       dq.segment = 32;
       dq.round_weights_bf16 = true;
-      SCOPED_TRACE(internal::W4a16DequantKey(dq).name());
+      SCOPED_TRACE(dq.name());
       ASSERT_TRUE(internal::CheckW4a16DequantConfig(dq).ok());
       internal::W4a16DequantGenerator gen(dq);
       EXPECT_TRUE(gen.Create().ok());

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "jit/w4a16_dequant_generator.h"
@@ -30,7 +31,6 @@ namespace {
 using internal::Flavor;
 using internal::IsaTier;
 using internal::KernelFamily;
-using internal::KernelKey;
 using internal::ScopedIsaCap;
 using internal::ScopedW4a16ParamsOverride;
 using internal::W4a16Params;
@@ -127,9 +127,11 @@ class W4a16Path : public ::testing::TestWithParam<testing::IsaPath> {
     const int64_t group = desc.group_size == -1 ? desc.k : desc.group_size;
     const bool dot = path.flavor == Flavor::kBf16Dot &&
                      desc.act_dtype == DType::kBF16 && group % 8 == 0;
-    const char* isa = dot                                 ? path.suffix
-                      : path.tier >= IsaTier::kAvx512Vnni ? "avx512vnni"
-                                                          : "avx2";
+    // The f32-FMA code needs the vector width only (its least tier).
+    const char* isa =
+        dot ? path.suffix
+            : internal::TraitsOf(internal::TraitsOf(path.tier).vector_tier)
+                  .suffix;
     CheckLayer(desc, ms, ldx_pad, ldy_pad, isa, dot ? "bf16dot" : "fma");
   }
 
@@ -702,7 +704,7 @@ TEST(W4a16Avx512Generation, EveryFamilyAndFlavourAssembles) {
           if (flavor == Flavor::kBf16Dot && (mr == 2 || mr == 12)) {
             c.float_zero = c.folded_zero = true;
           }
-          SCOPED_TRACE(internal::W4a16GemvKey(c).name());
+          SCOPED_TRACE(c.name());
           ASSERT_TRUE(internal::CheckW4a16GemvConfig(c).ok());
           internal::W4a16GemvGenerator gen(c);
           EXPECT_TRUE(gen.Create().ok());

@@ -18,21 +18,17 @@ class ReturnGenerator : public internal::Generator {
   void Generate() override { ret(); }
 };
 
-internal::KernelKey HitKey() {
-  internal::KernelKey key;
-  key.family = internal::KernelFamily::kDa8w4Gemm;
-  key.isa = internal::IsaTier::kAvx2;
-  key.n = 4096;
-  key.k = 4096;
-  key.group_size = 128;
-  key.mr = 6;
-  key.nr = 16;
-  key.flags = 0xB17;  // apart from the real kernels
-  return key;
+internal::KernelConfig HitKey() {
+  internal::W4a16PanelConfig config;
+  config.mr = 6;
+  config.nr = 16;
+  config.n = 16;
+  config.stride = 0xB17;  // apart from the real kernels
+  return config;
 }
 
 void BM_KernelCacheHit(benchmark::State& state) {
-  const internal::KernelKey key = HitKey();
+  const internal::KernelConfig key = HitKey();
   const internal::GeneratorFactory factory = [] {
     return std::make_unique<ReturnGenerator>();
   };

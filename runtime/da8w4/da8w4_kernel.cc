@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "base/numeric.h"
+#include "dispatch/isa_traits.h"
 #include "jit/act_quantizer_generator.h"
 #include "jit/da8w4_gemm_generator.h"
 #include "runtime/da8w4/da8w4_kernel_lookup.h"
@@ -359,7 +360,7 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
     return std::unique_ptr<LinearKernel>();
   }
   if (absl::Status s = CheckDa8w4Params(params, isa); !s.ok()) return s;
-  const int lanes = isa >= IsaTier::kAvx512Vnni ? 16 : 8;
+  const int lanes = TraitsOf(isa).lanes32();
   // silu_mul: pack gate and up columns into the two halves of each block.
   std::optional<CanonicalWeights> interleaved;
   if (desc.epilogue.silu_mul) interleaved = InterleaveGateUp(w, lanes);
@@ -389,18 +390,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
     IsaTier isa, std::string* why_not) {
-  Da8w4Params params = DefaultDa8w4Params(cpu, isa);
-  if (auto tuned = LookupTuning(cpu, isa, desc); tuned.has_value()) {
-    // A tuning entry that does not fit these kernels keeps the defaults.
-    absl::StatusOr<Da8w4Params> applied = ApplyDa8w4Tuning(*tuned, params, isa);
-    if (applied.ok()) {
-      params = *applied;
-    } else {
-      Log(LogLevel::kWarning, absl::StrCat("DA8W4 tuning entry ignored: ",
-                                           applied.status().message()));
-    }
-  }
-  return MakeDa8w4JitKernel(desc, w, cpu, isa, params, why_not);
+  return MakeDa8w4JitKernel(desc, w, cpu, isa,
+                            ResolveDa8w4Params(cpu, isa, desc), why_not);
 }
 
 }  // namespace w4jit::internal

@@ -9,24 +9,24 @@ namespace w4jit::internal {
 absl::StatusOr<std::shared_ptr<const Generator>> GetActQuantizer(
     const ActQuantConfig& c) {
   if (absl::Status s = CheckActQuantConfig(c); !s.ok()) return s;
-  return GetOrCreateKernel(ActQuantKey(c), [c] {
-    return std::make_unique<ActQuantizerGenerator>(c);
-  });
+  return GetOrCreateKernel(
+      c, [c] { return std::make_unique<ActQuantizerGenerator>(c); });
 }
 
 absl::StatusOr<std::shared_ptr<const Generator>> GetDa8w4GemmKernel(
     const Da8w4GemmConfig& config) {
   if (absl::Status s = CheckDa8w4GemmConfig(config); !s.ok()) return s;
-  return GetOrCreateKernel(Da8w4GemmKey(config), [config] {
+  return GetOrCreateKernel(config, [config] {
     return std::make_unique<Da8w4GemmGenerator>(config);
   });
 }
 
 absl::StatusOr<std::shared_ptr<const Generator>> GetDa8w4DecodeKernel(
     IsaTier isa) {
-  if (absl::Status s = CheckDa8w4DecodeIsa(isa); !s.ok()) return s;
-  return GetOrCreateKernel(Da8w4DecodeKey(isa), [isa] {
-    return std::make_unique<Da8w4DecodeGenerator>(isa);
+  const Da8w4DecodeConfig config{isa};
+  if (absl::Status s = CheckDa8w4DecodeConfig(config); !s.ok()) return s;
+  return GetOrCreateKernel(config, [config] {
+    return std::make_unique<Da8w4DecodeGenerator>(config);
   });
 }
 

@@ -1,13 +1,22 @@
 #include "runtime/da8w4/da8w4_params.h"
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
+#include "dispatch/default_rows.h"
+#include "dispatch/isa_traits.h"
 #include "jit/da8w4_gemm_generator.h"
 
 namespace w4jit::internal {
 
-Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
+namespace {
+
+// The base values for the tier's vector width, on any CPU (the panel size
+// from the CPU's L2); the rows below change some of them per CPU class.
+Da8w4Params BaseDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   Da8w4Params p;
   if (isa >= IsaTier::kAvx512Vnni) {
     // Guess from the issue slots (no AVX-512 machine measured
@@ -64,41 +73,94 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   // Guess from the op counts: a decode costs about as much as the in-loop
   // unpacking of 3-5 row tiles.
   p.panel_min_m = 32;
-  if (isa >= IsaTier::kAvx512Vnni && cpu.zen_generation == 4) {
-    // Measured on Zen 4 (EPYC VM, 2 threads, 2026-12-04, `w4jit bench
-    // --model=llama3-8b --layers=2 --prefill-m=32,...,1024 --tunings=
-    // default,<no panels>`, three interleaved runs): the in-loop tiles beat
-    // the decoded panels at every M, by 20-26% at M = 32, 10-15% at 64,
-    // 2-8% at 128, 4-5% at 256 and 512, 2-4% at 1024. Zen 4 issues the
-    // in-loop unpacking (and, shift) beside the double-pumped vpdpbusd,
-    // while the panel costs a decode pass and twice the bytes through L2.
-    // The qwen3-30b-a3b fused MoE was level. Zen 5 and Intel keep the
-    // panels until measured.
-    p.panel_min_m = Da8w4Params::kNoPanels;
-    // Measured on the same VM (2026-12-04, `w4jit bench --model=llama3-8b
-    // --layers=4 --m=4,8,16 --tunings=default,<handover_m 2>`, three
-    // interleaved runs; `w4jit sweep` had picked 2 from 2..64): the 6 x 2
-    // tiles with the 2D split beat the one-pass small-M tiles from M = 3
-    // on, p50 by 10-24% at M = 4, 10-13% at 8 and 2-13% at 16 (min by
-    // 4-17%, -3-7%, -1-11%). M = 1 and 2 keep the one-pass tiles. The
-    // qwen3-30b-a3b fused MoE (short-K experts, 4-16 rows each) was level
-    // within the noise in three alternating runs of each build.
-    p.handover_m = 2;
-  }
-  if (isa >= IsaTier::kAvx512Vnni && cpu.vendor == Vendor::kIntel) {
-    // Measured on an Intel Xeon (Emerald Rapids VM, family 6 model 0xCF,
-    // 2 threads, 2026-12-05, `w4jit bench --model=llama3-8b --layers=4
-    // --m=1,4 --prefetch=0,4096,8192` and the same for gpt-oss-20b,
-    // interleaved with the DRAM read; docs/performance/
-    // 2026-12-05-xeon-amx-defaults.md): without software prefetch M = 1
-    // streamed at 76-77% of the read (M = 4: 68%), at 4096 bytes ahead
-    // 84-85% (80-81%), at 8192 84-85% (79-80%); gpt-oss-20b T = 1 79% ->
-    // 83-85%, T = 4 78-79% -> 83-85% (its experts as well, through the
-    // same default). Other CPUs keep the hardware's prefetch alone until
-    // measured.
-    p.prefetch_distance = 4096;
+  return p;
+}
+
+// Where a CPU class differs from the base values.
+const std::vector<DefaultsRow>& Da8w4Rows() {
+  static const auto* rows = new std::vector<DefaultsRow>{
+      // Measured on Zen 4 (EPYC VM, 2 threads, 2026-12-04, `w4jit bench
+      // --model=llama3-8b --layers=2 --prefill-m=32,...,1024 --tunings=
+      // default,<no panels>`, three interleaved runs): the in-loop tiles beat
+      // the decoded panels at every M, by 20-26% at M = 32, 10-15% at 64,
+      // 2-8% at 128, 4-5% at 256 and 512, 2-4% at 1024. Zen 4 issues the
+      // in-loop unpacking (and, shift) beside the double-pumped vpdpbusd,
+      // while the panel costs a decode pass and twice the bytes through L2.
+      // The qwen3-30b-a3b fused MoE was level. Zen 5 and Intel keep the
+      // panels until measured.
+      {"zen4",
+       IsaTier::kAvx512Vnni,
+       IsaTier::kAvx512Bf16,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-04-zen4-second-run.md: in-loop tiles "
+       "faster than decoded panels at every M from 32 to 1024",
+       {{"panel_min_m", Da8w4Params::kNoPanels}}},
+      // Measured on the same VM (2026-12-04, `w4jit bench --model=llama3-8b
+      // --layers=4 --m=4,8,16 --tunings=default,<handover_m 2>`, three
+      // interleaved runs; `w4jit sweep` had picked 2 from 2..64): the 6 x 2
+      // tiles with the 2D split beat the one-pass small-M tiles from M = 3
+      // on, p50 by 10-24% at M = 4, 10-13% at 8 and 2-13% at 16 (min by
+      // 4-17%, -3-7%, -1-11%). M = 1 and 2 keep the one-pass tiles. The
+      // qwen3-30b-a3b fused MoE (short-K experts, 4-16 rows each) was level
+      // within the noise in three alternating runs of each build.
+      {"zen4",
+       IsaTier::kAvx512Vnni,
+       IsaTier::kAvx512Bf16,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-04-zen4-third-run.md: 6 x 2 tiles with the "
+       "2D split 10-24% faster at M = 4",
+       {{"handover_m", 2}}},
+      // Intel AVX-512: software prefetch. Measured on an Intel Xeon (Emerald
+      // Rapids VM, family 6 model 0xCF,
+      // 2 threads, 2026-12-05, `w4jit bench --model=llama3-8b --layers=4
+      // --m=1,4 --prefetch=0,4096,8192` and the same for gpt-oss-20b,
+      // interleaved with the DRAM read; docs/performance/
+      // 2026-12-05-xeon-amx-defaults.md): without software prefetch M = 1
+      // streamed at 76-77% of the read (M = 4: 68%), at 4096 bytes ahead
+      // 84-85% (80-81%), at 8192 84-85% (79-80%); gpt-oss-20b T = 1 79% ->
+      // 83-85%, T = 4 78-79% -> 83-85% (its experts as well, through the
+      // same default). Other CPUs keep the hardware's prefetch alone until
+      // measured.
+      {"intel-avx512",
+       IsaTier::kAvx512Vnni,
+       IsaTier::kAvx512Bf16,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-05-xeon-amx-defaults.md: M = 1 at 84-85% "
+       "of the read at 4096 bytes ahead, 76-77% without",
+       {{"prefetch_distance", 4096}}},
+  };
+  return *rows;
+}
+
+}  // namespace
+
+Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
+  Da8w4Params p = BaseDa8w4Params(cpu, isa);
+  for (const DefaultsRow* row : MatchingRows(Da8w4Rows(), cpu, isa)) {
+    // The rows hold only names and values ApplyDa8w4Tuning takes
+    // (tests/default_rows_test.cc).
+    if (absl::StatusOr<Da8w4Params> q = ApplyDa8w4Tuning(row->params, p, isa);
+        q.ok()) {
+      p = *q;
+    }
   }
   return p;
+}
+
+const std::vector<DefaultsRow>& Da8w4DefaultsRows() { return Da8w4Rows(); }
+
+Da8w4Params ResolveDa8w4Params(const CpuProfile& cpu, IsaTier isa,
+                               const LayerDesc& desc) {
+  const Da8w4Params defaults = DefaultDa8w4Params(cpu, isa);
+  std::optional<ParamMap> tuned = LookupTuning(cpu, isa, desc);
+  if (!tuned) return defaults;
+  // ApplyDa8w4Tuning parses and checks the result once.
+  absl::StatusOr<Da8w4Params> applied = ApplyDa8w4Tuning(*tuned, defaults, isa);
+  if (applied.ok()) return *applied;
+  Log(LogLevel::kWarning,
+      absl::StrCat("ignoring the DA8W4 tuning entry (",
+                   applied.status().message(), "); using the defaults"));
+  return defaults;
 }
 
 absl::Status CheckDa8w4Params(const Da8w4Params& p, IsaTier isa) {
@@ -123,8 +185,9 @@ absl::Status CheckDa8w4Params(const Da8w4Params& p, IsaTier isa) {
   }
   if (p.panel_mr < 1 || p.panel_nblk < 1 ||
       p.panel_mr * p.panel_nblk > max_blocks ||
-      (isa >= IsaTier::kAvx512Vnni &&
-       2 * p.panel_mr * p.panel_nblk + 2 * p.panel_nblk + 1 > 32)) {
+      (TraitsOf(isa).evex &&
+       2 * p.panel_mr * p.panel_nblk + 2 * p.panel_nblk + 1 >
+           TraitsOf(isa).vector_regs)) {
     return absl::InvalidArgumentError(
         absl::StrCat("da8w4 panel tile ", p.panel_mr, " x ", p.panel_nblk,
                      " blocks does not fit the registers of ", ToString(isa)));

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/default_rows.h"
 #include "dispatch/tuning.h"
 #include "runtime/canonical_weights.h"
 #include "runtime/linear_kernel.h"
@@ -59,6 +61,16 @@ struct Da8w4Params {
 
 // The defaults for `isa` on `cpu` (each commented with where it came from).
 Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa);
+// The per-CPU-class rows DefaultDa8w4Params applies over the base values
+// (dispatch/default_rows.h); for the tests and `w4jit info`.
+const std::vector<DefaultsRow>& Da8w4DefaultsRows();
+
+// The parameters a layer runs with, resolved in one place: the defaults
+// (base values and the CPU class's rows), the layer's tuning entry, checked
+// once (ApplyDa8w4Tuning); an entry that does not parse or pass the check
+// is ignored with one warning.
+Da8w4Params ResolveDa8w4Params(const CpuProfile& cpu, IsaTier isa,
+                               const LayerDesc& desc);
 
 // OK if the kernels can be built with `params` on `isa`.
 absl::Status CheckDa8w4Params(const Da8w4Params& params, IsaTier isa);

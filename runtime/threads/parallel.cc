@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/env.h"
 #include "base/log.h"
 #include "runtime/threads/omp_backend.h"
 #include "runtime/threads/process_cpus.h"
@@ -62,7 +63,7 @@ void Ignored(const char* name, const char* value, const char* expected) {
 // W4JIT_THREADING, W4JIT_SPIN_US and W4JIT_PIN, once, before the first
 // use of the state; the API calls after that win.
 void ReadEnvironment(State* s) {
-  if (const char* v = std::getenv("W4JIT_THREADING")) {
+  if (const char* v = GetEnv(EnvVar::kThreading)) {
     const std::string t = v;
     if (t == "pool") {
       s->threading = ThreadingBackend::kPool;
@@ -74,7 +75,7 @@ void ReadEnvironment(State* s) {
       Ignored("W4JIT_THREADING", v, "expected pool or omp");
     }
   }
-  if (const char* v = std::getenv("W4JIT_SPIN_US")) {
+  if (const char* v = GetEnv(EnvVar::kSpinUs)) {
     int us = 0;
     if (ParseNonNegative(v, &us)) {
       s->spin_us.store(us);
@@ -82,7 +83,7 @@ void ReadEnvironment(State* s) {
       Ignored("W4JIT_SPIN_US", v, "expected microseconds >= 0");
     }
   }
-  if (const char* v = std::getenv("W4JIT_PIN")) {
+  if (const char* v = GetEnv(EnvVar::kPin)) {
     const std::string t = v;
     if (t == "0" || t == "1") {
       s->pin = t == "1";

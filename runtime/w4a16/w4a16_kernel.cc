@@ -11,7 +11,7 @@
 // dequantized once into an f32 panel (W4a16DequantGenerator) and
 // multiplied with all rows of the row block (W4a16PanelGenerator).
 // Numerics::kZentorch (each dequantized weight rounded to bf16): the panel
-// path at every M, its dequantizer rounding (KernelKey::
+// path at every M, its dequantizer rounding (W4a16DequantConfig::
 // round_weights_bf16); the int4 kernels apply the scale per group and so
 // never hold a dequantized weight to round.
 // Either way every output is computed by the same instructions whatever
@@ -29,6 +29,7 @@
 #include "absl/strings/str_format.h"
 #include "base/log.h"
 #include "base/numeric.h"
+#include "dispatch/isa_traits.h"
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
@@ -55,31 +56,6 @@ T* PackedXScratch(size_t n) {
 }
 
 // Why the parameters cannot work, or "" if they can.
-std::string CheckParams(const W4a16Params& p) {
-  if (p.vector_bits != 256 && p.vector_bits != 512) {
-    return absl::StrFormat("vector_bits = %d is not 256 or 512", p.vector_bits);
-  }
-  if (p.block_vectors < 1 || p.gemv_mr < 1 || p.gemm_mr < 1 || p.tall_mr < 1 ||
-      p.tall_vectors < 1 || p.tall_min_m < 1 || p.gemm_nr_vectors < 1 ||
-      p.kc < 2 || p.mc < 1 || p.gemm_min_m < 1) {
-    return "W4A16 parameters must be positive (kc >= 2)";
-  }
-  if (absl::Status s = CheckPrefetchDistance(p.prefetch_distance); !s.ok()) {
-    return std::string(s.message());
-  }
-  if (p.block_vectors % p.tall_vectors != 0) {
-    return absl::StrFormat(
-        "tall_vectors = %d does not divide block_vectors = %d", p.tall_vectors,
-        p.block_vectors);
-  }
-  if (p.block_vectors % p.gemm_nr_vectors != 0) {
-    return absl::StrFormat(
-        "gemm_nr_vectors = %d does not divide "
-        "block_vectors = %d",
-        p.gemm_nr_vectors, p.block_vectors);
-  }
-  return "";
-}
 
 // The largest even divisor of `g` that is <= limit (g even; at least 2).
 int64_t EvenDivisorAtMost(int64_t g, int64_t limit) {
@@ -311,8 +287,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
           std::min(params.tall_mr, params.vector_bits == 512 ? 14 : 6);
     }
   }
-  if (std::string bad = CheckParams(params); !bad.empty()) {
-    *why_not = bad;
+  if (absl::Status s = CheckW4a16Params(params, isa); !s.ok()) {
+    *why_not = std::string(s.message());
     return none;
   }
   (void)cpu;  // the parameters already carry what the profile decides
@@ -340,8 +316,9 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     *why_not = "512-bit W4A16 kernels need AVX-512";
     return none;
   }
-  plan.lanes = zmm ? 16 : 8;
+  // The f32-FMA code needs only the vector width: the least tier with it.
   plan.key_isa = zmm ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  plan.lanes = TraitsOf(plan.key_isa).lanes32();
   plan.flavor = Flavor::kF32Fma;
   // Zentorch numerics dequantize (and round) every weight: the f32-FMA
   // flavour's panel path, at every M.
@@ -407,31 +384,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
     IsaTier isa, std::string* why_not) {
-  W4a16Params params = DefaultW4a16Params(cpu, isa);
-  bool tuned_applied = false;
-  if (std::optional<ParamMap> tuned = LookupTuning(cpu, isa, desc)) {
-    W4a16Params edited = params;
-    if (absl::Status s = ApplyW4a16ParamMap(*tuned, &edited); s.ok()) {
-      params = edited;
-      tuned_applied = true;
-    } else {
-      Log(LogLevel::kWarning,
-          absl::StrCat("ignoring the W4A16 tuning entry: ", s.message()));
-    }
-  }
-  ApplyW4a16ParamsOverride(&params);
-  auto made = MakeW4a16JitKernel(desc, w, cpu, isa, params, why_not);
-  if (tuned_applied && made.ok() && *made == nullptr) {
-    // Values are range-checked only when the kernels are built: a tuning
-    // entry that cannot run here falls back to the defaults, not to the
-    // reference.
-    Log(LogLevel::kWarning, absl::StrCat("ignoring the W4A16 tuning entry (",
-                                         *why_not, "); using the defaults"));
-    params = DefaultW4a16Params(cpu, isa);
-    ApplyW4a16ParamsOverride(&params);
-    return MakeW4a16JitKernel(desc, w, cpu, isa, params, why_not);
-  }
-  return made;
+  return MakeW4a16JitKernel(desc, w, cpu, isa,
+                            ResolveW4a16Params(cpu, isa, desc), why_not);
 }
 
 }  // namespace w4jit::internal

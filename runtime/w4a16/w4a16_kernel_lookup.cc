@@ -11,9 +11,9 @@ namespace {
 // its names.
 template <class Fn>
 absl::StatusOr<Fn> Entry(absl::StatusOr<std::shared_ptr<const Generator>> gen,
-                         const KernelKey& key, W4a16Kernels* kernels) {
+                         W4a16Kernels* kernels) {
   if (!gen.ok()) return gen.status();
-  kernels->names.push_back(key.name());
+  kernels->names.push_back((*gen)->name());
   kernels->held.push_back(*gen);
   return (*gen)->template entry<Fn>();
 }
@@ -23,7 +23,7 @@ absl::StatusOr<Fn> Entry(absl::StatusOr<std::shared_ptr<const Generator>> gen,
 absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16GemvKernel(
     const W4a16GemvConfig& config) {
   if (absl::Status s = CheckW4a16GemvConfig(config); !s.ok()) return s;
-  return GetOrCreateKernel(W4a16GemvKey(config), [config] {
+  return GetOrCreateKernel(config, [config] {
     return std::make_unique<W4a16GemvGenerator>(config);
   });
 }
@@ -31,7 +31,7 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16GemvKernel(
 absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16DequantKernel(
     const W4a16DequantConfig& config) {
   if (absl::Status s = CheckW4a16DequantConfig(config); !s.ok()) return s;
-  return GetOrCreateKernel(W4a16DequantKey(config), [config] {
+  return GetOrCreateKernel(config, [config] {
     return std::make_unique<W4a16DequantGenerator>(config);
   });
 }
@@ -39,7 +39,7 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16DequantKernel(
 absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16PanelKernel(
     const W4a16PanelConfig& config) {
   if (absl::Status s = CheckW4a16PanelConfig(config); !s.ok()) return s;
-  return GetOrCreateKernel(W4a16PanelKey(config), [config] {
+  return GetOrCreateKernel(config, [config] {
     return std::make_unique<W4a16PanelGenerator>(config);
   });
 }
@@ -80,7 +80,7 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
         plan.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
     gemv.mr = p.tall_mr;
     gemv.tile_vectors = p.tall_vectors == p.block_vectors ? 0 : p.tall_vectors;
-    if (tall_runs && W4a16GemvKey(gemv) != W4a16GemvKey(int4[0])) {
+    if (tall_runs && gemv != int4[0]) {
       int4.push_back(gemv);
     }
     for (const W4a16GemvConfig& c : int4) {
@@ -89,13 +89,13 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
         return absl::OkStatus();
       }
     }
-    auto small = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]),
-                                               W4a16GemvKey(int4[0]), kernels);
+    auto small =
+        Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]), kernels);
     if (!small.ok()) return small.status();
     kernels->int4_small = kernels->int4_tall = *small;
     if (int4.size() > 1) {
-      auto tall = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[1]),
-                                                W4a16GemvKey(int4[1]), kernels);
+      auto tall =
+          Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[1]), kernels);
       if (!tall.ok()) return tall.status();
       kernels->int4_tall = *tall;
     }
@@ -140,17 +140,15 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
       return absl::OkStatus();
     }
   }
-  auto d = Entry<W4a16DequantGenerator::Fn>(GetW4a16DequantKernel(dq),
-                                            W4a16DequantKey(dq), kernels);
+  auto d = Entry<W4a16DequantGenerator::Fn>(GetW4a16DequantKernel(dq), kernels);
   if (!d.ok()) return d.status();
   kernels->dequant = *d;
-  auto full = Entry<W4a16PanelGenerator::Fn>(GetW4a16PanelKernel(panel),
-                                             W4a16PanelKey(panel), kernels);
+  auto full =
+      Entry<W4a16PanelGenerator::Fn>(GetW4a16PanelKernel(panel), kernels);
   if (!full.ok()) return full.status();
   kernels->panel_full = kernels->panel_tail = *full;
   if (tail.n != 0) {
-    auto t = Entry<W4a16PanelGenerator::Fn>(GetW4a16PanelKernel(tail),
-                                            W4a16PanelKey(tail), kernels);
+    auto t = Entry<W4a16PanelGenerator::Fn>(GetW4a16PanelKernel(tail), kernels);
     if (!t.ok()) return t.status();
     kernels->panel_tail = *t;
   }

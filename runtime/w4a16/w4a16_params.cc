@@ -1,9 +1,19 @@
 #include "runtime/w4a16/w4a16_params.h"
 
 #include <mutex>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/log.h"
+#include "dispatch/default_rows.h"
+#include "dispatch/isa_traits.h"
+#include "jit/emit_util.h"
+#include "jit/w4a16_gemv_generator.h"
+#include "jit/w4a16_gemv_plan.h"
+#include "jit/w4a16_panel_generator.h"
 
 namespace w4jit::internal {
 namespace {
@@ -18,19 +28,15 @@ OverrideState& GetOverride() {
   return *state;
 }
 
-}  // namespace
-
-W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
+// The base values for the tier's vector width, on any CPU; the rows below
+// change some of them per CPU class.
+W4a16Params BaseW4a16Params(IsaTier isa) {
   W4a16Params p;
-  const bool avx512 = isa >= IsaTier::kAvx512Vnni;
+  const bool avx512 = TraitsOf(isa).evex;
   // Widest vectors the tier has: half the instructions per weight.
   p.vector_bits = avx512 ? 512 : 256;
-  // bf16 dot products on Zen 4/5, where vdpbf16ps does twice the MACs of
-  // an FMA per instruction; on Intel it is slower than f32 FMA
-  // (design/performance.md, measured on the Intel development machine).
-  p.flavor = (cpu.zen_generation >= 4 && isa >= IsaTier::kAvx512Bf16)
-                 ? Flavor::kBf16Dot
-                 : Flavor::kF32Fma;
+  // f32 FMA; the bf16-dot flavour where a row says (Zen 4/5).
+  p.flavor = Flavor::kF32Fma;
   // 4 vectors per block: 4 accumulator chains per row (x2 k-even/odd for a
   // one-row tile) hide the FMA latency; 2 (16 columns) was no faster for
   // the panel path here and gives a one-row tile too few chains.
@@ -85,37 +91,196 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   // (numbers at tall_mr). On zmm the tall tile's 12 rows cover M = 8..15
   // in one or two tiles, panels (6-row tiles) from 16 on (a guess).
   p.gemm_min_m = 16;
-  // The int4 kernel reads one sequential stream per thread (a block's
-  // weights are contiguous), which the hardware prefetchers alone keep too
-  // few lines ahead of at DRAM rates. Measured on Zen 5 (EPYC VM, 2
-  // threads, 2026-12-03, `w4jit bench --model=llama3-8b --layers=4
-  // --prefetch=0,...,16384`, interleaved with the DRAM read): M = 1
-  // streamed at 62-71% of the read without prefetch and 76-94% at 8192
-  // bytes ahead (4096: 72%, 12288 and 16384 level with 8192); hot
-  // single layers were no slower. On Zen 4 (EPYC VM, 2 threads,
-  // 2026-12-04, three interleaved rounds of --layers=8 --prefetch=0,4096,
-  // 8192 with the octet-packed dot kernel) M = 1 streamed at 91-95% of the
-  // read's p50 at 4096, 90-95% without, 84-88% at 8192; the min was best at
-  // 4096 (82-95% of the read's best against 69-77% without). On Zen 3
-  // (AVX2, EPYC VM, 2 threads, 2026-12-05, the f32 int4 kernel's byte
-  // decode, `--model=llama3-8b --layers=8 --prefetch=0,2048,4096,8192`,
-  // interleaved) M = 1 took 48.5 / 45.0 ms (p50 / min) without, 41.8 /
-  // 39.2 at 2048, 40.2 / 37.7 at 4096, 39.6 / 37.2 at 8192 (p90 1.7x the
-  // min there); single layers from DRAM 1.19-1.25x faster at 4096 by min,
-  // hot ones level (docs/performance/2026-12-05-zen3-int4-byte-decode.md).
-  // The kernel of before, half as fast hot, gained only 1.07x. On an
-  // Intel Xeon with AVX-512 (Emerald Rapids VM, family 6 model 0xCF, 2
-  // threads, 2026-12-05, `w4jit bench --model=llama3-8b --layers=4
-  // --m=1,4 --prefetch=0,4096,8192` and the same for gpt-oss-20b,
-  // interleaved with the DRAM read; docs/performance/
-  // 2026-12-05-xeon-amx-defaults.md): M = 1 streamed at 43-44% of the
-  // read without prefetch, 75-76% at 4096 and 75-78% at 8192 (gpt-oss-20b
-  // T = 1: 45% -> 77% / 76-78%; T = 4 43% -> 72% / 71-72%). Other CPUs keep
-  // the hardware's prefetch alone until measured.
-  if (avx512 && cpu.zen_generation >= 5) p.prefetch_distance = 8192;
-  if (avx512 && cpu.zen_generation == 4) p.prefetch_distance = 4096;
-  if (!avx512 && cpu.zen_generation == 3) p.prefetch_distance = 4096;
-  if (avx512 && cpu.vendor == Vendor::kIntel) p.prefetch_distance = 4096;
+  // No software prefetch: the hardware's alone, until a row says (the
+  // measurements are at the rows).
+  p.prefetch_distance = 0;
+  return p;
+}
+
+// Where a CPU class differs from the base values.
+const std::vector<DefaultsRow>& W4a16Rows() {
+  static const auto* rows = new std::vector<DefaultsRow>{
+      // bf16 dot products on Zen 4/5: vdpbf16ps does twice the MACs of an
+      // FMA per instruction (peaks of the first runs: bf16-dot zmm 232
+      // against f32 FMA 115 GMAC/s on Zen 4, 456 against ~228 on Zen 5).
+      {"zen4",
+       IsaTier::kAvx512Bf16,
+       IsaTier::kAvx512Bf16,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-03-zen4-first-run.md",
+       {{"flavor", 2}}},
+      {"zen5",
+       IsaTier::kAvx512Bf16,
+       IsaTier::kAvx512Bf16,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-03-zen5-first-run.md",
+       {{"flavor", 2}}},
+      {"zen5-fp256",
+       IsaTier::kAvx512Bf16,
+       IsaTier::kAvx512Bf16,
+       Evidence::kGuessed,
+       "as zen5 (a 256-bit datapath, like Zen 4)",
+       {{"flavor", 2}}},
+      // Software prefetch: the int4 kernel reads one sequential stream per
+      // thread (a block's
+      // weights are contiguous), which the hardware prefetchers alone keep too
+      // few lines ahead of at DRAM rates. Measured on Zen 5 (EPYC VM, 2
+      // threads, 2026-12-03, `w4jit bench --model=llama3-8b --layers=4
+      // --prefetch=0,...,16384`, interleaved with the DRAM read): M = 1
+      // streamed at 62-71% of the read without prefetch and 76-94% at 8192
+      // bytes ahead (4096: 72%, 12288 and 16384 level with 8192); hot
+      // single layers were no slower. On Zen 4 (EPYC VM, 2 threads,
+      // 2026-12-04, three interleaved rounds of --layers=8 --prefetch=0,4096,
+      // 8192 with the octet-packed dot kernel) M = 1 streamed at 91-95% of the
+      // read's p50 at 4096, 90-95% without, 84-88% at 8192; the min was best at
+      // 4096 (82-95% of the read's best against 69-77% without). On Zen 3
+      // (AVX2, EPYC VM, 2 threads, 2026-12-05, the f32 int4 kernel's byte
+      // decode, `--model=llama3-8b --layers=8 --prefetch=0,2048,4096,8192`,
+      // interleaved) M = 1 took 48.5 / 45.0 ms (p50 / min) without, 41.8 /
+      // 39.2 at 2048, 40.2 / 37.7 at 4096, 39.6 / 37.2 at 8192 (p90 1.7x the
+      // min there); single layers from DRAM 1.19-1.25x faster at 4096 by min,
+      // hot ones level (docs/performance/2026-12-05-zen3-int4-byte-decode.md).
+      // The kernel of before, half as fast hot, gained only 1.07x.
+      {"zen5",
+       IsaTier::kAvx512Vnni,
+       IsaTier::kAvx512Bf16,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-03-zen5-first-run.md: M = 1 at 76-94% of "
+       "the read at 8192 bytes ahead, 62-71% without",
+       {{"prefetch_distance", 8192}}},
+      {"zen5-fp256",
+       IsaTier::kAvx512Vnni,
+       IsaTier::kAvx512Bf16,
+       Evidence::kGuessed,
+       "as zen5",
+       {{"prefetch_distance", 8192}}},
+      {"zen4",
+       IsaTier::kAvx512Vnni,
+       IsaTier::kAvx512Bf16,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-04-zen4-second-run.md: best min at 4096",
+       {{"prefetch_distance", 4096}}},
+      {"zen3",
+       IsaTier::kAvx2,
+       IsaTier::kAvx2,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-05-zen3-int4-byte-decode.md: single layers "
+       "from DRAM 1.19-1.25x faster at 4096",
+       {{"prefetch_distance", 4096}}},
+      // Intel Xeon with AVX-512 (Emerald Rapids VM, family 6 model 0xCF, 2
+      // threads, 2026-12-05, `w4jit bench --model=llama3-8b --layers=4
+      // --m=1,4 --prefetch=0,4096,8192` and the same for gpt-oss-20b,
+      // interleaved with the DRAM read): M = 1 streamed at 43-44% of the
+      // read without prefetch, 75-76% at 4096 and 75-78% at 8192
+      // (gpt-oss-20b T = 1: 45% -> 77% / 76-78%; T = 4 43% -> 72% /
+      // 71-72%). The f32-FMA flavour stays (the base): vdpbf16ps was slower
+      // than f32 FMA on the Intel development machine
+      // (design/performance.md). Other CPUs keep the hardware's prefetch
+      // alone until measured.
+      {"intel-avx512",
+       IsaTier::kAvx512Vnni,
+       IsaTier::kAvx512Bf16,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-05-xeon-amx-defaults.md: M = 1 at 75-76% "
+       "of the read at 4096 bytes ahead, 43-44% without",
+       {{"prefetch_distance", 4096}}},
+  };
+  return *rows;
+}
+
+}  // namespace
+
+W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
+  W4a16Params p = BaseW4a16Params(isa);
+  for (const DefaultsRow* row : MatchingRows(W4a16Rows(), cpu, isa)) {
+    // The rows hold only names and values ApplyW4a16ParamMap takes
+    // (tests/default_rows_test.cc).
+    ApplyW4a16ParamMap(row->params, &p).IgnoreError();
+  }
+  return p;
+}
+
+const std::vector<DefaultsRow>& W4a16DefaultsRows() { return W4a16Rows(); }
+
+absl::Status CheckW4a16Params(const W4a16Params& p, IsaTier isa) {
+  if (p.vector_bits != 256 && p.vector_bits != 512) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("vector_bits = %d is not 256 or 512", p.vector_bits));
+  }
+  if (p.block_vectors < 1 || p.gemv_mr < 1 || p.gemm_mr < 1 || p.tall_mr < 1 ||
+      p.tall_vectors < 1 || p.tall_min_m < 1 || p.gemm_nr_vectors < 1 ||
+      p.kc < 2 || p.mc < 1 || p.gemm_min_m < 1) {
+    return absl::InvalidArgumentError(
+        "W4A16 parameters must be positive (kc >= 2)");
+  }
+  if (absl::Status s = CheckPrefetchDistance(p.prefetch_distance); !s.ok()) {
+    return s;
+  }
+  if (p.block_vectors % p.tall_vectors != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("tall_vectors = %d does not divide block_vectors = %d",
+                        p.tall_vectors, p.block_vectors));
+  }
+  if (p.block_vectors % p.gemm_nr_vectors != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "gemm_nr_vectors = %d does not divide block_vectors = %d",
+        p.gemm_nr_vectors, p.block_vectors));
+  }
+  // What the tier can run: the vector width, and the registers of the
+  // int4 tiles (small and tall, f32 flavour; jit/w4a16_gemv_plan.h) and of
+  // the panel tile, as the kernels would be configured.
+  const IsaTier vector_tier =
+      p.vector_bits == 512 ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
+  if (isa < vector_tier) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "vector_bits = %d needs %s", p.vector_bits, ToString(vector_tier)));
+  }
+  const int lanes = TraitsOf(vector_tier).lanes32();
+  W4a16GemvConfig int4;
+  int4.isa = vector_tier;
+  int4.nr = p.block_vectors * lanes;
+  // The tall tile only where some M runs it (as the kernel lookup builds
+  // it).
+  const bool tall_runs =
+      p.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
+  for (auto [mr, vectors] :
+       {std::pair{p.gemv_mr, 0}, std::pair{p.tall_mr, p.tall_vectors}}) {
+    if (vectors != 0 && !tall_runs) continue;
+    int4.mr = mr;
+    int4.tile_vectors = vectors == p.block_vectors ? 0 : vectors;
+    if (absl::Status s = MakeW4a16GemvPlan(int4, mr).status(); !s.ok()) {
+      return s;
+    }
+  }
+  W4a16PanelConfig panel;
+  panel.isa = vector_tier;
+  panel.mr = p.gemm_mr;
+  panel.nr = p.gemm_nr_vectors * lanes;
+  panel.stride = int4.nr;
+  panel.n = panel.nr;
+  return CheckW4a16PanelConfig(panel);
+}
+
+W4a16Params ResolveW4a16Params(const CpuProfile& cpu, IsaTier isa,
+                               const LayerDesc& desc) {
+  const W4a16Params defaults = DefaultW4a16Params(cpu, isa);
+  W4a16Params p = defaults;
+  std::optional<ParamMap> tuned = LookupTuning(cpu, isa, desc);
+  absl::Status tuned_ok;
+  if (tuned) tuned_ok = ApplyW4a16ParamMap(*tuned, &p);
+  ApplyW4a16ParamsOverride(&p);
+  // Checked once, here: a tuning entry this tier cannot run falls back to
+  // the defaults with one warning, never to the reference. (Parameters
+  // from the defaults and the test override alone are checked where the
+  // kernels are made, which names the reason the layer falls back.)
+  if (tuned && tuned_ok.ok()) tuned_ok = CheckW4a16Params(p, isa);
+  if (!tuned_ok.ok()) {
+    Log(LogLevel::kWarning,
+        absl::StrCat("ignoring the W4A16 tuning entry (", tuned_ok.message(),
+                     "); using the defaults"));
+    p = defaults;
+    ApplyW4a16ParamsOverride(&p);
+  }
   return p;
 }
 

@@ -10,10 +10,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/default_rows.h"
 #include "dispatch/kernel_key.h"
 #include "dispatch/tuning.h"
 #include "runtime/canonical_weights.h"
@@ -55,9 +57,25 @@ struct W4a16Params {
   bool meta_16bit = true;
 };
 
-// The defaults for a CPU and the ISA tier kernels may use; see the comment
-// at each value in w4a16_params.cc for where it comes from.
+// The defaults for a CPU and the ISA tier kernels may use: the base values
+// of the tier's vector width, then the rows of the CPU's class, each
+// marked measured (with its run) or guessed in w4a16_params.cc.
 W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa);
+// The per-CPU-class rows DefaultW4a16Params applies over the base values
+// (dispatch/default_rows.h); for the tests and `w4jit info`.
+const std::vector<DefaultsRow>& W4a16DefaultsRows();
+
+// Parameters this tier can run whatever the layer: ranges and divisibility,
+// the vector width, and the registers of the int4 and panel tiles.
+absl::Status CheckW4a16Params(const W4a16Params& params, IsaTier isa);
+
+// The parameters a layer runs with, resolved in one place: the defaults
+// (base values and the CPU class's rows), the layer's tuning entry, the
+// test override, checked once; a tuning entry that does not parse or does
+// not pass the check is ignored with one warning (the defaults, with the
+// override, run instead).
+W4a16Params ResolveW4a16Params(const CpuProfile& cpu, IsaTier isa,
+                               const LayerDesc& desc);
 
 // Applies tuning-file parameters: "flavor" (1 FMA, 2 bf16 dot),
 // "vector_bits", "block_vectors", "gemv_mr", "gemm_mr", "gemm_nr_vectors",

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::testing {
 
@@ -90,10 +91,16 @@ std::string WhyCannotRunTier(IsaTier tier) {
 }
 
 const std::vector<IsaPath>& IsaPaths() {
+  // Vector width and name suffix from the tier's row of
+  // dispatch/isa_traits.h.
+  auto path = [](IsaTier tier, Flavor flavor, const char* flavour) {
+    const internal::IsaTraits& t = internal::TraitsOf(tier);
+    return IsaPath{tier, flavor, 8 * t.vector_bytes, t.suffix, flavour};
+  };
   static const std::vector<IsaPath>* paths = new std::vector<IsaPath>{
-      {IsaTier::kAvx2, Flavor::kF32Fma, 256, "avx2", "fma"},
-      {IsaTier::kAvx512Vnni, Flavor::kF32Fma, 512, "avx512vnni", "fma"},
-      {IsaTier::kAvx512Bf16, Flavor::kBf16Dot, 512, "avx512bf16", "bf16dot"},
+      path(IsaTier::kAvx2, Flavor::kF32Fma, "fma"),
+      path(IsaTier::kAvx512Vnni, Flavor::kF32Fma, "fma"),
+      path(IsaTier::kAvx512Bf16, Flavor::kBf16Dot, "bf16dot"),
   };
   return *paths;
 }

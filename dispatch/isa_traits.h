@@ -1,0 +1,64 @@
+// What each ISA tier brings, in one table: its W4JIT_ISA name, the suffix
+// of kernel names, the vector registers the JIT code uses and which dot
+// products it has (after oneDNN's cpu_isa_traits). Generators, config
+// checks, kernel names, the tests and the ISA gating read these rows
+// instead of restating "32 : 16" or "tier >= kAvx512Vnni" where they
+// stand; adding a tier starts with a row here (docs/adding-a-kernel.md).
+#ifndef W4JIT_DISPATCH_ISA_TRAITS_H_
+#define W4JIT_DISPATCH_ISA_TRAITS_H_
+
+#include <array>
+
+#include "dispatch/cpu_profile.h"
+
+namespace w4jit::internal {
+
+struct IsaTraits {
+  IsaTier tier;
+  // W4JIT_ISA, `w4jit selftest --isa` and ToString(IsaTier): "avx512_vnni".
+  const char* env_name;
+  // The tier part of a kernel name ("..._f32tof32__avx512vnni").
+  const char* suffix;
+  // The JIT code's vector registers: ymm (32 bytes, 16 registers, VEX
+  // forms) or zmm (64 bytes, 32 registers, EVEX forms and opmasks); 0 for
+  // the reference.
+  int vector_bytes;
+  int vector_regs;
+  bool evex;      // AVX-512: zmm, embedded broadcasts, opmask k1-k7
+  bool int8_dot;  // vpdpbusd (AVX512_VNNI); AVX2 pairs vpmaddubsw, vpmaddwd
+  bool bf16_dot;  // vdpbf16ps (AVX512_BF16): W4A16's bf16-dot flavour
+  // The least tier whose code a kernel for this tier emits when it needs
+  // only the vector width (DA8W4, the quantizer: AVX512_BF16 runs the VNNI
+  // code, which is then named "avx512vnni").
+  IsaTier vector_tier;
+
+  int lanes32() const { return vector_bytes / 4; }
+};
+
+// One row per IsaTier, in its order (row i is tier i).
+inline constexpr std::array<IsaTraits, 4> kIsaTraits = {{
+    {IsaTier::kRef, "ref", "ref", 0, 0, false, false, false, IsaTier::kRef},
+    {IsaTier::kAvx2, "avx2", "avx2", 32, 16, false, false, false,
+     IsaTier::kAvx2},
+    {IsaTier::kAvx512Vnni, "avx512_vnni", "avx512vnni", 64, 32, true, true,
+     false, IsaTier::kAvx512Vnni},
+    {IsaTier::kAvx512Bf16, "avx512_bf16", "avx512bf16", 64, 32, true, true,
+     true, IsaTier::kAvx512Vnni},
+}};
+
+static_assert(kIsaTraits[0].tier == IsaTier::kRef &&
+                  kIsaTraits[1].tier == IsaTier::kAvx2 &&
+                  kIsaTraits[2].tier == IsaTier::kAvx512Vnni &&
+                  kIsaTraits[3].tier == IsaTier::kAvx512Bf16,
+              "kIsaTraits rows follow the IsaTier values");
+
+constexpr const IsaTraits& TraitsOf(IsaTier tier) {
+  return kIsaTraits[static_cast<int>(tier)];
+}
+
+// The tier of the widest vectors (every JIT tier but AVX2 today): zmm.
+constexpr bool IsEvex(IsaTier tier) { return TraitsOf(tier).evex; }
+
+}  // namespace w4jit::internal
+
+#endif  // W4JIT_DISPATCH_ISA_TRAITS_H_

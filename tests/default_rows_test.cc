@@ -1,0 +1,170 @@
+// Per-CPU defaults as data (dispatch/default_rows.h): every row parses
+// through its family's tuning parser, says where it comes from, and the
+// rows give each CPU class the values it had as hand-written conditions.
+#include "dispatch/default_rows.h"
+
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dispatch/cpu_profile.h"
+#include "dispatch/tuning.h"
+#include "gtest/gtest.h"
+#include "runtime/da8w4/da8w4_params.h"
+#include "runtime/w4a16/w4a16_params.h"
+#include "tests/util/isa.h"
+#include "tests/util/test_layer.h"
+#include "w4jit/log.hpp"
+#include "w4jit/tuning.hpp"
+
+namespace w4jit::internal {
+namespace {
+
+CpuFeatures Avx512Bf16() {
+  CpuFeatures f;
+  f.avx2 = f.fma = f.f16c = true;
+  f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512vnni = true;
+  f.avx512bf16 = true;
+  return f;
+}
+CpuFeatures Avx2() {
+  CpuFeatures f;
+  f.avx2 = f.fma = f.f16c = true;
+  return f;
+}
+CpuProfile Zen3() { return ClassifyCpu(Vendor::kAmd, 0x00A00F11, Avx2()); }
+CpuProfile Zen4() {
+  return ClassifyCpu(Vendor::kAmd, 0x00A10F11, Avx512Bf16());
+}
+CpuProfile Zen5() {
+  return ClassifyCpu(Vendor::kAmd, 0x00B00F21, Avx512Bf16());
+}
+CpuProfile Intel() {
+  return ClassifyCpu(Vendor::kIntel, 0x000806F8, Avx512Bf16());
+}
+
+void ExpectWellFormed(const DefaultsRow& row) {
+  SCOPED_TRACE(row.cpu_class);
+  EXPECT_LE(row.min_tier, row.max_tier);
+  const std::string source = row.source;
+  EXPECT_FALSE(source.empty());
+  if (row.evidence == Evidence::kMeasured) {
+    EXPECT_EQ(source.rfind("docs/performance/", 0), 0u)
+        << "a measured row names its run: " << source;
+  }
+}
+
+TEST(DefaultRowsTest, W4a16RowsParseAndSayWhereTheyComeFrom) {
+  for (const DefaultsRow& row : W4a16DefaultsRows()) {
+    ExpectWellFormed(row);
+    W4a16Params p;
+    EXPECT_TRUE(ApplyW4a16ParamMap(row.params, &p).ok()) << row.cpu_class;
+  }
+}
+
+TEST(DefaultRowsTest, Da8w4RowsParseAndSayWhereTheyComeFrom) {
+  for (const DefaultsRow& row : Da8w4DefaultsRows()) {
+    ExpectWellFormed(row);
+    const Da8w4Params base = DefaultDa8w4Params(Intel(), row.max_tier);
+    EXPECT_TRUE(ApplyDa8w4Tuning(row.params, base, row.max_tier).ok())
+        << row.cpu_class;
+  }
+}
+
+// The values the per-class conditions gave before they became rows.
+TEST(DefaultRowsTest, ClassesGetTheirValues) {
+  const W4a16Params zen4 = DefaultW4a16Params(Zen4(), IsaTier::kAvx512Bf16);
+  EXPECT_EQ(zen4.flavor, Flavor::kBf16Dot);
+  EXPECT_EQ(zen4.prefetch_distance, 4096);
+  const W4a16Params zen4_vnni =
+      DefaultW4a16Params(Zen4(), IsaTier::kAvx512Vnni);
+  EXPECT_EQ(zen4_vnni.flavor, Flavor::kF32Fma);
+  EXPECT_EQ(zen4_vnni.prefetch_distance, 4096);
+  EXPECT_EQ(DefaultW4a16Params(Zen4(), IsaTier::kAvx2).prefetch_distance, 0);
+  const W4a16Params zen5 = DefaultW4a16Params(Zen5(), IsaTier::kAvx512Bf16);
+  EXPECT_EQ(zen5.flavor, Flavor::kBf16Dot);
+  EXPECT_EQ(zen5.prefetch_distance, 8192);
+  EXPECT_EQ(DefaultW4a16Params(Zen3(), IsaTier::kAvx2).prefetch_distance, 4096);
+  const W4a16Params intel = DefaultW4a16Params(Intel(), IsaTier::kAvx512Bf16);
+  EXPECT_EQ(intel.flavor, Flavor::kF32Fma);
+  EXPECT_EQ(intel.prefetch_distance, 4096);
+  EXPECT_EQ(DefaultW4a16Params(Intel(), IsaTier::kAvx2).prefetch_distance, 0);
+  EXPECT_EQ(intel.vector_bits, 512);
+
+  const Da8w4Params d4 = DefaultDa8w4Params(Zen4(), IsaTier::kAvx512Bf16);
+  EXPECT_FALSE(d4.panels());
+  EXPECT_EQ(d4.handover_m, 2);
+  const Da8w4Params d5 = DefaultDa8w4Params(Zen5(), IsaTier::kAvx512Bf16);
+  EXPECT_TRUE(d5.panels());
+  EXPECT_EQ(d5.handover_m, 16);
+  EXPECT_EQ(DefaultDa8w4Params(Zen4(), IsaTier::kAvx2).handover_m, 16);
+  EXPECT_EQ(DefaultDa8w4Params(Intel(), IsaTier::kAvx512Vnni).prefetch_distance,
+            4096);
+  EXPECT_EQ(DefaultDa8w4Params(Zen5(), IsaTier::kAvx512Bf16).prefetch_distance,
+            0);
+}
+
+TEST(DefaultRowsTest, MatchingRowsFollowClassAndTier) {
+  const std::vector<DefaultsRow> rows = {
+      {"zen4",
+       IsaTier::kAvx512Vnni,
+       IsaTier::kAvx512Bf16,
+       Evidence::kGuessed,
+       "test",
+       {}},
+      {"zen3", IsaTier::kAvx2, IsaTier::kAvx2, Evidence::kGuessed, "test", {}},
+  };
+  EXPECT_EQ(MatchingRows(rows, Zen4(), IsaTier::kAvx512Bf16).size(), 1u);
+  EXPECT_TRUE(MatchingRows(rows, Zen4(), IsaTier::kAvx2).empty());
+  EXPECT_EQ(MatchingRows(rows, Zen3(), IsaTier::kAvx2).size(), 1u);
+  EXPECT_TRUE(MatchingRows(rows, Intel(), IsaTier::kAvx512Bf16).empty());
+  EXPECT_EQ(CpuClassBase(Zen4()), "zen4");
+}
+
+// One pipeline: a tuning entry this tier cannot run (a row tile too tall
+// for the registers) is dropped with one warning and the defaults run,
+// never the reference.
+TEST(ParamResolutionTest, UnfitTuningEntryFallsBackToTheDefaultsOnce) {
+  const IsaTier isa = ActiveIsa();
+  if (!testing::CanRunTier(IsaTier::kAvx2) || isa < IsaTier::kAvx2) {
+    GTEST_SKIP() << testing::WhyCannotRunTier(IsaTier::kAvx2);
+  }
+  LayerDesc desc;
+  desc.n = 64;
+  desc.k = 256;
+  desc.group_size = 128;
+  desc.mode = Mode::kW4A16;
+  const std::string path = ::testing::TempDir() + "/unfit_tuning.json";
+  std::ofstream(path) << R"({"w4jit_tuning_version": 1,
+      "cpu": {"class": ")"
+                      << CpuClassOf(HostCpu(), isa)
+                      << R"(", "name": "test"}, "created": "2026-12-05",
+      "entries": [{"mode": "w4a16", "n": 64, "k": 256, "group_size": 128,
+                   "params": {"gemv_mr": 40}}]})";
+  ASSERT_TRUE(w4jit::LoadTuningFile(path).ok());
+  int warnings = 0;
+  std::string said;
+  SetLogHook([&](LogLevel level, std::string_view m) {
+    if (level == LogLevel::kWarning) {
+      ++warnings;
+      said = std::string(m);
+    }
+  });
+  const W4a16Params p = ResolveW4a16Params(HostCpu(), isa, desc);
+  SetLogHook(nullptr);
+  EXPECT_EQ(warnings, 1);
+  EXPECT_NE(said.find("vector registers"), std::string::npos) << said;
+  EXPECT_EQ(p.gemv_mr, DefaultW4a16Params(HostCpu(), isa).gemv_mr);
+
+  const auto w = testing::RandomWeights(desc, 1);
+  auto layer = testing::MakeLayer(desc, w);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  const std::vector<std::string> names = (*layer)->kernel_names();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names[0].rfind("w4a16", 0), 0u) << names[0];
+  ASSERT_TRUE(w4jit::LoadTuningFile("").ok());
+}
+
+}  // namespace
+}  // namespace w4jit::internal
