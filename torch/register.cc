@@ -92,10 +92,6 @@ std::string WeightCheckOp(c10::string_view name) {
   return WeightCheckName(CurrentWeightCheck());
 }
 
-int64_t FingerprintCount() {
-  return static_cast<int64_t>(FingerprintsComputed().content_calls);
-}
-
 // [content fingerprints, their bytes, sampled fingerprints, their bytes].
 std::vector<int64_t> FingerprintCountsOp() {
   const FingerprintCounts c = FingerprintsComputed();
@@ -200,7 +196,6 @@ TORCH_LIBRARY(w4jit, m) {
   m.def("flush_moe_weight_cache() -> ()", TORCH_FN(FlushMoeWeightCache));
   m.def("flush_weight_cache() -> ()", TORCH_FN(FlushWeightCache));
   m.def("weight_check(str name=\"\") -> str", TORCH_FN(WeightCheckOp));
-  m.def("_fingerprint_count() -> int", TORCH_FN(FingerprintCount));
   m.def("_fingerprint_counts() -> int[]", TORCH_FN(FingerprintCountsOp));
   m.def("_concurrency(bool inside_parallel_region=False) -> int",
         TORCH_FN(Concurrency));

@@ -172,10 +172,9 @@ FAKES = {
     "_overhead_probe": overhead_probe_fake,
 }
 # Ops with no tensor arguments (cache and thread queries) need no fake.
-NO_TENSOR_OPS = ("_cache_size", "_clear_cache", "_fingerprint_count",
-                 "_fingerprint_counts", "_concurrency",
-                 "flush_moe_weight_cache", "flush_weight_cache",
-                 "weight_check",
+NO_TENSOR_OPS = ("_cache_size", "_clear_cache", "_fingerprint_counts",
+                 "_concurrency", "flush_moe_weight_cache",
+                 "flush_weight_cache", "weight_check",
                  "_int4pack_capability")
 
 

@@ -24,7 +24,6 @@ K, N, GS = 64, 48, 32
 NOT_CHECKED = {
     "_cache_size": "no tensor arguments",
     "_clear_cache": "no tensor arguments",
-    "_fingerprint_count": "no tensor arguments",
     "_fingerprint_counts": "no tensor arguments",
     "flush_weight_cache": "no tensor arguments",
     "weight_check": "no tensor arguments",
