@@ -21,14 +21,12 @@
 set -euo pipefail
 torch_version="${W4JIT_TORCH_VERSION:-2.14.0}"
 zentorch_version="${W4JIT_ZENTORCH_VERSION:-2.14.0.1}"
-base_python="${W4JIT_VENV_PYTHON:-/usr/bin/python3}"
-cache="${W4JIT_VENV_CACHE:-$HOME/.cache/w4jit}"
-venv="$cache/venv-torch${torch_version}-zentorch${zentorch_version}"
+source "$(dirname "$0")/lib/venv.sh"
+venv_tag=torch-venv
+venv="$venv_cache/venv-torch${torch_version}-zentorch${zentorch_version}"
 
-healthy() {
-  [ -x "$venv/bin/python" ] || return 1
-  (cd / && "$venv/bin/python" - "$torch_version" "$zentorch_version" \
-      >/dev/null 2>&1) <<'PY'
+venv_healthy() {
+  "$venv/bin/python" - "$torch_version" "$zentorch_version" <<'PY'
 import sys
 import hypothesis, numpy, pytest, setuptools, wheel  # noqa: F401
 import torch
@@ -40,27 +38,11 @@ assert hasattr(torch.ops.zentorch, "zentorch_woq_linear")
 PY
 }
 
-mkdir -p "$cache"
-# One builder at a time; a second caller waits, then finds it healthy.
-exec 9>"$venv.lock"
-flock 9
-if healthy; then
-  echo "torch-venv: reusing $venv" >&2
-else
-  echo "torch-venv: creating $venv (torch $torch_version, zentorch" \
-       "$zentorch_version, from PyPI)" >&2
-  start=$(date +%s)
-  rm -rf "$venv"
-  "$base_python" -m venv "$venv"
+venv_install() {
   "$venv/bin/pip" install -q --disable-pip-version-check \
     "torch==$torch_version" "zentorch==$zentorch_version" \
     hypothesis pytest setuptools wheel numpy
-  if ! healthy; then
-    echo "torch-venv: $venv was installed but does not import torch" \
-         "$torch_version and zentorch $zentorch_version" >&2
-    exit 1
-  fi
-  echo "torch-venv: created in $(( $(date +%s) - start )) s," \
-       "$(du -sh "$venv" | cut -f1)" >&2
-fi
+}
+
+venv_ensure
 echo "$venv"

