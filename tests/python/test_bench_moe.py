@@ -1,10 +1,10 @@
-"""python3 -m w4jit.bench_moe on its tiny preset: every path agrees with
+"""python3 -m w4jit.bench.moe on its tiny preset: every path agrees with
 the others before it is timed, and the table and CSV carry every row."""
 import csv
 
 import pytest
 
-from w4jit import bench_moe
+from w4jit.bench import moe as bench_moe
 
 
 def test_tiny_run_writes_every_row(tmp_path, capsys):

@@ -1,10 +1,10 @@
-"""Smoke test of python -m w4jit.bench_zentorch --quick: w4jit beside
+"""Smoke test of python -m w4jit.bench.zentorch --quick: w4jit beside
 zentorch and torch's int4 matmul on small shapes, outputs checked before
 timing."""
 import pytest
 import torch
 
-from w4jit import bench_zentorch
+from w4jit.bench import zentorch as bench_zentorch
 
 
 def _zentorch_or_skip():

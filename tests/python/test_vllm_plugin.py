@@ -1,10 +1,13 @@
-"""The vLLM plugin (w4jit.vllm, docs/vllm.md) on a tiny locally made
-compressed-tensors W4A16 g128 Llama (symmetric, with zero points) and its
-GPTQ twin: vLLM picks w4jit's kernel, and the
-greedy tokens are those of vLLM's own CPU int4 kernel. Skips, naming the
-reason, where vLLM is not installed or w4jit is not installed as a
-distribution (the entry point vLLM finds plugins by);
-scripts/test-vllm.sh runs it in the vLLM venv."""
+"""The vLLM plugin (w4jit.vllm, docs/vllm.md) on tiny locally made models:
+dense Llamas (compressed-tensors W4A16 g128 symmetric and with zero points,
+GPTQ) and Qwen-MoE models (compressed-tensors both ways, GPTQ, AWQ,
+MoeWNA16; one with a shared expert). vLLM picks w4jit's dense kernel, the
+plugin takes every MoE layer whichever experts class vLLM chose (its own
+modular CPUExpertsInt4 or zentorch's monolithic ZentorchExpertsInt4), and
+the greedy tokens are those of vLLM's own CPU int4 kernels, or part from
+them only at a near-tie. Skips, naming the reason, where vLLM is not
+installed or w4jit is not installed as a distribution (the entry point vLLM
+finds plugins by); scripts/test-vllm.sh runs it in the vLLM venv."""
 import importlib.metadata
 import importlib.util
 import json
@@ -16,7 +19,7 @@ import pytest
 
 
 def test_import_w4jit_does_not_import_vllm():
-    code = ("import sys, w4jit\n"
+    code = ("import sys, w4jit, w4jit.bench\n"
             "print(any(m == 'vllm' or m.startswith('vllm.') "
             "for m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], check=True,
@@ -38,10 +41,13 @@ needs_vllm = pytest.mark.skipif(_skip_reason() is not None,
                                 reason=str(_skip_reason()))
 
 # Runs one vLLM engine in this child process (in-process engine core) and
-# prints the kernel vLLM chose for the first linear layer and 16 greedy
-# tokens.
+# prints the kernels the model's int4 layers and experts hold and 16 greedy
+# tokens. argv: model folder, quantization override ("" for the
+# checkpoint's own), tensor_parallel_size.
 _CHILD = r"""
 import json, sys
+from w4jit.bench import vllm_child
+vllm_child._pin_platform()  # W4JIT_BENCH_ZEN / W4JIT_BENCH_NO_ZENTORCH
 import torch
 # vLLM's own AMX kernels need the tile permission that nothing asks for
 # when the plugin is off (docs/vllm.md); a no-op without AMX.
@@ -49,47 +55,61 @@ torch._C._cpu._init_amx()
 from vllm import LLM, SamplingParams
 from vllm.inputs import TokensPrompt
 llm = LLM(model=sys.argv[1], dtype="bfloat16", enforce_eager=True,
-          max_model_len=256, max_num_seqs=2, seed=0)
-
-
-def kernel_name(model):
-    layer = model.model.layers[0].self_attn.qkv_proj
-    # compressed-tensors keeps the kernel on its scheme, GPTQ on the method.
-    owner = getattr(layer, "scheme", None) or layer.quant_method
-    return type(owner.kernel).__name__
-
-
-kernel = llm.apply_model(kernel_name)[0]
+          max_model_len=256, max_num_seqs=2, seed=0,
+          quantization=sys.argv[2] or None,
+          tensor_parallel_size=int(sys.argv[3]))
+ranks = llm.apply_model(vllm_child.kernels_in)
+assert all(r == ranks[0] for r in ranks), ranks
+kernels = ranks[0]
 prompt = TokensPrompt(prompt_token_ids=[5, 17, 42, 99, 7, 300, 12, 64])
 out = llm.generate([prompt], SamplingParams(temperature=0, max_tokens=16,
                                              ignore_eos=True, logprobs=2),
                    use_tqdm=False)[0].outputs[0]
 top2 = [sorted((v.logprob for v in s.values()), reverse=True)[:2]
         for s in out.logprobs]
-print("RESULT " + json.dumps({"kernel": kernel, "tokens": list(out.token_ids),
-                              "top2": top2}))
+print("RESULT " + json.dumps({"kernels": kernels,
+                              "tokens": list(out.token_ids), "top2": top2}))
 """
+
+DENSE = ("ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128")
+MOE = ("ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128",
+       "awq-w4a16-g128")
 
 
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory):
-    from w4jit import vllm_models
+    from w4jit.bench import vllm_models
     out = tmp_path_factory.mktemp("vllm-models")
-    return vllm_models.make_model(str(out), "tiny",
-                                  variants=("ct-w4a16-g128",
-                                            "ct-w4a16-g128-asym",
-                                            "gptq-w4a16-g128"))
+    return vllm_models.make_model(str(out), "tiny", variants=DENSE)
 
 
-def _run(model, plugins, w4a8):
+@pytest.fixture(scope="module")
+def moe_models(tmp_path_factory):
+    from w4jit.bench import vllm_models
+    out = tmp_path_factory.mktemp("vllm-moe-models")
+    return vllm_models.make_model(str(out), "moe-tiny", variants=MOE)
+
+
+@pytest.fixture(scope="module")
+def shared_moe_models(tmp_path_factory):
+    from w4jit.bench import vllm_models
+    out = tmp_path_factory.mktemp("vllm-shared-moe-models")
+    return vllm_models.make_model(str(out), "moe-shared-tiny",
+                                  variants=("ct-w4a16-g128",))
+
+
+def _run(model, plugins, w4a8, quantization="", tp=1, **env_add):
     env = dict(os.environ, VLLM_PLUGINS=plugins, VLLM_CPU_INT4_W4A8=w4a8,
-               VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE="1")
-    proc = subprocess.run([sys.executable, "-c", _CHILD, model], env=env,
-                          capture_output=True, text=True, timeout=900)
+               VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE="1",
+               **env_add)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, model, quantization,
+                           str(tp)],
+                          env=env, capture_output=True, text=True,
+                          timeout=900)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    # vLLM's log handler writes to stdout.
-    return json.loads(lines[-1][len("RESULT "):]), proc.stdout + proc.stderr
+    log = proc.stdout + proc.stderr  # vLLM's log handler writes to stdout
+    assert proc.returncode == 0 and lines, log[-4000:]
+    return json.loads(lines[-1][len("RESULT "):]), log
 
 
 def _same_or_near_tie(ref, got, tol=0.05):
@@ -105,14 +125,13 @@ def _same_or_near_tie(ref, got, tol=0.05):
 
 
 @needs_vllm
-@pytest.mark.parametrize("variant", ["ct-w4a16-g128", "ct-w4a16-g128-asym",
-                                     "gptq-w4a16-g128"])
+@pytest.mark.parametrize("variant", DENSE)
 def test_plugin_takes_the_layers_and_matches_vllm(tiny_models, variant):
     model = tiny_models[variant]
     ref, _ = _run(model, "", "0")
-    assert ref["kernel"] != "W4jitWNA16LinearKernel"
+    assert ref["kernels"]["dense"] != ["W4jitWNA16LinearKernel"]
     got, log = _run(model, "w4jit", "0")
-    assert got["kernel"] == "W4jitWNA16LinearKernel", log[-3000:]
+    assert got["kernels"]["dense"] == ["W4jitWNA16LinearKernel"], log[-3000:]
     assert "layers run on w4jit" in log
     _same_or_near_tie(ref, got)
 
@@ -120,9 +139,109 @@ def test_plugin_takes_the_layers_and_matches_vllm(tiny_models, variant):
 @needs_vllm
 def test_plugin_da8w4_mode(tiny_models):
     got, log = _run(tiny_models["ct-w4a16-g128"], "w4jit", "1")
-    assert got["kernel"] == "W4jitWNA16LinearKernel"
+    assert got["kernels"]["dense"] == ["W4jitWNA16LinearKernel"]
     assert "da8w4 layers run on w4jit" in log, log[-3000:]
     assert len(got["tokens"]) == 16
+
+
+@needs_vllm
+@pytest.mark.parametrize("variant", [v for v in MOE if "asym" not in v])
+def test_moe_experts_on_w4jit_match_vllms(moe_models, variant):
+    """W4A16: every MoE layer on w4jit, vLLM's router, vLLM's own experts'
+    greedy tokens (vLLM's CPUExpertsInt4 as the reference)."""
+    model = moe_models[variant]
+    ref, log = _run(model, "", "0")
+    assert ref["kernels"]["moe"] == ["CPUExpertsInt4"], log[-3000:]
+    got, log = _run(model, "w4jit", "0")
+    assert got["kernels"]["moe"] == ["w4jit"], log[-3000:]
+    assert "MoE layers run on w4jit (w4a16" in log
+    assert "MoE layer not taken" not in log
+    _same_or_near_tie(ref, got)
+
+
+@needs_vllm
+@pytest.mark.parametrize("w4a8", ["0", "1"])
+def test_moe_with_zero_points_vllm_refuses(moe_models, w4a8):
+    """compressed-tensors experts with zero points: neither of vLLM's CPU
+    experts classes takes them, so vLLM alone refuses the model; with the
+    plugin they load and run on w4jit."""
+    model = moe_models["ct-w4a16-g128-asym"]
+    if w4a8 == "0":
+        with pytest.raises(AssertionError, match="No WNA16 MoE backend"):
+            _run(model, "", w4a8)
+    got, log = _run(model, "w4jit", w4a8)
+    assert got["kernels"]["moe"] == ["w4jit"], log[-3000:]
+    assert "vLLM had chosen no CPU experts class" in log
+    assert len(got["tokens"]) == 16
+
+
+@needs_vllm
+def test_moe_da8w4_takes_zentorchs_monolithic_experts(moe_models):
+    """On vLLM's Zen platform with DA8W4 (its default there) vLLM chooses
+    zentorch's monolithic ZentorchExpertsInt4: the plugin takes those layers
+    too, routing through vLLM's router, and decodes as zentorch's own
+    experts do or parts from them at a near-tie."""
+    model = moe_models["ct-w4a16-g128"]
+    ref, log = _run(model, "", "1", W4JIT_BENCH_ZEN="1")
+    assert ref["kernels"]["moe"] == ["ZentorchExpertsInt4"], log[-3000:]
+    got, log = _run(model, "w4jit", "1", W4JIT_BENCH_ZEN="1")
+    assert got["kernels"]["moe"] == ["w4jit"], log[-3000:]
+    assert "vLLM had chosen ZentorchExpertsInt4" in log
+    assert "MoE layers run on w4jit (da8w4" in log
+    assert len(got["tokens"]) == 16
+
+
+@needs_vllm
+def test_moe_wna16_method(moe_models):
+    """vLLM's MoeWNA16 method (quantization="moe_wna16") rewrites GPTQ
+    experts to its own byte layout, which vLLM's CPU backend then refuses
+    ("requires AutoAWQConfig, AutoGPTQConfig or QuantizationArgs"); w4jit
+    reads that layout, and decodes as vLLM does the same checkpoint through
+    its GPTQ method."""
+    model = moe_models["gptq-w4a16-g128"]
+    with pytest.raises(AssertionError, match="got MoeWNA16Config"):
+        _run(model, "", "0", quantization="moe_wna16")
+    ref, _ = _run(model, "", "0")
+    got, log = _run(model, "w4jit", "0", quantization="moe_wna16")
+    assert got["kernels"]["moe"] == ["w4jit"], log[-3000:]
+    assert "MoeWNA16 MoE layers run on w4jit" in log
+    _same_or_near_tie(ref, got)
+
+
+@needs_vllm
+def test_moe_with_shared_expert(shared_moe_models):
+    """A shared expert runs as vLLM runs it (in the MoE runner, its own int4
+    linear layers on w4jit's dense kernel) and the routed experts on w4jit:
+    decided at load time, no error at serve time."""
+    model = shared_moe_models["ct-w4a16-g128"]
+    ref, _ = _run(model, "", "0")
+    got, log = _run(model, "w4jit", "0")
+    assert got["kernels"] == {"dense": ["W4jitWNA16LinearKernel"],
+                              "moe": ["w4jit"]}, log[-3000:]
+    # This model's second step is a tie to one bf16 ulp of its logits
+    # (top two 0.0625 apart): held to just above that.
+    _same_or_near_tie(ref, got, tol=0.07)
+
+
+@needs_vllm
+@pytest.mark.parametrize("w4a8", ["0", "1"])
+def test_tensor_parallel_2_matches_tp_1(moe_models, tiny_models, w4a8):
+    """tensor_parallel_size=2 (two worker processes, one CPU each): every
+    rank's dense layers and experts on w4jit, and TP=1's greedy tokens. In
+    DA8W4 the row-parallel layers (o_proj, down_proj, the experts' w2) see
+    half of K on each rank and quantize that half per token with its own
+    scale, where TP=1 quantizes the whole row with one: the logits move by
+    that rounding, so DA8W4 is held to a near-tie of 0.5 nats (docs/vllm.md,
+    "Tensor parallel")."""
+    tol = 0.05 if w4a8 == "0" else 0.5
+    for model in (tiny_models["ct-w4a16-g128"], moe_models["ct-w4a16-g128"]):
+        one, _ = _run(model, "w4jit", w4a8)
+        two, log = _run(model, "w4jit", w4a8, tp=2,
+                        VLLM_CPU_OMP_THREADS_BIND="0|1")
+        assert two["kernels"]["dense"] == ["W4jitWNA16LinearKernel"], \
+            log[-3000:]
+        assert two["kernels"]["moe"] in ([], ["w4jit"]), log[-3000:]
+        _same_or_near_tie(one, two, tol)
 
 
 @needs_vllm
@@ -140,3 +259,32 @@ def test_can_implement_names_why_it_declines():
     assert not ok and "group size 256 does not divide K = 384" in why
     c.group_size = 128
     assert W4jitWNA16LinearKernel.can_implement(c) == (True, None)
+
+
+@needs_vllm
+def test_a_hook_that_does_not_fit_logs_once_and_steps_aside(caplog):
+    """A vLLM whose internals moved: install() raising is one warning and
+    vLLM's own kernels, never an exception out of register()."""
+    import w4jit.vllm as plugin
+    with caplog.at_level("WARNING", logger="vllm.w4jit"):
+        plugin._install("no_such_hook", "test layers")
+    assert any("do not fit the plugin's no_such_hook hook" in r.message
+               and "vLLM keeps its own test layers" in r.message
+               for r in caplog.records)
+
+
+@needs_vllm
+def test_moe_wna16_zero_points_regroup():
+    """MoeWNA16's uint8 [E, N/2, G] zero points (two along N per byte) are
+    compressed-tensors' int32 [E, N/8, G] words, nibble for nibble."""
+    import torch
+    from w4jit import formats
+    from w4jit.vllm.moe_method import _moe_wna16_zeros
+    g = torch.Generator().manual_seed(0)
+    z = torch.randint(0, 16, (2, 3, 16), generator=g)  # [E, G, N]
+    bytes_ = (z[..., 0::2] + 16 * z[..., 1::2]).to(torch.uint8)  # [E, G, N/2]
+    got = _moe_wna16_zeros(bytes_.transpose(1, 2).contiguous())
+    want = torch.stack([formats.pack_compressed_tensors(
+        torch.zeros(16, 8, dtype=torch.int8),
+        torch.ones(3, 16), z[e].to(torch.int8))[2] for e in range(2)])
+    assert torch.equal(got, want)

@@ -30,7 +30,7 @@ import os
 import pytest
 import torch
 
-from w4jit import bench_zentorch
+from w4jit.bench import zentorch as bench_zentorch
 from reference import random_layer, w4a16_reference
 
 # N, K, group size (-1: per channel).

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 import w4jit
-from w4jit.bench_torch import bench_header, make_layer, timeit
+from w4jit.bench.layers import bench_header, make_layer, timeit
 
 OPS = torch.ops.w4jit
 

@@ -44,7 +44,7 @@ import torch.nn.functional as F
 
 import w4jit
 from w4jit import formats
-from w4jit.bench_torch import bench_header
+from w4jit.bench.layers import bench_header
 
 OPS = torch.ops.w4jit
 PRESETS = {  # name: (H, I, E, top-k) of the model's MoE layer

@@ -1,202 +1,158 @@
-"""End-to-end: vLLM offline generation on locally made int4 models, with
-vLLM's own CPU int4 kernels, zentorch's and w4jit's (docs/vllm.md).
+"""Whole models inside vLLM: vLLM's own CPU int4 kernels, zentorch's and
+w4jit's, on locally made models (docs/vllm.md, "The end-to-end harness").
 
-    python3 -m w4jit.vllm_bench --models DIR [--shape tiny|small|1b|moe]
-        [--paths bf16,vllm-w4a16,...] [--rounds 1] [--repeats 3]
-        [--batches 1,4,16] [--decode 64] [--prefill 512] [--threads N]
-        [--compile] [--profile] [--json OUT]
+    python3 -m w4jit.bench.vllm --models DIR [--shape moe] [--paths ...]
 
-DIR is made by w4jit.vllm_models when it has no model folders yet. Each path
-runs in its own process (the plugin and the kernel choice are per process;
---rounds > 1 starts one per path per round, path order rotated each round),
-times each shape --repeats times inside it, and reports: decode
-tokens/s at each batch (B sequences of a 32-token prompt, `--decode` new
-tokens each, timed against the same request with one new token, so prefill
-cancels), the time of one `--prefill`-token prompt with one new token, the
-first step's log-probabilities over the whole vocabulary (max |delta| and KL
-against the bf16 model's) and 32 greedy tokens (against vLLM's own W4A16).
+Every path pins the kernels its name promises (vLLM's paths hide zentorch
+and disable zentorch's linear kernel; zentorch's paths answer vLLM's Zen
+check yes; w4jit's load the plugin) and states which classes must run its
+int4 linear layers and its MoE experts. Each path runs in a fresh process
+per batch size; each process reports what the built model really holds, and
+the parent reads vLLM's own log lines ("Using X for mixed-precision
+linear", "Using 'B' WNA16 MoE backend", the plugin's "run on w4jit"). A
+path whose model or log shows another kernel than its name says is FAILED,
+and the command exits 1. Every child's whole log is kept in --logs.
+
+Reported per path: decode tokens/s at each batch size (B sequences of a
+32-token prompt, --decode new tokens each, timed against the same request
+with one new token, so the prefill cancels; best and median of --repeats),
+the time of one --prefill-token prompt, the first step's log-probabilities
+over the whole vocabulary (KL and max |delta| against the bf16 model and
+against vllm-w4a16), 32 greedy tokens against vllm-w4a16's (the first
+divergence with both paths' top-two log-probabilities), and with --profile
+where a batch-1 step's time goes.
 """
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-# path name -> (model variant, environment of its process)
+# path -> model ("bf16" or the int4 variant), its environment, and what must
+# run its int4 linear layers ("dense") and its MoE experts ("moe": "w4jit"
+# or vLLM's experts class). W4JIT_BENCH_ZEN: vLLM's Zen platform forced (as
+# on an AMD Zen CPU with zentorch); W4JIT_BENCH_NO_ZENTORCH: zentorch hidden
+# (vLLM's plain CPU platform, as on any CPU without zentorch).
+_NO_ZT = {"VLLM_PLUGINS": "", "W4JIT_BENCH_NO_ZENTORCH": "1",
+          "VLLM_DISABLED_KERNELS": "ZentorchWNA16LinearKernel"}
+_ZT = {"VLLM_PLUGINS": "", "W4JIT_BENCH_ZEN": "1"}
 PATHS = {
-    "bf16": ("bf16", {"VLLM_PLUGINS": ""}),
-    "vllm-w4a16": ("ct-w4a16-g128",
-                   {"VLLM_PLUGINS": "", "VLLM_CPU_INT4_W4A8": "0"}),
-    "vllm-w4a8": ("ct-w4a16-g128",
-                  {"VLLM_PLUGINS": "", "VLLM_CPU_INT4_W4A8": "1"}),
-    "zentorch-w4a16": ("ct-w4a16-g128",
-                       {"VLLM_PLUGINS": "", "VLLM_CPU_INT4_W4A8": "0",
-                        "W4JIT_BENCH_ZEN": "1"}),
-    "zentorch-da8w4": ("ct-w4a16-g128",
-                       {"VLLM_PLUGINS": "", "VLLM_CPU_INT4_W4A8": "1",
-                        "W4JIT_BENCH_ZEN": "1"}),
-    "w4jit-w4a16": ("ct-w4a16-g128",
-                    {"VLLM_PLUGINS": "w4jit", "VLLM_CPU_INT4_W4A8": "0"}),
-    "w4jit-da8w4": ("ct-w4a16-g128",
-                    {"VLLM_PLUGINS": "w4jit", "VLLM_CPU_INT4_W4A8": "1"}),
+    "bf16": ("bf16", {"VLLM_PLUGINS": ""}, None, None),
+    "vllm-w4a16": ("int4", dict(_NO_ZT, VLLM_CPU_INT4_W4A8="0"),
+                   "CPUWNA16LinearKernel", "CPUExpertsInt4"),
+    "vllm-w4a8": ("int4", dict(_NO_ZT, VLLM_CPU_INT4_W4A8="1"),
+                  "CPUWNA16LinearKernel", "CPUExpertsInt4"),
+    # zentorch's MoE backend is DA8W4 only: with W4A8 off vLLM runs its own.
+    "zentorch-w4a16": ("int4", dict(_ZT, VLLM_CPU_INT4_W4A8="0"),
+                       "ZentorchWNA16LinearKernel", "CPUExpertsInt4"),
+    "zentorch-da8w4": ("int4", dict(_ZT, VLLM_CPU_INT4_W4A8="1"),
+                       "ZentorchWNA16LinearKernel", "ZentorchExpertsInt4"),
+    "w4jit-w4a16": ("int4", {"VLLM_PLUGINS": "w4jit",
+                             "VLLM_CPU_INT4_W4A8": "0"},
+                    "W4jitWNA16LinearKernel", "w4jit"),
+    "w4jit-da8w4": ("int4", {"VLLM_PLUGINS": "w4jit",
+                             "VLLM_CPU_INT4_W4A8": "1"},
+                    "W4jitWNA16LinearKernel", "w4jit"),
+    # vLLM's Zen platform: it chooses zentorch's monolithic experts class,
+    # and the plugin must take those layers too.
+    "w4jit-da8w4-zen": ("int4", {"VLLM_PLUGINS": "w4jit",
+                                 "VLLM_CPU_INT4_W4A8": "1",
+                                 "W4JIT_BENCH_ZEN": "1"},
+                        "W4jitWNA16LinearKernel", "w4jit"),
 }
-GREEDY_STEPS = 32
-PROMPT_LEN = 32
+DEFAULT_PATHS = ("bf16", "vllm-w4a16", "vllm-w4a8", "zentorch-w4a16",
+                 "zentorch-da8w4", "w4jit-w4a16", "w4jit-da8w4")
+
+_LOG_DENSE = re.compile(r"Using (\w+) for mixed-precision linear")
+_LOG_MOE_BACKEND = re.compile(r"Using '(\w+)' WNA16 MoE backend")
+_LOG_EXPERTS = re.compile(r"Using (\w*Experts\w*)\s*$", re.M)
+_LOG_W4JIT_MOE = "MoE layers run on w4jit"
 
 
-def _force_zen_platform():
-    """vLLM takes its zentorch kernels only on a CPU whose /proc/cpuinfo
-    says AuthenticAMD; elsewhere (this benchmark's Intel hosts, where
-    zentorch's kernels run too) the platform check is answered yes."""
-    import vllm.platforms as platforms
-    platforms._is_amd_zen_cpu = lambda: True
+def logged_kernels(log):
+    """What vLLM's and the plugin's log lines say ran: {"dense": [...],
+    "moe_backend": [...], "moe": [...]} ("w4jit" where the plugin took the
+    experts)."""
+    moe = set(_LOG_EXPERTS.findall(log))
+    if _LOG_W4JIT_MOE in log:
+        moe.add("w4jit")
+    return {"dense": sorted(set(_LOG_DENSE.findall(log))),
+            "moe_backend": sorted(set(_LOG_MOE_BACKEND.findall(log))),
+            "moe": sorted(moe)}
 
 
-def _prompt_ids(n, vocab, seed):
-    import random
-    rng = random.Random(seed)
-    return [rng.randrange(2, vocab) for _ in range(n)]
+def mislabel(path, ran, logged, has_moe):
+    """None when the model and the log show what the path's name promises,
+    else the reason."""
+    _, _, dense, moe = PATHS[path]
+    if dense is not None:
+        if ran["dense"] != [dense]:
+            return f"int4 linear layers ran {ran['dense']}, not {dense}"
+        if dense not in logged["dense"] and dense != "W4jitWNA16LinearKernel":
+            return f"vLLM logged {logged['dense']}, not {dense}"
+    if moe is not None and has_moe:
+        if ran["moe"] != [moe]:
+            return f"MoE experts ran {ran['moe']}, not {moe}"
+        if moe not in logged["moe"]:
+            return f"the log says the experts were {logged['moe']}, not {moe}"
+        if moe == "w4jit" and "MoE layer not taken" in logged.get("raw", ""):
+            return "the plugin declined some MoE layers"
+    return None
 
 
-def _timed(llm, prompts, params):
-    t0 = time.perf_counter()
-    out = llm.generate(prompts, params, use_tqdm=False)
-    return time.perf_counter() - t0, out
-
-
-def _child(args):
-    """One path in this process: prints one JSON line."""
-    if os.environ.get("W4JIT_BENCH_ZEN") == "1":
-        _force_zen_platform()
-    # vLLM's own AMX kernels (its int4 linear and attention) run tile
-    # instructions without asking Linux for the tile state; on PyPI's torch
-    # nothing else asks either, and the first one is SIGILL. The plugin asks
-    # (w4jit/vllm/__init__.py); every other path gets the same here.
-    import torch
-    torch._C._cpu._init_amx()
-    from vllm import LLM, SamplingParams
-    from vllm.inputs import TokensPrompt
-    llm = LLM(model=args.model, dtype="bfloat16", seed=0,
-              max_model_len=max(1024, args.prefill + 64),
-              max_num_seqs=max(args.batches), max_logprobs=-1,
-              enforce_eager=not args.compile,
-              enable_prefix_caching=False)
-    vocab = llm.llm_engine.model_config.get_vocab_size()
-    tok_vocab = min(vocab, len(llm.get_tokenizer()))
-    result = {"path": args.path, "model": args.model}
-
-    def prompts(b, n, seed):
-        return [TokensPrompt(prompt_token_ids=_prompt_ids(n, tok_vocab,
-                                                          seed + j))
-                for j in range(b)]
-
-    # Correctness: the first step over the whole vocabulary, then greedy.
-    p = prompts(1, PROMPT_LEN, 1000)
-    _, out = _timed(llm, p, SamplingParams(temperature=0, max_tokens=1,
-                                           logprobs=-1))
-    first = out[0].outputs[0].logprobs[0]
-    lp = [0.0] * vocab
-    for tok, v in first.items():
-        lp[tok] = v.logprob
-    import numpy as np
-    np.save(args.logprobs_out, np.asarray(lp, dtype=np.float64))
-    _, out = _timed(llm, p, SamplingParams(temperature=0,
-                                           max_tokens=GREEDY_STEPS,
-                                           logprobs=2, ignore_eos=True))
-    o = out[0].outputs[0]
-    result["greedy"] = list(o.token_ids)
-    result["greedy_top2"] = [sorted((v.logprob for v in step.values()),
-                                    reverse=True)[:2] for step in o.logprobs]
-
-    # Speed: a short warm-up of every shape, then --repeats timings each.
-    one = SamplingParams(temperature=0, max_tokens=1, ignore_eos=True)
-    decode = {b: [] for b in args.batches}
-    prefill = []
-    pre = prompts(1, args.prefill, 7)
-    for b in args.batches:
-        _timed(llm, prompts(b, PROMPT_LEN, b),
-               SamplingParams(temperature=0, max_tokens=4, ignore_eos=True))
-    _timed(llm, pre, one)
-    for _ in range(args.repeats):
-        for b in args.batches:
-            ps = prompts(b, PROMPT_LEN, b)
-            full = SamplingParams(temperature=0, max_tokens=args.decode,
-                                  ignore_eos=True)
-            t_full, _ = _timed(llm, ps, full)
-            t_one, _ = _timed(llm, ps, one)
-            decode[b].append(b * (args.decode - 1) / max(t_full - t_one,
-                                                         1e-9))
-        prefill.append(_timed(llm, pre, one)[0])
-    result["decode_tok_s"] = decode
-    result["prefill_s"] = prefill
+def _child_cmd(args, path, batch, first, lp_out):
+    variant = "bf16" if PATHS[path][0] == "bf16" else args.variant
+    cmd = [sys.executable, "-m", "w4jit.bench.vllm", "--child", path,
+           "--model", os.path.join(args.models, variant),
+           "--logprobs-out", lp_out, "--decode", str(args.decode),
+           "--prefill", str(args.prefill), "--repeats", str(args.repeats),
+           "--batch", str(batch), "--tp", str(args.tp)]
+    if first:
+        cmd.append("--first")
+    if args.compile:
+        cmd.append("--compile")
     if args.profile:
-        result["profile"] = _profile(llm, prompts(1, PROMPT_LEN, 5))
-    print("W4JIT_BENCH " + json.dumps(result), flush=True)
+        cmd.append("--profile")
+    return cmd
 
 
-def _label_w4jit_calls():
-    """torch's profiler does not see calls into a torchbind object; label
-    the plugin's entry points (only in profiling runs: a label costs a few
-    microseconds a call)."""
-    import torch
-    from .vllm import linear_kernel, moe_method  # noqa: F401 (installed)
-    kernel = linear_kernel.W4jitWNA16LinearKernel
-    apply = kernel.apply_weights
-
-    def labelled(self, layer, x, bias=None):
-        with torch.profiler.record_function("w4jit::linear"):
-            return apply(self, layer, x, bias)
-    kernel.apply_weights = labelled
-    cls = moe_method.ct_moe.CompressedTensorsWNA16MoEMethod
-    moe_apply = cls.apply
-
-    def moe_labelled(self, *a, **kw):
-        with torch.profiler.record_function("w4jit::moe"):
-            return moe_apply(self, *a, **kw)
-    cls.apply = moe_labelled
-
-
-def _profile(llm, prompts):
-    """Where a batch-1 decode step's time goes: CPU self time by op,
-    grouped into w4jit, other int4 kernels, attention and the rest, beside
-    the step's wall time (the difference is Python and scheduling)."""
-    import torch
-    from vllm import SamplingParams
-    if os.environ.get("VLLM_PLUGINS") == "w4jit":
-        _label_w4jit_calls()
-    steps = 17
-    params = SamplingParams(temperature=0, max_tokens=steps, ignore_eos=True)
-    llm.generate(prompts, params, use_tqdm=False)
-    t0 = time.perf_counter()
-    with torch.profiler.profile(activities=[
-            torch.profiler.ProfilerActivity.CPU]) as prof:
-        llm.generate(prompts, params, use_tqdm=False)
-    wall_ms = (time.perf_counter() - t0) * 1000 / steps
-    groups = {"w4jit": 0.0, "int4 (vLLM/zentorch)": 0.0, "attention": 0.0,
-              "rest (ops)": 0.0}
-    top = []
-    for e in prof.key_averages():
-        name, us = e.key, e.self_cpu_time_total
-        low = name.lower()
-        if "w4jit" in low:
-            key = "w4jit"
-        elif any(w in low for w in ("wna16", "int4", "woq", "qlinear",
-                                    "fused_moe", "fused_experts")):
-            key = "int4 (vLLM/zentorch)"
-        elif any(w in low for w in ("attn", "attention", "paged", "sdpa",
-                                    "kv_cache", "rotary")):
-            key = "attention"
-        else:
-            key = "rest (ops)"
-        groups[key] += us
-        top.append((us, name))
-    top.sort(reverse=True)
-    per_step = {k: v / 1000 / steps for k, v in groups.items()}
-    per_step["python and scheduling"] = wall_ms - sum(per_step.values())
-    return {"wall_ms_per_step": wall_ms, "per_step_ms": per_step,
-            "top": [(n, round(us / 1000 / steps, 3)) for us, n in top[:12]]}
+def run_process(args, path, batch, first, tmp):
+    """One fresh process of `path` at one batch size; its whole log goes to
+    args.logs. Returns its result, with "error" where it failed."""
+    env = dict(os.environ)
+    env.update(PATHS[path][1])
+    env.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+    # vLLM serves with one torch thread unless OMP_NUM_THREADS says more.
+    env["OMP_NUM_THREADS"] = str(args.threads)
+    lp_out = os.path.join(tmp, f"{path}.npy")
+    t0 = time.time()
+    proc = subprocess.run(_child_cmd(args, path, batch, first, lp_out),
+                          env=env, capture_output=True, text=True)
+    log = proc.stdout + proc.stderr
+    log_file = os.path.join(args.logs, f"{path}-b{batch}.log")
+    with open(log_file, "w") as f:
+        f.write(log)
+    lines = [ln for ln in proc.stdout.splitlines()
+             if ln.startswith("W4JIT_BENCH ")]
+    if proc.returncode != 0 or not lines:
+        return {"error": f"exit {proc.returncode}: {log[-1500:]}",
+                "log_file": log_file}
+    res = json.loads(lines[-1][len("W4JIT_BENCH "):])
+    res.update(wall_s=time.time() - t0, log_file=log_file,
+               logprobs_file=lp_out if first else None)
+    res["logged"] = logged_kernels(log)
+    if "ran" in res:
+        logged = dict(res["logged"], raw=log)
+        why = mislabel(path, res["ran"], logged, args.has_moe)
+        if why is not None:
+            res["error"] = f"mislabelled: {why}"
+    res["w4jit_log"] = [ln for ln in log.splitlines() if "w4jit:" in ln][:8]
+    return res
 
 
 def _kl_and_max(lp_ref, lp):
@@ -207,128 +163,188 @@ def _kl_and_max(lp_ref, lp):
     return kl, float(np.max(np.abs(lp_ref[finite] - lp[finite])))
 
 
-def _run_path(args, path, tmp):
-    variant, env_add = PATHS[path]
-    env = dict(os.environ)
-    env.update(env_add)
-    env.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
-    # vLLM serves with one torch thread unless OMP_NUM_THREADS says more.
-    env["OMP_NUM_THREADS"] = str(args.threads)
-    lp_out = os.path.join(tmp, f"{path}.npy")
-    cmd = [sys.executable, "-m", "w4jit.vllm_bench", "--child", path,
-           "--model", os.path.join(args.models, variant),
-           "--logprobs-out", lp_out, "--decode", str(args.decode),
-           "--prefill", str(args.prefill), "--repeats", str(args.repeats),
-           "--batches", ",".join(map(str, args.batches))]
-    if args.compile:
-        cmd.append("--compile")
-    if args.profile:
-        cmd.append("--profile")
-    t0 = time.time()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    lines = [ln for ln in proc.stdout.splitlines()
-             if ln.startswith("W4JIT_BENCH ")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr or proc.stdout)[-3000:]
-        return {"path": path, "error": f"exit {proc.returncode}: {tail}"}
-    res = json.loads(lines[-1][len("W4JIT_BENCH "):])
-    res["wall_s"] = time.time() - t0
-    res["logprobs_file"] = lp_out
-    res["log"] = [ln for ln in (proc.stdout + proc.stderr).splitlines()
-                  if "w4jit:" in ln or "Using" in ln]
-    return res
+def _greedy_vs(ref, got):
+    a, g = ref["greedy"], got["greedy"]
+    first = next((i for i, (x, y) in enumerate(zip(a, g)) if x != y), None)
+    if first is None:
+        return "equal"
+    return {"first_divergence": first,
+            "ref_top2_logprobs": ref["greedy_top2"][first],
+            "top2_logprobs": got["greedy_top2"][first]}
+
+
+def summarize(args, runs):
+    """{path: row} from {path: {batch: [results]}}."""
+    import numpy as np
+    firsts = {p: next((r for rs in by_b.values() for r in rs
+                       if r.get("logprobs_file") and "error" not in r), None)
+              for p, by_b in runs.items()}
+    ref_lp = (np.load(firsts["bf16"]["logprobs_file"])
+              if firsts.get("bf16") else None)
+    ref = firsts.get("vllm-w4a16")
+    report = {}
+    for p, by_b in runs.items():
+        errors = [r["error"] for rs in by_b.values() for r in rs
+                  if "error" in r]
+        row = {"expected": {"dense": PATHS[p][2], "moe": PATHS[p][3]}}
+        if errors:
+            row["error"] = errors[0]
+        oks = [r for rs in by_b.values() for r in rs if "error" not in r]
+        if oks:
+            row["ran"] = oks[0].get("ran")
+            row["logged"] = oks[0].get("logged")
+            row["w4jit_log"] = oks[0].get("w4jit_log")
+        row["decode_tok_s"] = {}
+        for b, rs in by_b.items():
+            vals = [v for r in rs if "error" not in r
+                    for v in r.get("decode_tok_s", [])]
+            if vals:
+                row["decode_tok_s"][b] = {"max": max(vals),
+                                          "median": statistics.median(vals),
+                                          "n": len(vals)}
+        first = firsts.get(p)
+        if first is not None:
+            pv = first["prefill_s"]
+            row["prefill_s"] = {"min": min(pv),
+                                "median": statistics.median(pv)}
+            lp = np.load(first["logprobs_file"])
+            if ref_lp is not None:
+                kl, mx = _kl_and_max(ref_lp, lp)
+                row["vs_bf16"] = {"kl": kl, "max_abs_dlogprob": mx}
+            if ref is not None:
+                kl, mx = _kl_and_max(np.load(ref["logprobs_file"]), lp)
+                row["vs_vllm_w4a16"] = {"kl": kl, "max_abs_dlogprob": mx}
+                row["greedy_vs_vllm_w4a16"] = _greedy_vs(ref, first)
+            if "profile" in first:
+                row["profile"] = first["profile"]
+        report[p] = row
+    return report
+
+
+def print_table(report, batches, out=sys.stdout):
+    head = "| path | experts (ran) | " + " | ".join(
+        f"B={b} tok/s" for b in batches) + " | prefill s | greedy |"
+    print(head, file=out)
+    print("|" + "---|" * (head.count("|") - 1), file=out)
+    for p, row in report.items():
+        if "error" in row:
+            print(f"| {p} | FAILED: {row['error'][:200]} |", file=out)
+            continue
+        ran = row.get("ran") or {}
+        cells = [p, ",".join(ran.get("moe", [])) or "-"]
+        for b in batches:
+            d = row["decode_tok_s"].get(b)
+            cells.append(f"{d['max']:.1f} ({d['median']:.1f})" if d else "-")
+        pre = row.get("prefill_s")
+        cells.append(f"{pre['min']:.2f}" if pre else "-")
+        g = row.get("greedy_vs_vllm_w4a16", "-")
+        cells.append(g if isinstance(g, str) else
+                     f"step {g['first_divergence']}")
+        print("| " + " | ".join(cells) + " |", file=out)
+
+
+class _Help(argparse.RawDescriptionHelpFormatter,
+            argparse.ArgumentDefaultsHelpFormatter):
+    pass
+
+
+def _parser():
+    paths = "\n".join(
+        f"  {name:16s} model {m:5s} int4 linear: {d or '-':26s} "
+        f"experts: {e or '-'}" for name, (m, _, d, e) in PATHS.items())
+    ap = argparse.ArgumentParser(
+        prog="python3 -m w4jit.bench.vllm", description=__doc__,
+        formatter_class=_Help,
+        epilog="paths (what each must run, checked):\n" + paths)
+    ap.add_argument("--models", help="the folder of model variants; made "
+                    "by w4jit.bench.vllm_models (--shape) when it has none")
+    ap.add_argument("--shape", default="tiny",
+                    help="the model shape to make when --models is empty "
+                         "(tiny, small, 1b, moe-tiny, moe, moe-shared-tiny)")
+    ap.add_argument("--variant", default="ct-w4a16-g128",
+                    help="the int4 checkpoint the int4 paths load")
+    ap.add_argument("--paths", default=",".join(DEFAULT_PATHS),
+                    help="comma-separated, from the list below")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="processes per path and batch, paths interleaved")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="timings per shape inside each process")
+    ap.add_argument("--batches", default="1,4,16",
+                    help="decode batch sizes, one fresh process each")
+    ap.add_argument("--decode", type=int, default=64,
+                    help="new tokens per sequence in a decode timing")
+    ap.add_argument("--prefill", type=int, default=512,
+                    help="prompt tokens in the prefill timing")
+    ap.add_argument("--compile", action="store_true",
+                    help="vLLM's default torch.compile (else enforce_eager)")
+    ap.add_argument("--profile", action="store_true",
+                    help="where a batch-1 decode step's time goes")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="OMP_NUM_THREADS of every child")
+    ap.add_argument("--tp", type=int, default=1,
+                    help="tensor_parallel_size (kernel checks need 1)")
+    ap.add_argument("--json", help="write the report here (None: stdout "
+                    "only)")
+    ap.add_argument("--logs", help="keep every child's log here (None: "
+                    "a folder beside --json, else a temporary one)")
+    for hidden in ("--child", "--model", "--logprobs-out"):
+        ap.add_argument(hidden, help=argparse.SUPPRESS)
+    ap.add_argument("--batch", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--first", action="store_true", help=argparse.SUPPRESS)
+    return ap
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models")
-    ap.add_argument("--shape", default="tiny")
-    ap.add_argument("--paths", default=",".join(PATHS))
-    ap.add_argument("--rounds", type=int, default=1,
-                    help="processes per path, paths interleaved")
-    ap.add_argument("--repeats", type=int, default=3,
-                    help="timings per shape inside each process")
-    ap.add_argument("--batches", default="1,4,16")
-    ap.add_argument("--decode", type=int, default=64)
-    ap.add_argument("--prefill", type=int, default=512)
-    ap.add_argument("--compile", action="store_true",
-                    help="vLLM's default torch.compile (else enforce_eager)")
-    ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--json")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--model", help=argparse.SUPPRESS)
-    ap.add_argument("--logprobs-out", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    args.batches = [int(b) for b in str(args.batches).split(",")]
+    args = _parser().parse_args(argv)
     if args.child:
+        from . import vllm_child
         args.path = args.child
-        return _child(args)
-
+        return vllm_child.run(args)
+    if not args.models:
+        _parser().error("--models is required")
+    batches = [int(b) for b in str(args.batches).split(",")]
+    paths = args.paths.split(",")
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown:
+        _parser().error(f"unknown path(s) {unknown}; the paths are "
+                        f"{list(PATHS)}")
     from . import vllm_models
     if not os.path.isdir(os.path.join(args.models, "bf16")):
         vllm_models.make_model(args.models, args.shape)
-    import tempfile
-    import numpy as np
+    with open(os.path.join(args.models, "bf16", "config.json")) as f:
+        args.has_moe = "num_experts" in json.load(f)
     tmp = tempfile.mkdtemp(prefix="w4jit-vllm-bench.")
-    paths = args.paths.split(",")
-    runs = {p: [] for p in paths}
+    args.logs = args.logs or (os.path.splitext(args.json)[0] + "-logs"
+                              if args.json else os.path.join(tmp, "logs"))
+    os.makedirs(args.logs, exist_ok=True)
+    runs = {p: {b: [] for b in batches} for p in paths}
     for r in range(args.rounds):
         order = paths[r % len(paths):] + paths[:r % len(paths)]
         for p in order:
-            res = _run_path(args, p, tmp)
-            runs[p].append(res)
-            brief = res.get("error", "")[-1500:] or {
-                "decode": res["decode_tok_s"], "prefill_s": res["prefill_s"],
-                "wall_s": round(res["wall_s"])}
-            print(f"round {r} {p}: {brief}", file=sys.stderr, flush=True)
-    report = {"paths": {}}
-    ref_lp = None
-    if runs.get("bf16") and "error" not in runs["bf16"][0]:
-        ref_lp = np.load(runs["bf16"][0]["logprobs_file"])
-    ref_greedy = None
-    if runs.get("vllm-w4a16") and "error" not in runs["vllm-w4a16"][0]:
-        ref_greedy = runs["vllm-w4a16"][0]
-    for p, rs in runs.items():
-        ok = [r for r in rs if "error" not in r]
-        if not ok:
-            report["paths"][p] = {"error": rs[0]["error"]}
-            continue
-        row = {"decode_tok_s": {}, "prefill_s": {}}
-        for b in args.batches:
-            vals = [v for r in ok for v in r["decode_tok_s"][str(b)]]
-            row["decode_tok_s"][b] = {"max": max(vals),
-                                      "median": statistics.median(vals),
-                                      "n": len(vals)}
-        pv = [v for r in ok for v in r["prefill_s"]]
-        row["prefill_s"] = {"min": min(pv), "median": statistics.median(pv),
-                            "n": len(pv)}
-        if ref_lp is not None:
-            kl, mx = _kl_and_max(ref_lp, np.load(ok[0]["logprobs_file"]))
-            row["vs_bf16"] = {"kl": kl, "max_abs_dlogprob": mx}
-        if ref_greedy is not None:
-            kl, mx = _kl_and_max(np.load(ref_greedy["logprobs_file"]),
-                                 np.load(ok[0]["logprobs_file"]))
-            row["vs_vllm_w4a16"] = {"kl": kl, "max_abs_dlogprob": mx}
-            a, g = ref_greedy["greedy"], ok[0]["greedy"]
-            first = next((i for i, (x, y) in enumerate(zip(a, g)) if x != y),
-                         None)
-            row["greedy_vs_vllm_w4a16"] = (
-                "equal" if first is None else
-                {"first_divergence": first,
-                 "ref_top2_logprobs": ref_greedy["greedy_top2"][first],
-                 "top2_logprobs": ok[0]["greedy_top2"][first]})
-        row["log"] = ok[0].get("log", [])[:8]
-        if "profile" in ok[0]:
-            row["profile"] = ok[0]["profile"]
-        report["paths"][p] = row
+            for i, b in enumerate(batches):
+                res = run_process(args, p, b, r == 0 and i == 0, tmp)
+                runs[p][b].append(res)
+                brief = res.get("error", "")[-600:] or {
+                    "decode": res.get("decode_tok_s"),
+                    "wall_s": round(res["wall_s"])}
+                print(f"round {r} {p} B={b}: {brief}", file=sys.stderr,
+                      flush=True)
+    report = {"paths": summarize(args, runs), "logs": args.logs,
+              "batches": batches, "threads": args.threads,
+              "models": args.models, "variant": args.variant}
     text = json.dumps(report, indent=1, default=str)
     if args.json:
         with open(args.json, "w") as f:
             f.write(text)
     print(text)
+    print_table(report["paths"], batches)
+    failed = [p for p, row in report["paths"].items() if "error" in row]
+    if failed:
+        print(f"FAILED paths: {failed} (logs in {args.logs})",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,7 +5,8 @@ same weights quantized by w4jit.formats to compressed-tensors W4A16
     python3 -m w4jit.vllm_models OUT_DIR [--shape tiny|small|1b|moe-tiny|moe]
         [--seed 0] [--variants bf16,ct-w4a16-g128,...]
 
-writes OUT_DIR/{bf16, ct-w4a16-g128, ct-w4a16-g128-asym, gptq-w4a16-g128}
+writes OUT_DIR/{bf16, ct-w4a16-g128, ct-w4a16-g128-asym, gptq-w4a16-g128,
+awq-w4a16-g128}
 (each a Hugging Face model folder vLLM loads) and OUT_DIR/tokenizer. Needs
 safetensors, tokenizers and transformers (a vLLM venv has them).
 """
@@ -15,7 +16,7 @@ import os
 
 import torch
 
-from . import formats
+from .. import formats
 
 # Llama-3-shaped dense models. "1b" is Llama 3.2 1B's shape (1.24 G
 # parameters, tied embeddings); "tiny" keeps every dimension a multiple of
@@ -35,9 +36,16 @@ SHAPES = {
     "moe": dict(hidden=2048, intermediate=768, layers=8, heads=32,
                 kv_heads=4, vocab=32000, tie=False, experts=32, top_k=8,
                 head_dim=128),
+    # Qwen2-MoE-shaped: routed experts plus one sigmoid-gated shared expert
+    # per layer (the shared expert is a dense MLP vLLM runs beside the
+    # routed ones), q/k/v with bias.
+    "moe-shared-tiny": dict(hidden=256, intermediate=128, layers=2, heads=4,
+                            kv_heads=2, vocab=2048, tie=False, experts=8,
+                            top_k=2, shared=256),
 }
 GROUP = 128
-VARIANTS = ("bf16", "ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128")
+VARIANTS = ("bf16", "ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128",
+            "awq-w4a16-g128")
 
 # A few lines of text for the tokenizer's BPE merges.
 _CORPUS = [
@@ -90,7 +98,19 @@ def _config(s, quant):
         "eos_token_id": 1,
         "torch_dtype": "bfloat16",
     }
-    if "experts" in s:
+    if "shared" in s:
+        config.update({
+            "architectures": ["Qwen2MoeForCausalLM"],
+            "model_type": "qwen2_moe",
+            "moe_intermediate_size": s["intermediate"],
+            "shared_expert_intermediate_size": s["shared"],
+            "num_experts": s["experts"],
+            "num_experts_per_tok": s["top_k"],
+            "norm_topk_prob": False,
+            "decoder_sparse_step": 1,
+            "mlp_only_layers": [],
+        })
+    elif "experts" in s:
         config.update({
             "architectures": ["Qwen3MoeForCausalLM"],
             "model_type": "qwen3_moe",
@@ -129,9 +149,26 @@ def _ct_quant_config(symmetric):
 
 
 def _gptq_quant_config():
+    # modules_in_block_to_quantize as GPTQModel writes it (substrings of the
+    # quantized layers' names): without it a reader that does not look at
+    # the tensors' dtypes (vLLM's moe_wna16 delegate) quantizes the MoE
+    # router gate too.
     return {"quant_method": "gptq", "bits": 4, "group_size": GROUP,
             "desc_act": False, "sym": True, "lm_head": False,
-            "checkpoint_format": "gptq"}
+            "checkpoint_format": "gptq",
+            "modules_in_block_to_quantize": [
+                ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"],
+                ["self_attn.o_proj"],
+                ["mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
+                 "mlp.experts", "mlp.shared_expert."]]}
+
+
+def _awq_quant_config(s):
+    # AWQ names what stays unquantized by substring: the MoE router gate
+    # ("mlp.gate" matches no expert or attention layer of these shapes).
+    return {"quant_method": "awq", "bits": 4, "group_size": GROUP,
+            "zero_point": True, "version": "gemm",
+            "modules_to_not_convert": ["mlp.gate"] if "experts" in s else []}
 
 
 def quantize(w, symmetric):
@@ -166,6 +203,11 @@ def _quantized_tensors(name, w, variant):
         return {f"{base}.qweight": qweight, f"{base}.qzeros": qzeros,
                 f"{base}.scales": scales,
                 f"{base}.g_idx": torch.arange(k, dtype=torch.int32) // GROUP}
+    if variant == "awq-w4a16-g128":
+        q, s, z = quantize(w, False)
+        qweight, qzeros, scales = formats.pack_awq(q, s, z)
+        return {f"{base}.qweight": qweight, f"{base}.qzeros": qzeros,
+                f"{base}.scales": scales}
     symmetric = variant == "ct-w4a16-g128"
     q, s, z = quantize(w, symmetric)
     packed, scale, zp = formats.pack_compressed_tensors(q, s, z)
@@ -202,12 +244,23 @@ def _tensors(s, seed):
                            ("v", s["kv_heads"] * hd, h),
                            ("o", h, s["heads"] * hd)):
             yield f"{p}self_attn.{proj}_proj.weight", randn(n, k), True
+            if "shared" in s and proj != "o":  # Qwen2's q/k/v bias
+                yield (f"{p}self_attn.{proj}_proj.bias",
+                       randn(n, std=0.02), False)
         if "experts" not in s:
             for proj, n, k in (("gate", i, h), ("up", i, h), ("down", h, i)):
                 yield f"{p}mlp.{proj}_proj.weight", randn(n, k), True
             continue
-        yield p + "self_attn.q_norm.weight", ones(hd), False
-        yield p + "self_attn.k_norm.weight", ones(hd), False
+        if "shared" in s:
+            for proj, n, k in (("gate", s["shared"], h),
+                               ("up", s["shared"], h),
+                               ("down", h, s["shared"])):
+                yield (f"{p}mlp.shared_expert.{proj}_proj.weight",
+                       randn(n, k), True)
+            yield p + "mlp.shared_expert_gate.weight", randn(1, h), False
+        else:
+            yield p + "self_attn.q_norm.weight", ones(hd), False
+            yield p + "self_attn.k_norm.weight", ones(hd), False
         yield p + "mlp.gate.weight", randn(s["experts"], h, std=0.1), False
         for e in range(s["experts"]):
             for proj, n, k in (("gate", i, h), ("up", i, h), ("down", h, i)):
@@ -242,6 +295,8 @@ def make_model(out_dir, shape="tiny", seed=0, variants=VARIANTS):
             quant = _ct_quant_config(symmetric=not v.endswith("-asym"))
         elif v.startswith("gptq-"):
             quant = _gptq_quant_config()
+        elif v.startswith("awq-"):
+            quant = _awq_quant_config(s)
         with open(os.path.join(path, "config.json"), "w") as f:
             json.dump(_config(s, quant), f, indent=1)
         save_file({k: t.contiguous() for k, t in tensors[v].items()},

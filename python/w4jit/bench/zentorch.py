@@ -77,7 +77,7 @@ import time
 import torch
 
 import w4jit  # loads torch.ops.w4jit
-from w4jit.bench_torch import bench_header
+from w4jit.bench.layers import bench_header
 
 OPS = torch.ops.w4jit
 LAYERS = {  # name: (N, K) of Llama-3-8B's projections

@@ -4,8 +4,10 @@ vLLM calls register() in every process it starts (the front end, the engine
 core, each worker) before it builds a model. register() puts
 W4jitWNA16LinearKernel first in vLLM's list of CPU mixed-precision linear
 kernels, so compressed-tensors and GPTQ int4 layers run on w4jit, and
-wraps vLLM's compressed-tensors int4 MoE method so that its experts do
-(moe_method.py says why there). Nothing here is
+wraps vLLM's int4 MoE methods (compressed-tensors, GPTQ, AWQ, MoeWNA16) so
+that their experts do, whichever experts class vLLM chose (moe_method.py
+says why there). A vLLM whose internals moved so that a hook cannot be
+installed gets one log line and its own kernels, never a crash. Nothing here is
 imported by `import w4jit`; vLLM is imported only inside register().
 
 Switches: VLLM_PLUGINS (vLLM's own allow-list of plugin names; leave "w4jit"
@@ -60,11 +62,22 @@ def register():
         _log.warning("w4jit: the op library did not load (%s); vLLM keeps "
                      "its own int4 kernels", e)
         return
-    from . import linear_kernel
-    linear_kernel.install()
+    _install("linear_kernel", "dense int4 layers")
     if os.environ.get("W4JIT_VLLM_MOE", "1") == "0":
         _log.info("w4jit: W4JIT_VLLM_MOE=0, MoE layers stay on vLLM's "
                   "experts")
         return
-    from . import moe_method
-    moe_method.install()
+    _install("moe_method", "int4 MoE experts")
+
+
+def _install(module, what):
+    """Imports one hook module and installs it; a vLLM that moved what the
+    hook reaches into (an ImportError or AttributeError, or anything else
+    the import raises) leaves that part to vLLM, with the reason."""
+    import importlib
+    try:
+        importlib.import_module(f"{__name__}.{module}").install()
+    except Exception as e:  # noqa: BLE001  (any vLLM internals: step aside)
+        _log.warning("w4jit: this vLLM's internals do not fit the plugin's "
+                     "%s hook (%s: %s); vLLM keeps its own %s", module,
+                     type(e).__name__, e, what)

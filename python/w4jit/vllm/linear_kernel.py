@@ -7,10 +7,7 @@ vLLM's kernel unchanged. Each layer w4jit takes becomes one w4jit.Linear,
 built once from the checkpoint's own tensors after vLLM has loaded them;
 vLLM's copies are then freed.
 """
-import logging
-
 import torch
-from vllm import envs
 from vllm.model_executor.kernels import linear as vllm_linear
 from vllm.model_executor.kernels.linear.mixed_precision.cpu import (
     CPUWNA16LinearKernel,
@@ -19,28 +16,12 @@ from vllm.platforms import PlatformEnum, current_platform
 from vllm.scalar_type import scalar_types
 
 from ..linear import Linear
-
-_log = logging.getLogger("vllm.w4jit")
-_said = set()
+from ._common import build_with_fallback, free_params, say_once
 
 # vLLM's int4 weight types: uint4b8 is symmetric (q + 8 stored, no zero
 # points), uint4 has zero points.
 _INT4_TYPES = (scalar_types.uint4b8, scalar_types.uint4)
 _ACT_TYPES = (torch.bfloat16, torch.float32)
-
-
-def say_once(message, *args):
-    """One log line per distinct message and process."""
-    key = (message,) + tuple(args)
-    if key not in _said:
-        _said.add(key)
-        _log.info("w4jit: " + message, *args)
-
-
-def mode_from_env():
-    """DA8W4 where VLLM_CPU_INT4_W4A8 asks for it (vLLM reads it as a bool;
-    its default is on), W4A16 otherwise."""
-    return "da8w4" if envs.VLLM_CPU_INT4_W4A8 else "w4a16"
 
 
 def _checkpoint_format(w_q):
@@ -52,12 +33,6 @@ def _checkpoint_format(w_q):
     if input_dim == packed_dim == 0:
         return "gptq_v2"  # [K/8, N], scales [G, N]
     return None
-
-
-def _free(layer, name):
-    param = getattr(layer, name, None) if name else None
-    if param is not None:
-        param.data = torch.empty(0, dtype=param.dtype)
 
 
 class W4jitWNA16LinearKernel(CPUWNA16LinearKernel):
@@ -108,23 +83,16 @@ class W4jitWNA16LinearKernel(CPUWNA16LinearKernel):
                              None))
             super().process_weights_after_loading(layer)
             return
-        mode = mode_from_env()
-        try:
-            impl = self._build(layer, fmt, mode)
-        except (RuntimeError, ValueError) as e:
-            if mode != "da8w4":
-                say_once("%s layer not taken (%s); vLLM's kernel runs it",
-                         mode, e)
-                super().process_weights_after_loading(layer)
-                return
-            say_once("DA8W4 layer not taken (%s); W4A16 instead", e)
-            mode = "w4a16"
-            impl = self._build(layer, fmt, mode)
+        impl, why = build_with_fallback(
+            lambda mode: self._build(layer, fmt, mode), "int4 layer")
+        if impl is None:
+            say_once("int4 layer not taken: %s; vLLM's kernel runs it", why)
+            super().process_weights_after_loading(layer)
+            return
         # Not a submodule: vLLM walks the model's modules and parameters.
         layer.__dict__["_w4jit"] = impl
-        for name in (self.w_q_name, self.w_s_name, self.w_zp_name):
-            _free(layer, name)
-        say_once("%s %s layers run on w4jit (group size %d)", fmt, mode,
+        free_params(layer, (self.w_q_name, self.w_s_name, self.w_zp_name))
+        say_once("%s %s layers run on w4jit (group size %d)", fmt, impl.mode,
                  impl.group_size)
 
     def apply_weights(self, layer, x, bias=None):

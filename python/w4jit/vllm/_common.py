@@ -1,0 +1,58 @@
+"""What the plugin's two hooks (dense kernel, MoE method) share: one log
+line per reason, the mode vLLM's switch asks for, freeing vLLM's copies of
+the tensors w4jit has repacked, and the one fallback chain both hooks use
+(the mode asked for, then W4A16 where DA8W4 was refused, then vLLM's own
+path with the reason)."""
+import logging
+
+import torch
+
+_log = logging.getLogger("vllm.w4jit")
+_said = set()
+
+
+def say_once(message, *args):
+    """One log line per distinct message and process."""
+    key = (message,) + tuple(args)
+    if key not in _said:
+        _said.add(key)
+        _log.info("w4jit: " + message, *args)
+
+
+def warn(message, *args):
+    _log.warning("w4jit: " + message, *args)
+
+
+def mode_from_env():
+    """DA8W4 where VLLM_CPU_INT4_W4A8 asks for it (vLLM reads it as a bool;
+    its default is on), W4A16 otherwise."""
+    from vllm import envs
+    return "da8w4" if envs.VLLM_CPU_INT4_W4A8 else "w4a16"
+
+
+def free_params(layer, names):
+    """Drops vLLM's copies of the parameters w4jit has repacked (the
+    parameter objects stay, empty, so that vLLM's bookkeeping of names still
+    finds them)."""
+    for name in names:
+        param = getattr(layer, name, None) if name else None
+        if isinstance(param, torch.Tensor):
+            param.data = torch.empty(0, dtype=param.dtype)
+
+
+def build_with_fallback(build, what):
+    """build(mode) -> a w4jit module. Tries the mode vLLM's switch asks for;
+    a DA8W4 refusal retries W4A16 (one log line); a W4A16 refusal returns
+    (None, reason) for the caller to hand the layer back to vLLM.
+    Returns (module, None) or (None, reason)."""
+    mode = mode_from_env()
+    try:
+        return build(mode), None
+    except (RuntimeError, ValueError) as e:
+        if mode != "da8w4":
+            return None, f"w4jit refused it ({e})"
+        say_once("%s not taken in DA8W4 (%s); W4A16 instead", what, e)
+    try:
+        return build("w4a16"), None
+    except (RuntimeError, ValueError) as e:
+        return None, f"w4jit refused it ({e})"
