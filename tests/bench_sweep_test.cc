@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "dispatch/tuning.h"
 #include "gtest/gtest.h"
 #include "perf/lib/bench_data.h"
@@ -25,7 +26,7 @@ using internal::HostCpu;
 using internal::IsaTier;
 using internal::ParamMap;
 
-bool HasJit() { return ActiveIsa() >= IsaTier::kAvx2; }
+bool HasJit() { return TraitsOf(ActiveIsa()).vector_bytes > 0; }
 
 LayerDesc SmallDesc(Mode mode, WeightType type) {
   LayerDesc d;

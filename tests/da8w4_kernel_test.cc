@@ -18,6 +18,7 @@
 #include "dispatch/cpu_profile.h"
 #include "dispatch/isa_traits.h"
 #include "gtest/gtest.h"
+#include "jit/da8w4_gemm_plan.h"
 #include "runtime/da8w4/da8w4_decode.h"
 #include "runtime/da8w4/da8w4_kernel_lookup.h"
 #include "runtime/da8w4/da8w4_params.h"
@@ -295,11 +296,12 @@ void EveryTileShapeGivesIdenticalResults(IsaTier isa, ActQuant aq) {
   }
   // Decoded-panel tiles: every height and width the registers allow, any
   // panel size, the threshold below and above m.
-  const bool avx512 = internal::TraitsOf(isa).evex;
   for (int pmr = 1; pmr <= max_blocks; ++pmr) {
     for (int pnblk = 1; pnblk <= 3; ++pnblk) {
-      if (pmr * pnblk > max_blocks) continue;
-      if (avx512 && 2 * pmr * pnblk + 2 * pnblk + 1 > 32) continue;
+      if (!internal::MakeDa8w4GemmPlan(isa, pmr, pnblk, /*decoded=*/true)
+               .ok()) {
+        continue;
+      }
       internal::Da8w4Params p = defaults;
       p.handover_m = pmr % 2 ? 0 : 8;
       p.panel_min_m = pnblk == 2 ? 0 : 23;

@@ -8,7 +8,8 @@
 #include "base/log.h"
 #include "dispatch/default_rows.h"
 #include "dispatch/isa_traits.h"
-#include "jit/da8w4_gemm_generator.h"
+#include "jit/da8w4_gemm_plan.h"
+#include "jit/emit_util.h"
 
 namespace w4jit::internal {
 
@@ -18,7 +19,7 @@ namespace {
 // from the CPU's L2); the rows below change some of them per CPU class.
 Da8w4Params BaseDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   Da8w4Params p;
-  if (isa >= IsaTier::kAvx512Vnni) {
+  if (TraitsOf(isa).evex) {
     // Guess from the issue slots (no AVX-512 machine measured
     // yet): 6 rows x 2 blocks (4 zmm) = 24 int32 accumulators, ~80% of
     // issue slots vpdpbusd.
@@ -58,7 +59,7 @@ Da8w4Params BaseDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   // tile); 256 KiB when the cache size is unknown. Measured flat on Zen 3
   // (64 KiB .. 512 KiB within 5% at M = 64), so a guess elsewhere.
   p.panel_bytes = cpu.l2_bytes > 0 ? cpu.l2_bytes / 2 : 256 * 1024;
-  if (isa >= IsaTier::kAvx512Vnni) {
+  if (TraitsOf(isa).evex) {
     // Guess (no AVX-512 machine here): the largest tile the 32 zmm hold on
     // a decoded panel, 14 rows x 1 block = 28 accumulators + 2 weight
     // registers + 1 broadcast; per quad 16 loads feed 28 vpdpbusd.
@@ -164,33 +165,30 @@ Da8w4Params ResolveDa8w4Params(const CpuProfile& cpu, IsaTier isa,
 }
 
 absl::Status CheckDa8w4Params(const Da8w4Params& p, IsaTier isa) {
-  const int max_blocks = Da8w4MaxTileBlocks(isa);
-  if (p.mr < 1 || p.nblk < 1 || p.mr * p.nblk > max_blocks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("da8w4 tile ", p.mr, " x ", p.nblk, " blocks exceeds ",
-                     max_blocks, " on ", ToString(isa)));
-  }
-  if (p.small_m_nblk < 1 || p.small_m_nblk > max_blocks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("da8w4 small_m_nblk ", p.small_m_nblk, " not in [1, ",
-                     max_blocks, "]"));
+  // The tiles' registers and the chunk limit, as the generator's plans
+  // (jit/da8w4_gemm_plan.h) give them.
+  struct Tile {
+    const char* what;
+    int mr, nblk;
+    bool decoded;
+  };
+  for (const Tile& t : {Tile{"tile", p.mr, p.nblk, false},
+                        Tile{"small_m_nblk tile", 1, p.small_m_nblk, false},
+                        Tile{"panel tile", p.panel_mr, p.panel_nblk, true}}) {
+    if (absl::Status s =
+            MakeDa8w4GemmPlan(isa, t.mr, t.nblk, t.decoded).status();
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "da8w4 ", t.what, ": ", s.message(), " on ", ToString(isa)));
+    }
   }
   if (p.handover_m < 0) {
     return absl::InvalidArgumentError("da8w4 handover_m < 0");
   }
-  const int max_chunk = isa >= IsaTier::kAvx512Vnni ? 32 : 8;
+  const int max_chunk = Da8w4MaxChunkQuads(isa);
   if (p.chunk_quads < 1 || p.chunk_quads > max_chunk) {
     return absl::InvalidArgumentError(absl::StrCat(
         "da8w4 chunk_quads ", p.chunk_quads, " not in [1, ", max_chunk, "]"));
-  }
-  if (p.panel_mr < 1 || p.panel_nblk < 1 ||
-      p.panel_mr * p.panel_nblk > max_blocks ||
-      (TraitsOf(isa).evex &&
-       2 * p.panel_mr * p.panel_nblk + 2 * p.panel_nblk + 1 >
-           TraitsOf(isa).vector_regs)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("da8w4 panel tile ", p.panel_mr, " x ", p.panel_nblk,
-                     " blocks does not fit the registers of ", ToString(isa)));
   }
   if (p.panel_min_m < 0) {
     return absl::InvalidArgumentError("da8w4 panel_min_m < 0");

@@ -22,7 +22,8 @@ namespace w4jit::internal {
 
 struct Da8w4Params {
   // GEMM register tile: mr rows x nblk column blocks (NB = 2 * lanes
-  // columns each). mr * nblk <= Da8w4MaxTileBlocks(isa).
+  // columns each), within the registers of its plan
+  // (jit/da8w4_gemm_plan.h).
   int mr = 6;
   int nblk = 1;
   // Column blocks of a tile with fewer rows than mr (decode, and the last

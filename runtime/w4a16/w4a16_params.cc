@@ -14,6 +14,7 @@
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_gemv_plan.h"
 #include "jit/w4a16_panel_generator.h"
+#include "runtime/w4a16/w4a16_kernel_lookup.h"
 
 namespace w4jit::internal {
 namespace {
@@ -203,9 +204,11 @@ W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
 const std::vector<DefaultsRow>& W4a16DefaultsRows() { return W4a16Rows(); }
 
 absl::Status CheckW4a16Params(const W4a16Params& p, IsaTier isa) {
-  if (p.vector_bits != 256 && p.vector_bits != 512) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("vector_bits = %d is not 256 or 512", p.vector_bits));
+  // A width some tier's vectors have (dispatch/isa_traits.h).
+  if (p.vector_bits % 8 != 0 ||
+      TraitsOf(TierOfVectorBytes(p.vector_bits / 8)).vector_bytes == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "vector_bits = %d is not the width of an ISA tier", p.vector_bits));
   }
   if (p.block_vectors < 1 || p.gemv_mr < 1 || p.gemm_mr < 1 || p.tall_mr < 1 ||
       p.tall_vectors < 1 || p.tall_min_m < 1 || p.gemm_nr_vectors < 1 ||
@@ -227,11 +230,10 @@ absl::Status CheckW4a16Params(const W4a16Params& p, IsaTier isa) {
         p.gemm_nr_vectors, p.block_vectors));
   }
   // What the tier can run: the vector width, and the registers of the
-  // int4 tiles (small and tall, f32 flavour; jit/w4a16_gemv_plan.h) and of
-  // the panel tile, as the kernels would be configured.
-  const IsaTier vector_tier =
-      p.vector_bits == 512 ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
-  if (isa < vector_tier) {
+  // int4 tiles (small and tall, f32 flavour, as the kernel lookup builds
+  // them; jit/w4a16_gemv_plan.h) and of the panel tile.
+  const IsaTier vector_tier = TierOfVectorBytes(p.vector_bits / 8);
+  if (!HasFeaturesOf(isa, vector_tier)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "vector_bits = %d needs %s", p.vector_bits, ToString(vector_tier)));
   }
@@ -239,16 +241,8 @@ absl::Status CheckW4a16Params(const W4a16Params& p, IsaTier isa) {
   W4a16GemvConfig int4;
   int4.isa = vector_tier;
   int4.nr = p.block_vectors * lanes;
-  // The tall tile only where some M runs it (as the kernel lookup builds
-  // it).
-  const bool tall_runs =
-      p.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
-  for (auto [mr, vectors] :
-       {std::pair{p.gemv_mr, 0}, std::pair{p.tall_mr, p.tall_vectors}}) {
-    if (vectors != 0 && !tall_runs) continue;
-    int4.mr = mr;
-    int4.tile_vectors = vectors == p.block_vectors ? 0 : vectors;
-    if (absl::Status s = MakeW4a16GemvPlan(int4, mr).status(); !s.ok()) {
+  for (const W4a16GemvConfig& c : W4a16Int4Configs(p, p.flavor, int4)) {
+    if (absl::Status s = MakeW4a16GemvPlan(c, c.mr).status(); !s.ok()) {
       return s;
     }
   }
