@@ -1,6 +1,5 @@
 #include "runtime/w4a16/w4a16_params.h"
 
-#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -19,23 +18,17 @@
 namespace w4jit::internal {
 namespace {
 
-struct OverrideState {
-  std::mutex mu;
-  std::function<void(W4a16Params*)> edit;
-};
-
-OverrideState& GetOverride() {
-  static OverrideState* state = new OverrideState;  // never destroyed
-  return *state;
-}
-
 // The base values for the tier's vector width, on any CPU; the rows below
 // change some of them per CPU class.
 W4a16Params BaseW4a16Params(IsaTier isa) {
   W4a16Params p;
-  const bool avx512 = TraitsOf(isa).evex;
+  // The reference tier has no vectors: it gets AVX2's values (no kernel
+  // is built from them there).
+  const IsaTraits& traits =
+      TraitsOf(TraitsOf(isa).vector_bytes > 0 ? isa : IsaTier::kAvx2);
+  const bool avx512 = traits.evex;
   // Widest vectors the tier has: half the instructions per weight.
-  p.vector_bits = avx512 ? 512 : 256;
+  p.vector_bits = 8 * traits.vector_bytes;
   // f32 FMA; the bf16-dot flavour where a row says (Zen 4/5).
   p.flavor = Flavor::kF32Fma;
   // 4 vectors per block: 4 accumulator chains per row (x2 k-even/odd for a
@@ -98,12 +91,37 @@ W4a16Params BaseW4a16Params(IsaTier isa) {
   return p;
 }
 
-// Where a CPU class differs from the base values.
+// The tuning names (dispatch/param_table.h); the check does the rest.
+constexpr int64_t kMaxRows = 64;
+constexpr int64_t kMaxVectors = 64;
+constexpr int64_t kMaxM = int64_t{1} << 40;
+const ParamField<W4a16Params> kW4a16Table[] = {
+    {"flavor", &W4a16Params::flavor, 1, 2},
+    {"vector_bits", &W4a16Params::vector_bits, 1, 4096},
+    {"block_vectors", &W4a16Params::block_vectors, 1, kMaxVectors},
+    {"gemv_mr", &W4a16Params::gemv_mr, 1, kMaxRows},
+    {"gemm_mr", &W4a16Params::gemm_mr, 1, kMaxRows},
+    {"gemm_nr_vectors", &W4a16Params::gemm_nr_vectors, 1, kMaxVectors},
+    {"kc", &W4a16Params::kc, 2, int64_t{1} << 30},
+    {"mc", &W4a16Params::mc, 1, int64_t{1} << 30},
+    {"tall_mr", &W4a16Params::tall_mr, 1, kMaxRows},
+    {"tall_vectors", &W4a16Params::tall_vectors, 1, kMaxVectors},
+    {"tall_min_m", &W4a16Params::tall_min_m, 1, kMaxM},
+    {"gemm_min_m", &W4a16Params::gemm_min_m, 1, kMaxM},
+    {"prefetch_distance", &W4a16Params::prefetch_distance, 0,
+     kMaxPrefetchDistance},
+    {"meta_16bit", &W4a16Params::meta_16bit, 0, 1},
+};
+const ParamFamily<W4a16Params> kW4a16Family = {"W4A16", kW4a16Table,
+                                               &CheckW4a16Params};
+
+// Where a CPU family differs from the base values (a row for "zen5" holds
+// for "zen5-fp256" too: dispatch/default_rows.h). Each row names its run;
+// the run's file has the measurements.
 const std::vector<DefaultsRow>& W4a16Rows() {
   static const auto* rows = new std::vector<DefaultsRow>{
-      // bf16 dot products on Zen 4/5: vdpbf16ps does twice the MACs of an
-      // FMA per instruction (peaks of the first runs: bf16-dot zmm 232
-      // against f32 FMA 115 GMAC/s on Zen 4, 456 against ~228 on Zen 5).
+      // bf16 dot products: vdpbf16ps does twice the MACs of an FMA per
+      // instruction (Zen 4: 232 against 115 GMAC/s; Zen 5: 456 against 228).
       {"zen4",
        IsaTier::kAvx512Bf16,
        IsaTier::kAvx512Bf16,
@@ -116,44 +134,15 @@ const std::vector<DefaultsRow>& W4a16Rows() {
        Evidence::kMeasured,
        "docs/performance/2026-12-03-zen5-first-run.md",
        {{"flavor", 2}}},
-      {"zen5-fp256",
-       IsaTier::kAvx512Bf16,
-       IsaTier::kAvx512Bf16,
-       Evidence::kGuessed,
-       "as zen5 (a 256-bit datapath, like Zen 4)",
-       {{"flavor", 2}}},
-      // Software prefetch: the int4 kernel reads one sequential stream per
-      // thread (a block's
-      // weights are contiguous), which the hardware prefetchers alone keep too
-      // few lines ahead of at DRAM rates. Measured on Zen 5 (EPYC VM, 2
-      // threads, 2026-12-03, `w4jit bench --model=llama3-8b --layers=4
-      // --prefetch=0,...,16384`, interleaved with the DRAM read): M = 1
-      // streamed at 62-71% of the read without prefetch and 76-94% at 8192
-      // bytes ahead (4096: 72%, 12288 and 16384 level with 8192); hot
-      // single layers were no slower. On Zen 4 (EPYC VM, 2 threads,
-      // 2026-12-04, three interleaved rounds of --layers=8 --prefetch=0,4096,
-      // 8192 with the octet-packed dot kernel) M = 1 streamed at 91-95% of the
-      // read's p50 at 4096, 90-95% without, 84-88% at 8192; the min was best at
-      // 4096 (82-95% of the read's best against 69-77% without). On Zen 3
-      // (AVX2, EPYC VM, 2 threads, 2026-12-05, the f32 int4 kernel's byte
-      // decode, `--model=llama3-8b --layers=8 --prefetch=0,2048,4096,8192`,
-      // interleaved) M = 1 took 48.5 / 45.0 ms (p50 / min) without, 41.8 /
-      // 39.2 at 2048, 40.2 / 37.7 at 4096, 39.6 / 37.2 at 8192 (p90 1.7x the
-      // min there); single layers from DRAM 1.19-1.25x faster at 4096 by min,
-      // hot ones level (docs/performance/2026-12-05-zen3-int4-byte-decode.md).
-      // The kernel of before, half as fast hot, gained only 1.07x.
+      // Software prefetch of the int4 kernel's one weight stream per
+      // thread, which the hardware prefetchers keep too few lines ahead of
+      // at DRAM rates (the measurements at the end of each run's file).
       {"zen5",
        IsaTier::kAvx512Vnni,
        IsaTier::kAvx512Bf16,
        Evidence::kMeasured,
        "docs/performance/2026-12-03-zen5-first-run.md: M = 1 at 76-94% of "
        "the read at 8192 bytes ahead, 62-71% without",
-       {{"prefetch_distance", 8192}}},
-      {"zen5-fp256",
-       IsaTier::kAvx512Vnni,
-       IsaTier::kAvx512Bf16,
-       Evidence::kGuessed,
-       "as zen5",
        {{"prefetch_distance", 8192}}},
       {"zen4",
        IsaTier::kAvx512Vnni,
@@ -168,16 +157,7 @@ const std::vector<DefaultsRow>& W4a16Rows() {
        "docs/performance/2026-12-05-zen3-int4-byte-decode.md: single layers "
        "from DRAM 1.19-1.25x faster at 4096",
        {{"prefetch_distance", 4096}}},
-      // Intel Xeon with AVX-512 (Emerald Rapids VM, family 6 model 0xCF, 2
-      // threads, 2026-12-05, `w4jit bench --model=llama3-8b --layers=4
-      // --m=1,4 --prefetch=0,4096,8192` and the same for gpt-oss-20b,
-      // interleaved with the DRAM read): M = 1 streamed at 43-44% of the
-      // read without prefetch, 75-76% at 4096 and 75-78% at 8192
-      // (gpt-oss-20b T = 1: 45% -> 77% / 76-78%; T = 4 43% -> 72% /
-      // 71-72%). The f32-FMA flavour stays (the base): vdpbf16ps was slower
-      // than f32 FMA on the Intel development machine
-      // (design/performance.md). Other CPUs keep the hardware's prefetch
-      // alone until measured.
+      // The f32-FMA flavour stays on Intel (vdpbf16ps was slower there).
       {"intel-avx512",
        IsaTier::kAvx512Vnni,
        IsaTier::kAvx512Bf16,
@@ -194,9 +174,11 @@ const std::vector<DefaultsRow>& W4a16Rows() {
 W4a16Params DefaultW4a16Params(const CpuProfile& cpu, IsaTier isa) {
   W4a16Params p = BaseW4a16Params(isa);
   for (const DefaultsRow* row : MatchingRows(W4a16Rows(), cpu, isa)) {
-    // The rows hold only names and values ApplyW4a16ParamMap takes
-    // (tests/default_rows_test.cc).
-    ApplyW4a16ParamMap(row->params, &p).IgnoreError();
+    // Every row applies (tests/default_rows_test.cc).
+    if (absl::StatusOr<W4a16Params> q = ApplyW4a16Params(row->params, p, isa);
+        q.ok()) {
+      p = *q;
+    }
   }
   return p;
 }
@@ -255,93 +237,28 @@ absl::Status CheckW4a16Params(const W4a16Params& p, IsaTier isa) {
   return CheckW4a16PanelConfig(panel);
 }
 
-W4a16Params ResolveW4a16Params(const CpuProfile& cpu, IsaTier isa,
-                               const LayerDesc& desc) {
-  const W4a16Params defaults = DefaultW4a16Params(cpu, isa);
-  W4a16Params p = defaults;
-  std::optional<ParamMap> tuned = LookupTuning(cpu, isa, desc);
-  absl::Status tuned_ok;
-  if (tuned) tuned_ok = ApplyW4a16ParamMap(*tuned, &p);
-  ApplyW4a16ParamsOverride(&p);
-  // Checked once, here: a tuning entry this tier cannot run falls back to
-  // the defaults with one warning, never to the reference. (Parameters
-  // from the defaults and the test override alone are checked where the
-  // kernels are made, which names the reason the layer falls back.)
-  if (tuned && tuned_ok.ok()) tuned_ok = CheckW4a16Params(p, isa);
-  if (!tuned_ok.ok()) {
-    Log(LogLevel::kWarning,
-        absl::StrCat("ignoring the W4A16 tuning entry (", tuned_ok.message(),
-                     "); using the defaults"));
-    p = defaults;
-    ApplyW4a16ParamsOverride(&p);
-  }
-  return p;
+absl::Span<const ParamField<W4a16Params>> W4a16ParamTable() {
+  return kW4a16Table;
 }
 
-absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* p) {
-  for (const auto& [name, value] : map) {
-    if (name == "flavor") {
-      if (value != 1 && value != 2) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "w4a16 flavor = ", value, " is not 1 (f32 FMA) or 2 (bf16 dot)"));
-      }
-      p->flavor = value == 1 ? Flavor::kF32Fma : Flavor::kBf16Dot;
-    } else if (name == "vector_bits") {
-      p->vector_bits = static_cast<int>(value);
-    } else if (name == "block_vectors") {
-      p->block_vectors = static_cast<int>(value);
-    } else if (name == "gemv_mr") {
-      p->gemv_mr = static_cast<int>(value);
-    } else if (name == "gemm_mr") {
-      p->gemm_mr = static_cast<int>(value);
-    } else if (name == "gemm_nr_vectors") {
-      p->gemm_nr_vectors = static_cast<int>(value);
-    } else if (name == "kc") {
-      p->kc = value;
-    } else if (name == "mc") {
-      p->mc = value;
-    } else if (name == "prefetch_distance") {
-      p->prefetch_distance = static_cast<int>(value);
-    } else if (name == "meta_16bit") {
-      if (value != 0 && value != 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("w4a16 meta_16bit = ", value, " is not 0 or 1"));
-      }
-      p->meta_16bit = value == 1;
-    } else if (name == "tall_mr") {
-      p->tall_mr = static_cast<int>(value);
-    } else if (name == "tall_vectors") {
-      p->tall_vectors = static_cast<int>(value);
-    } else if (name == "tall_min_m") {
-      p->tall_min_m = value;
-    } else if (name == "gemm_min_m") {
-      p->gemm_min_m = value;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown w4a16 parameter \"", name, "\""));
-    }
-  }
+absl::StatusOr<W4a16Params> ApplyW4a16Params(const ParamMap& map,
+                                             const W4a16Params& base,
+                                             IsaTier isa) {
+  return ApplyParams(kW4a16Family, map, base, isa);
+}
+
+absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params) {
+  absl::StatusOr<W4a16Params> p =
+      ApplyParamTable(W4a16ParamTable(), "W4A16", map, *params);
+  if (!p.ok()) return p.status();
+  *params = *p;
   return absl::OkStatus();
 }
 
-ScopedW4a16ParamsOverride::ScopedW4a16ParamsOverride(
-    std::function<void(W4a16Params*)> edit) {
-  OverrideState& s = GetOverride();
-  std::lock_guard<std::mutex> lock(s.mu);
-  previous_ = std::move(s.edit);
-  s.edit = std::move(edit);
-}
-
-ScopedW4a16ParamsOverride::~ScopedW4a16ParamsOverride() {
-  OverrideState& s = GetOverride();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.edit = std::move(previous_);
-}
-
-void ApplyW4a16ParamsOverride(W4a16Params* params) {
-  OverrideState& s = GetOverride();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.edit) s.edit(params);
+W4a16Params ResolveW4a16Params(const CpuProfile& cpu, IsaTier isa,
+                               const LayerDesc& desc) {
+  return ResolveParams(kW4a16Family, DefaultW4a16Params(cpu, isa),
+                       LookupTuning(cpu, isa, desc), isa);
 }
 
 }  // namespace w4jit::internal

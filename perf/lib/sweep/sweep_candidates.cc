@@ -28,7 +28,7 @@ std::vector<ParamMap> Each(const std::string& key,
 // (jit/da8w4_gemm_plan.h), asked through the parameter check.
 bool Da8w4Fits(const internal::CpuProfile& cpu, IsaTier isa,
                const ParamMap& option) {
-  return internal::ApplyDa8w4Tuning(option,
+  return internal::ApplyDa8w4Params(option,
                                     internal::DefaultDa8w4Params(cpu, isa), isa)
       .ok();
 }
@@ -106,9 +106,7 @@ std::vector<CandidateGroup> W4a16Groups(const internal::CpuProfile& cpu,
   // the generators' plans', asked through the parameter check.
   const internal::W4a16Params defaults = internal::DefaultW4a16Params(cpu, isa);
   auto fits = [&](const ParamMap& option) {
-    internal::W4a16Params p = defaults;
-    return internal::ApplyW4a16ParamMap(option, &p).ok() &&
-           internal::CheckW4a16Params(p, isa).ok();
+    return internal::ApplyW4a16Params(option, defaults, isa).ok();
   };
   groups.push_back({"small_m_tile", Regime::kSmallM,
                     Each("gemv_mr", quick ? std::vector<int64_t>{1, 3}
