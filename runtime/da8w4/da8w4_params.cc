@@ -25,28 +25,15 @@ Da8w4Params BaseDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
     // issue slots vpdpbusd.
     p.mr = 6;
     p.nblk = 2;
-    // 4 blocks: 4 weight streams per thread (a block's quads are
-    // contiguous) and 8 accumulators, plenty at M = 1, where the weight
-    // stream bounds the kernel. Measured on Zen 5 (EPYC VM, 2 threads,
-    // 2026-12-03, `w4jit bench --model=llama3-8b --tunings`, interleaved
-    // with the DRAM read): M = 1 streamed at 78% / 80% of the read (p50 /
-    // min) with 4 blocks against 69% / 71% with 8 on a quiet VM (84-89%
-    // against 71% in loaded runs); M = 4 was level within the noise (71% /
-    // 75% against 75% / 77%). 8 streams per thread read DRAM slower than
-    // 4: the read probe itself gives 71-73 against 79 GB/s. Hot 4096 x
-    // 4096 M = 1 was no slower.
+    // 4 blocks: 4 weight streams per thread, which read DRAM faster than 8
+    // (docs/performance/2026-12-03-zen5-first-run.md, at its end).
     p.small_m_nblk = 4;
   } else {
-    // Measured on Zen 3 (EPYC, family 19h model 01h, KVM, 2026-12; A/B of
-    // whole layers interleaved in one process, min thread-CPU time, 1
-    // thread): 4096x4096 g128 at M = 64: 6x1 106, 5x1 110, 4x1 105, 3x2 100,
-    // 2x3 95 GMAC/s per core (int16-pair peak 142, 3-op emulation 90).
-    // 6 x 1 uses all 16 ymm and has the least unpack work per MAC.
+    // 6 x 1 uses all 16 ymm and has the least unpack work per MAC; 3-4
+    // blocks at small M (measured on Zen 3:
+    // docs/performance/2026-12-03-zen3-dev-vm.md, at its end).
     p.mr = 6;
     p.nblk = 1;
-    // Measured (same method), 1024x4096 M = 1 from L3: 1, 2, 3, 4, 6 blocks
-    // 44, 51, 54, 54, 51 GMAC/s per core; DRAM-streaming 4096x4096:
-    // 21, 27, 28, 28, 27.
     p.small_m_nblk = 4;
   }
   // Guess: at M <= 16 the weight stream dominates, so one pass over the

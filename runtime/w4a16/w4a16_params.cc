@@ -45,45 +45,26 @@ W4a16Params BaseW4a16Params(IsaTier isa) {
   // A published register budget, not a measurement.
   p.gemm_mr = 6;
   p.gemm_nr_vectors = avx512 ? 4 : 2;
-  // K block of a panel: 1024 x 32 f32 = 128 KB, L2-resident on Zen 3;
-  // measured here (4096 x 4096, M = 256, one thread): kc 1024 took 104-112
-  // ms, 256 took 112-120, 2048+ were slower (panel leaves L2). zmm panels
-  // are twice as wide: 512 keeps them at 128 KB (a guess).
+  // K block of a panel: 1024 x 32 f32 = 128 KB, L2-resident on Zen 3
+  // (measured: docs/performance/2026-12-03-zen3-dev-vm.md, at its end);
+  // zmm panels are twice as wide: 512 keeps them at 128 KB (a guess).
   p.kc = avx512 ? 512 : 1024;
   // Rows per dequantized panel: the dequantization (~0.6 instructions per
   // weight) is then ~5% of the FMAs; 48 / 192 were no better here.
   p.mc = 96;
-  // Tall int4 tile (batched decode, M = 8..15 on AVX2): weights decoded
-  // into registers once per tall_mr rows. Derived from the register file:
-  // AVX2: 5 rows x 2 ymm = 10 accumulators + 2 x 2 decoded vectors + 1
-  // broadcast = 15 of 16 ymm, 2 FMAs per broadcast (Zen 3 issues about one
-  // broadcast per cycle: 8 x 1, one broadcast per FMA, measured 1.1x
-  // slower). Measured on Zen 3, 2 threads, 4096 x 4096, min of 3 runs
-  // (2026-12-03): M = 8: 1822 us (5 x 2) vs 2011 (8 x 1), 1983 (4 x 2),
-  // 2319 (panels); M = 16: 3977 vs 3725 (panels); M = 64: 15927 vs 13307.
-  // zmm (broadcasts embedded in the FMA, no broadcast register): 12 rows x
-  // 2 zmm = 24 accumulators + 2 decoded + 3 decode constants = 29 of 32;
-  // the bf16 flavour 24 + 2 + the vpermw table. Not measured on AVX-512.
+  // Tall int4 tile (batched decode): weights decoded into registers once
+  // per tall_mr rows. AVX2 5 x 2 ymm, 2 FMAs per broadcast (measured on Zen
+  // 3: docs/performance/2026-12-03-zen3-dev-vm.md, at its end); zmm 12 x 2
+  // (24 accumulators of 32; not measured on AVX-512).
   p.tall_mr = avx512 ? 12 : 5;
   p.tall_vectors = 2;
-  // From M = 3 on AVX2: the 2-row tile decodes the weights once per two
-  // rows, so M = 3..7 decoded them 2-4 times, and decoding was ~40% of the
-  // tile's vector instructions then (vpmovsxbd, 2 vpand, vpsubd, 2
-  // vcvtdq2ps per 16 weights against 4 FMAs; the byte decode since has one
-  // vpand and no vpsubd): it was FP-pipe bound at ~50% of the FMA peak. `w4jit
-  // sweep --m=2,...,7` (Zen 3, 2 threads, 2026-12-05, the three Llama-3-8B
-  // shapes 6144/4096/4096 x 4096 and 4096 x 14336, interleaved against the
-  // defaults, median): tall_min_m = 3 gained 1.04-1.24x at M = 3, 1.18-1.34x at
-  // 4, 1.36-1.48x at 5, 1.16-1.22x at 7 and level at 6 (5 + 1 rows); 2 lost
-  // 13-20% at M = 2. On zmm the small tile already has 4 rows: 8 stays until
-  // measured.
+  // From M = 3 on AVX2, where the 2-row tile decoded every weight 2-4
+  // times (docs/performance/2026-12-05-zen3-int4-byte-decode.md, at its
+  // end); on zmm the small tile has 4 rows already: 8 until measured.
   p.tall_min_m = avx512 ? 8 : 3;
-  // Where the panel path takes over from the int4 kernel. Before the tall
-  // tile (Zen 3, 2 threads, 4096 x 4096 and 6144 x 4096, min of 20,
-  // 2026-12-03) panels won from M = 8 over the 2-row tile; the 5 x 2 tall
-  // tile beats them at M = 8 (1.27x) and ties at 16..32, panels win at 64
-  // (numbers at tall_mr). On zmm the tall tile's 12 rows cover M = 8..15
-  // in one or two tiles, panels (6-row tiles) from 16 on (a guess).
+  // Where the panel path takes over: the 5 x 2 tall tile beats panels at M =
+  // 8 and ties at 16..32 on Zen 3 (the run at tall_mr); on zmm the tall
+  // tile's 12 rows cover M = 8..15, panels from 16 on (a guess).
   p.gemm_min_m = 16;
   // No software prefetch: the hardware's alone, until a row says (the
   // measurements are at the rows).
