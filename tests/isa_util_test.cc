@@ -55,7 +55,11 @@ TEST(CanRunTier, FollowsTheCapAndSaysWhy) {
 // its own kernel-name suffix.
 TEST(IsaPaths, EveryJitTierOnceInOrder) {
   const std::vector<IsaPath>& paths = IsaPaths();
-  ASSERT_EQ(paths.size(), 3u);
+  size_t jit_tiers = 0;
+  for (const internal::IsaTraits& t : internal::kIsaTraits) {
+    if (t.vector_bytes > 0) ++jit_tiers;
+  }
+  ASSERT_EQ(paths.size(), jit_tiers);
   for (size_t i = 0; i < paths.size(); ++i) {
     EXPECT_EQ(static_cast<int>(paths[i].tier), static_cast<int>(i) + 1);
     EXPECT_EQ(std::string(paths[i].suffix), internal::IsaSuffix(paths[i].tier));
