@@ -18,6 +18,7 @@
 #include "check/draw_util.h"
 #include "check/layer_check.h"
 #include "check/moe_selftest.h"
+#include "dispatch/isa_traits.h"
 #include "dispatch/kernel_key.h"
 #include "runtime/formats/import.h"
 #include "w4jit/layer.hpp"
@@ -357,8 +358,8 @@ CaseResult RunCase(const Case& c) {
 std::vector<IsaTier> SupportedTiers() {
   std::vector<IsaTier> tiers;
   const IsaTier top = internal::ActiveIsa();
-  for (int t = 0; t <= static_cast<int>(top); ++t) {
-    tiers.push_back(static_cast<IsaTier>(t));
+  for (const internal::IsaTraits& t : internal::kIsaTraits) {
+    if (internal::HasFeaturesOf(top, t.tier)) tiers.push_back(t.tier);
   }
   return tiers;
 }

@@ -2,7 +2,9 @@
 // Kept free of any detection so that tests can feed recorded signatures of
 // CPUs this machine is not (Rome, Genoa, Turin, Sapphire Rapids, ...).
 #include <algorithm>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/isa_traits.h"
 
@@ -70,7 +72,7 @@ CpuProfile ClassifyCpu(Vendor vendor, uint32_t signature,
   // Width of the vector datapath. Zen 4 executes 512-bit ops as two 256-bit
   // halves; Zen 5 desktop/server parts have a full 512-bit datapath, mobile
   // parts report FP256 in CPUID 0x8000001A and split like Zen 4.
-  if (p.isa >= IsaTier::kAvx512Vnni || features.avx512f) {
+  if (TraitsOf(p.isa).evex || features.avx512f) {
     if (p.zen_generation == 4 || (p.zen_generation >= 5 && features.fp256)) {
       p.native_vector_bits = 256;
     } else {
@@ -95,5 +97,13 @@ bool ParseIsaTier(const std::string& text, IsaTier* out) {
 }
 
 const char* ToString(IsaTier tier) { return TraitsOf(tier).env_name; }
+
+std::string IsaTierNames() {
+  std::string names;
+  for (const IsaTraits& t : kIsaTraits) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", t.env_name);
+  }
+  return names;
+}
 
 }  // namespace w4jit::internal

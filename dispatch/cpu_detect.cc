@@ -14,6 +14,7 @@
 #include "dispatch/cpu_profile.h"
 #include "dispatch/cpuid_caches.h"
 #include "dispatch/cpuid_features.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 namespace {
@@ -72,11 +73,9 @@ CpuProfile Detect() {
   if (const char* env = GetEnv(EnvVar::kIsa); env != nullptr && *env) {
     IsaTier cap;
     if (!ParseIsaTier(env, &cap)) {
-      Log(LogLevel::kWarning,
-          absl::StrCat("W4JIT_ISA=", env,
-                       " is not one of ref, avx2, avx512_vnni, avx512_bf16; "
-                       "ignored"));
-    } else if (cap > p.isa) {
+      Log(LogLevel::kWarning, absl::StrCat("W4JIT_ISA=", env, " is not one of ",
+                                           IsaTierNames(), "; ignored"));
+    } else if (!HasFeaturesOf(p.isa, cap)) {
       Log(LogLevel::kWarning,
           absl::StrCat("W4JIT_ISA=", env, " is above what this CPU supports (",
                        ToString(p.isa), "); using ", ToString(p.isa)));

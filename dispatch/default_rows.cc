@@ -1,5 +1,7 @@
 #include "dispatch/default_rows.h"
 
+#include "absl/strings/match.h"
+
 namespace w4jit::internal {
 
 std::string CpuClassBase(const CpuProfile& cpu) {
@@ -12,7 +14,11 @@ std::vector<const DefaultsRow*> MatchingRows(
   const std::string cls = CpuClassBase(cpu);
   std::vector<const DefaultsRow*> out;
   for (const DefaultsRow& row : rows) {
-    if (cls == row.cpu_class && isa >= row.min_tier && isa <= row.max_tier) {
+    // A row of a family ("zen5") holds for its variants ("zen5-fp256").
+    const std::string family = row.cpu_class;
+    const bool of_family = cls == family || absl::StartsWith(cls, family + "-");
+    // The rows' tier ranges are the one order comparison of tiers here.
+    if (of_family && isa >= row.min_tier && isa <= row.max_tier) {
       out.push_back(&row);
     }
   }

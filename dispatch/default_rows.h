@@ -20,7 +20,9 @@ namespace w4jit::internal {
 enum class Evidence : int { kMeasured, kGuessed };
 
 struct DefaultsRow {
-  // CpuClassOf()'s CPU part: "zen3", "zen5-fp256", "intel-avx512", ...
+  // CpuClassOf()'s CPU part ("zen3", "zen5-fp256", "intel-avx512", ...),
+  // or a family: "zen5" holds for "zen5" and "zen5-fp256" (a variant is
+  // the family's name, a dash and more), so that no row is a copy.
   const char* cpu_class;
   // The tiers the kernels use (after W4JIT_ISA) for which the row holds.
   IsaTier min_tier;
@@ -35,8 +37,8 @@ struct DefaultsRow {
 // "zen5-fp256" of "zen5-fp256/avx512_bf16": the class without the tier.
 std::string CpuClassBase(const CpuProfile& cpu);
 
-// The rows that hold on this CPU at `isa`, in table order (a later row's
-// value wins).
+// The rows that hold on this CPU (its class or the class's family) at
+// `isa`, in table order (a later row's value wins).
 std::vector<const DefaultsRow*> MatchingRows(
     const std::vector<DefaultsRow>& rows, const CpuProfile& cpu, IsaTier isa);
 

@@ -8,6 +8,7 @@
 #define W4JIT_DISPATCH_ISA_TRAITS_H_
 
 #include <array>
+#include <string>
 
 #include "dispatch/cpu_profile.h"
 
@@ -56,8 +57,33 @@ constexpr const IsaTraits& TraitsOf(IsaTier tier) {
   return kIsaTraits[static_cast<int>(tier)];
 }
 
-// The tier of the widest vectors (every JIT tier but AVX2 today): zmm.
-constexpr bool IsEvex(IsaTier tier) { return TraitsOf(tier).evex; }
+// Whether code for `need` runs where the kernels may use `have`: `have`
+// has every feature of `need` (vectors at least as wide, EVEX, each dot
+// product). Not tier order: a tier with AVX-VNNI on ymm, or AVX10/256,
+// would be "above" AVX2 without zmm. Only dispatch/ compares tiers by
+// their order (the W4JIT_ISA cap, the defaults rows' ranges).
+constexpr bool HasFeaturesOf(IsaTier have, IsaTier need) {
+  const IsaTraits& h = TraitsOf(have);
+  const IsaTraits& n = TraitsOf(need);
+  return h.vector_bytes >= n.vector_bytes && (h.evex || !n.evex) &&
+         (h.int8_dot || !n.int8_dot) && (h.bf16_dot || !n.bf16_dot);
+}
+
+// The least tier whose code needs only vectors of `bytes` (its row's
+// vector_tier is itself): kAvx2 for 32, kAvx512Vnni for 64; kRef when no
+// tier's vectors are that wide.
+constexpr IsaTier TierOfVectorBytes(int bytes) {
+  for (const IsaTraits& t : kIsaTraits) {
+    if (t.vector_bytes > 0 && t.vector_bytes == bytes &&
+        t.vector_tier == t.tier) {
+      return t.tier;
+    }
+  }
+  return IsaTier::kRef;
+}
+
+// "ref, avx2, avx512_vnni, avx512_bf16": the W4JIT_ISA names, in order.
+std::string IsaTierNames();
 
 }  // namespace w4jit::internal
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/env.h"
 #include "base/log.h"
+#include "dispatch/isa_traits.h"
 #include "nlohmann/json.hpp"
 #include "w4jit/tuning.hpp"
 
@@ -173,7 +174,7 @@ std::string CpuClassOf(const CpuProfile& cpu, IsaTier isa) {
     base = absl::StrCat("zen", cpu.zen_generation);
     if (cpu.zen_generation >= 5 && cpu.features.fp256) base += "-fp256";
   } else if (cpu.vendor == Vendor::kIntel) {
-    base = cpu.isa >= IsaTier::kAvx512Vnni ? "intel-avx512" : "intel-avx2";
+    base = TraitsOf(cpu.isa).evex ? "intel-avx512" : "intel-avx2";
   } else {
     base = "generic";
   }

@@ -509,7 +509,7 @@ void ActQuantizerGenerator::EmitNonFiniteRow() {
 }
 
 absl::Status CheckActQuantConfig(const ActQuantConfig& c) {
-  if (c.isa < IsaTier::kAvx2) {
+  if (TraitsOf(c.isa).vector_bytes == 0) {
     return absl::InvalidArgumentError("the quantizer needs AVX2 or AVX-512");
   }
   if (c.k <= 0 || c.group_size <= 0 || c.k % c.group_size != 0) {

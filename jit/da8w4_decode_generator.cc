@@ -14,7 +14,7 @@ constexpr int kUnroll = 4;
 }  // namespace
 
 absl::Status CheckDa8w4DecodeConfig(const Da8w4DecodeConfig& config) {
-  if (config.isa < IsaTier::kAvx2) {
+  if (TraitsOf(config.isa).vector_bytes == 0) {
     return absl::InvalidArgumentError(
         "the DA8W4 panel decoder needs AVX2 or AVX-512");
   }

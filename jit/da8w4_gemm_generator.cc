@@ -12,13 +12,8 @@ namespace {
 
 using Xbyak::Xmm;
 
-// Register plan (vector registers; GPRs are described at Generate()):
-//   AVX2:    acc[0, nacc) int16 accumulators, then wl, wh, b (broadcast
-//            qa), t; 0x0F mask and int16 ones come from memory operands.
-//   AVX-512: acc[0, nacc) int32 accumulators, then wl, wh, t; the 0x0F
-//            mask lives in zmm31.
-// So nacc = 2 * mr * nblk <= 12 (AVX2) or <= 28 (AVX-512).
-constexpr int kAvx512MaskReg = 31;
+// The vector registers are placed by the plan (jit/da8w4_gemm_plan.h);
+// the GPRs are described at Generate().
 
 // General-purpose register roles: the cursors that move along K, then the
 // loop counters (one role each for the whole kernel).
@@ -37,15 +32,10 @@ constexpr Xbyak::Reg64 kEpOperand1(Operand::R9);
 
 }  // namespace
 
-// The accumulators (two per block and row) and the plan's 3 (AVX-512) or
-// 4 (AVX2) other registers fill the vector registers.
-int Da8w4MaxTileBlocks(IsaTier isa) { return TraitsOf(isa).evex ? 14 : 6; }
-
 absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
   const Da8w4Layout& lay = c.layout;
   const IsaTraits& isa = TraitsOf(c.isa);
-  const bool avx512 = isa.evex;
-  if (c.isa < IsaTier::kAvx2) {
+  if (TraitsOf(c.isa).vector_bytes == 0) {
     return absl::InvalidArgumentError("DA8W4 kernels need AVX2 or AVX-512");
   }
   if (absl::Status s = CheckPrefetchDistance(c.prefetch); !s.ok()) return s;
@@ -61,23 +51,16 @@ absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("group ", lay.group_size, " is not a multiple of 4"));
   }
-  if (c.mr < 1 || c.nblk < 1 || c.mr * c.nblk > Da8w4MaxTileBlocks(c.isa)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tile ", c.mr, "x", c.nblk, " blocks does not fit the registers of ",
-        ToString(c.isa)));
-  }
-  // AVX-512 decoded tiles hold every block's weights and one broadcast
-  // row in registers next to the accumulators (see EmitQuadDecodedVnni).
-  if (avx512 && c.decoded &&
-      2 * c.mr * c.nblk + 2 * c.nblk + 1 > isa.vector_regs) {
+  const absl::StatusOr<Da8w4GemmPlan> plan =
+      MakeDa8w4GemmPlan(c.isa, c.mr, c.nblk, c.decoded);
+  if (!plan.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("decoded tile ", c.mr, "x", c.nblk,
-                     " blocks needs more than 32 zmm registers"));
+        absl::StrCat(plan.status().message(), " (", ToString(c.isa), ")"));
   }
-  const int max_chunk = avx512 ? 32 : 8;  // AVX2: the int16 bound
-  if (c.chunk_quads < 1 || c.chunk_quads > max_chunk) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "chunk of ", c.chunk_quads, " quads not in [1, ", max_chunk, "]"));
+  if (c.chunk_quads < 1 || c.chunk_quads > plan->max_chunk_quads) {
+    return absl::InvalidArgumentError(absl::StrCat("chunk of ", c.chunk_quads,
+                                                   " quads not in [1, ",
+                                                   plan->max_chunk_quads, "]"));
   }
   if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError("output must be f32 or bf16");
@@ -141,6 +124,9 @@ std::string Da8w4GemmConfig::name() const {
 Da8w4GemmGenerator::Da8w4GemmGenerator(const Da8w4GemmConfig& config)
     : Generator(config.name(), 256 * 1024),
       cfg_(config),
+      // Checked (CheckDa8w4GemmConfig) before a generator is made.
+      plan_(*MakeDa8w4GemmPlan(config.isa, config.mr, config.nblk,
+                               config.decoded)),
       vec_(this, config.isa),
       qa_stride_(QaRowStride(config.layout.k)),
       sums_stride_(SumsRowStride(config.layout.groups())),
@@ -179,7 +165,7 @@ void Da8w4GemmGenerator::Generate() {
     mov(ptr[rsp + Local(5 + i)], rax);
   }
   if (vec_.avx512() && !cfg_.decoded) {
-    vmovups(vec_.Vec(kAvx512MaskReg), pool_.Splat32(0x0F0F0F0F));
+    vmovups(vec_.Vec(plan_.mask), pool_.Splat32(0x0F0F0F0F));
   }
   mov(kStepsLeft, ptr[rdi + offsetof(Da8w4GemmArgs, steps)]);
   Xbyak::Label step_loop;
@@ -314,11 +300,10 @@ void Da8w4GemmGenerator::EmitChunk(int quads) {
 // then per row one broadcast feeding 2 * nblk vpdpbusd. Per quad: 2 * nblk
 // + mr loads and 2 * mr * nblk vpdpbusd, nothing else.
 void Da8w4GemmGenerator::EmitQuadDecodedVnni(int q) {
-  const int nacc = NumAcc();
   const int nw = 2 * cfg_.nblk;
-  const Xmm b = vec_.Vec(nacc + nw);
+  const Xmm b = vec_.Vec(plan_.bcast);
   for (int i = 0; i < nw; ++i) {
-    vmovups(vec_.Vec(nacc + i),
+    vmovups(vec_.Vec(plan_.weights + i),
             ptr[kW + (i / 2) * BlockStride() + q * QuadStride() +
                 (i % 2) * cfg_.layout.quad_bytes()]);
   }
@@ -327,7 +312,7 @@ void Da8w4GemmGenerator::EmitQuadDecodedVnni(int q) {
     for (int blk = 0; blk < cfg_.nblk; ++blk) {
       for (int half = 0; half < 2; ++half) {
         vpdpbusd(vec_.Vec(AccIndex(r, blk, half)),
-                 vec_.Vec(nacc + 2 * blk + half), b);
+                 vec_.Vec(plan_.weights + 2 * blk + half), b);
       }
     }
   }
@@ -339,10 +324,8 @@ void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
     return;
   }
   const Da8w4Layout& lay = cfg_.layout;
-  const int nacc = NumAcc();
-  const Xmm wl = vec_.Vec(nacc), wh = vec_.Vec(nacc + 1);
-  const Xmm b = vec_.Vec(nacc + 2);  // AVX2 broadcast; AVX-512 t
-  const Xmm t = vec_.Vec(nacc + 3);  // AVX2 product
+  const Xmm wl = vec_.Vec(plan_.wl), wh = vec_.Vec(plan_.wh);
+  const Xmm b = vec_.Vec(plan_.b);  // AVX2 broadcast; AVX-512 t
   // One row: broadcast its 4 activation bytes once for all blocks.
   const bool shared_broadcast = cfg_.mr == 1;
   if (shared_broadcast) vpbroadcastd(b, ptr[kQa + q * 4]);
@@ -353,7 +336,7 @@ void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
       vmovups(wh, ptr[w + lay.quad_bytes()]);
     } else if (vec_.avx512()) {
       vmovups(wh, ptr[w]);
-      const Xmm mask = vec_.Vec(kAvx512MaskReg);
+      const Xmm mask = vec_.Vec(plan_.mask);
       vpandd(wl, wh, mask);
       vpsrlw(wh, wh, 4);
       vpandd(wh, wh, mask);
@@ -382,6 +365,7 @@ void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
         if (first_in_chunk) {
           vpmaddubsw(acc, half ? wh : wl, b);
         } else {
+          const Xmm t = vec_.Vec(plan_.t);  // the product
           vpmaddubsw(t, half ? wh : wl, b);
           vpaddw(acc, acc, t);
         }
@@ -421,9 +405,8 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
 }
 
 void Da8w4GemmGenerator::EmitFlush(Flush mode) {
-  const int nacc = NumAcc();
-  const Xmm wl = vec_.Vec(nacc), wh = vec_.Vec(nacc + 1),
-            b = vec_.Vec(nacc + 2), t = vec_.Vec(nacc + 3);
+  const Xmm wl = vec_.Vec(plan_.wl), wh = vec_.Vec(plan_.wh),
+            b = vec_.Vec(plan_.b), t = vec_.Vec(plan_.t);
   const bool group_end = mode == Flush::kFinal || mode == Flush::kOnly;
   for (int r = 0; r < cfg_.mr; ++r) {
     if (group_end) LoadRowSum(r, b);
@@ -449,8 +432,7 @@ void Da8w4GemmGenerator::EmitFlush(Flush mode) {
 }
 
 void Da8w4GemmGenerator::EmitGroupEndVnni() {
-  const int nacc = NumAcc();
-  const Xmm row_sum = vec_.Vec(nacc), tmp = vec_.Vec(nacc + 1);
+  const Xmm row_sum = vec_.Vec(plan_.row_sum), tmp = vec_.Vec(plan_.tmp);
   for (int r = 0; r < cfg_.mr; ++r) {
     LoadRowSum(r, row_sum);
     // Per group: sa[r, g], an embedded broadcast (rows as the sums rows).

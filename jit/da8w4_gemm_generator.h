@@ -37,6 +37,7 @@
 #include "dispatch/config_key.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
+#include "jit/da8w4_gemm_plan.h"
 #include "jit/da8w4_layout.h"
 #include "jit/emit_util.h"
 #include "jit/epilogue_emit.h"
@@ -123,11 +124,9 @@ struct Da8w4GemmConfig {
 };
 static_assert(CheckConfigFieldsListed<Da8w4GemmConfig>());
 
-// Why this config cannot be generated (register budget, displacement
-// range, lanes vs ISA), or OK.
+// Why this config cannot be generated (register budget from its plan,
+// jit/da8w4_gemm_plan.h; displacement range, lanes vs ISA), or OK.
 absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& config);
-// Accumulator registers the ISA has for mr * nblk: 2 * mr * nblk must fit.
-int Da8w4MaxTileBlocks(IsaTier isa);  // max mr * nblk
 
 class Da8w4GemmGenerator : public Generator {
  public:
@@ -138,9 +137,9 @@ class Da8w4GemmGenerator : public Generator {
 
  private:
   enum class Flush { kStore, kAdd, kFinal, kOnly };
-  int NumAcc() const { return 2 * cfg_.mr * cfg_.nblk; }
+  int NumAcc() const { return plan_.nacc; }
   int AccIndex(int row, int blk, int half) const {
-    return (row * cfg_.nblk + blk) * 2 + half;
+    return plan_.Acc(row, blk, half);
   }
   // Stack tiles (rsp-relative offsets).
   int I32Tile(int acc) const { return acc * vec_.bytes(); }
@@ -170,6 +169,7 @@ class Da8w4GemmGenerator : public Generator {
   int OutCols(int blk) const;
 
   const Da8w4GemmConfig cfg_;
+  const Da8w4GemmPlan plan_;
   VecEmitter vec_;
   ConstPool pool_;
   const int64_t qa_stride_;

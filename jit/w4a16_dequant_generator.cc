@@ -8,6 +8,7 @@
 #include "dispatch/isa_traits.h"
 #include "jit/w4a16_decode.h"
 #include "jit/w4a16_layout.h"
+#include "jit/w4a16_panel_plan.h"
 
 namespace w4jit::internal {
 namespace {
@@ -21,7 +22,7 @@ constexpr int kUnroll = 4;
 }  // namespace
 
 absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& c) {
-  if (c.isa < IsaTier::kAvx2) {
+  if (TraitsOf(c.isa).vector_bytes == 0) {
     return absl::InvalidArgumentError("W4A16 kernels need at least AVX2");
   }
   if (c.float_zero && c.weight_type != WeightType::kS4) {
@@ -42,13 +43,8 @@ absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& c) {
         "segment",
         c.nr, c.segment, lanes));
   }
-  // Scales, three constants and two pairs of temporaries (two more to round
-  // to bf16).
-  if (c.nr / lanes + 7 + (c.round_weights_bf16 ? 2 : 0) >
-      TraitsOf(c.isa).vector_regs) {
-    return absl::InvalidArgumentError("block too wide for the registers");
-  }
-  return absl::OkStatus();
+  return MakeW4a16DequantPlan(c.isa, c.nr / lanes, c.round_weights_bf16)
+      .status();
 }
 
 W4a16DequantConfig W4a16DequantConfig::Canonical() const { return *this; }
@@ -79,7 +75,10 @@ W4a16DequantGenerator::W4a16DequantGenerator(const W4a16DequantConfig& config)
       vec_(this, config.isa),
       lanes_(vec_.lanes32()),
       nv_(config.nr / vec_.lanes32()),
-      nb_(config.nr) {}
+      nb_(config.nr),
+      // Checked (CheckW4a16DequantConfig) before a generator is made.
+      plan_(*MakeW4a16DequantPlan(config.isa, nv_, config.round_weights_bf16)) {
+}
 
 void W4a16DequantGenerator::Generate() {
   const Xbyak::Reg64 args(kArg1);
@@ -91,9 +90,9 @@ void W4a16DequantGenerator::Generate() {
   mov(rdx, ptr[args + offsetof(W4a16DequantArgs, panel)]);
   mov(r10, ptr[args + offsetof(W4a16DequantArgs, segments)]);
   // Decode constants (jit/w4a16_decode.h): mask_hi, mask_lo, s4 zero.
-  vmovups(vec_.Vec(nv_), pool_.Splat32(u4 ? 0xF0u : 0xFFFFFFF0u));
-  vmovups(vec_.Vec(nv_ + 1), pool_.Splat32(0x0Fu));
-  if (!u4) vmovups(vec_.Vec(nv_ + 2), pool_.Splat32(8));
+  vmovups(vec_.Vec(plan_.mask_hi), pool_.Splat32(u4 ? 0xF0u : 0xFFFFFFF0u));
+  vmovups(vec_.Vec(plan_.mask_lo), pool_.Splat32(0x0Fu));
+  if (!u4) vmovups(vec_.Vec(plan_.zero8), pool_.Splat32(8));
 
   const int pairs = static_cast<int>(config_.segment / 2);
   const int unroll = std::min(pairs, kUnroll);
@@ -136,17 +135,15 @@ void W4a16DequantGenerator::Generate() {
 
 void W4a16DequantGenerator::EmitPairs(int pairs) {
   const bool u4 = config_.weight_type == WeightType::kU4;
-  const Xmm mask_hi = vec_.Vec(nv_);
-  const Xmm mask_lo = vec_.Vec(nv_ + 1);
-  const Xmm zero8 = vec_.Vec(nv_ + 2);
-  const Xmm round0 = vec_.Vec(nv_ + 7);
-  const Xmm round1 = vec_.Vec(nv_ + 8);
+  const Xmm mask_hi = vec_.Vec(plan_.mask_hi);
+  const Xmm mask_lo = vec_.Vec(plan_.mask_lo);
+  const Xmm zero8 = vec_.Vec(plan_.zero8);
   for (int s = 0; s < pairs; ++s) {
     for (int v = 0; v < nv_; ++v) {
       // Alternate two sets of temporaries so that consecutive vectors
       // overlap.
-      const Xmm even = vec_.Vec(nv_ + 3 + 2 * (v % 2));
-      const Xmm odd = vec_.Vec(nv_ + 4 + 2 * (v % 2));
+      const Xmm even = vec_.Vec(plan_.Even(v));
+      const Xmm odd = vec_.Vec(plan_.Odd(v));
       const Xbyak::Address zeros = ptr[rbx + (nb_ + v * lanes_) * 4];
       const Xbyak::Address zeros16 = ptr[rbx + (2 * nb_ + v * lanes_) * 4];
       NibbleDecodeOperands ops;
@@ -166,6 +163,8 @@ void W4a16DequantGenerator::EmitPairs(int pairs) {
       if (config_.round_weights_bf16) {
         // Numerics::kZentorch: the weight rounded to bf16 (the odd k hold
         // 16 * w: the same rounding, scaled by a power of two).
+        const Xmm round0 = vec_.Vec(plan_.round0);
+        const Xmm round1 = vec_.Vec(plan_.round1);
         EmitRoundToBf16InPlace(this, vec_, even, round0, round1, &pool_);
         EmitRoundToBf16InPlace(this, vec_, odd, round0, round1, &pool_);
       }

@@ -20,6 +20,7 @@
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
 #include "jit/generator.h"
+#include "jit/w4a16_panel_plan.h"
 
 namespace w4jit::internal {
 
@@ -89,6 +90,7 @@ class W4a16DequantGenerator final : public Generator {
   int lanes_;
   int nv_;
   int64_t nb_;
+  W4a16DequantPlan plan_;
 };
 
 }  // namespace w4jit::internal

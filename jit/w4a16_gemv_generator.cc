@@ -55,7 +55,7 @@ int OutSize(DType t) { return static_cast<int>(DTypeSize(t)); }
 }  // namespace
 
 absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
-  if (c.isa < IsaTier::kAvx2) {
+  if (TraitsOf(c.isa).vector_bytes == 0) {
     return absl::InvalidArgumentError("W4A16 kernels need at least AVX2");
   }
   if (absl::Status s = CheckPrefetchDistance(c.prefetch); !s.ok()) return s;

@@ -51,4 +51,17 @@ absl::StatusOr<W4a16GemvPlan> MakeW4a16GemvPlan(const W4a16GemvConfig& config,
   return p;
 }
 
+int W4a16GemvMaxRows(const W4a16GemvConfig& config) {
+  W4a16GemvConfig c = config;
+  int rows = 0;
+  // Each row adds at least one accumulator: the vector registers bound the
+  // rows.
+  for (int r = 1; r <= TraitsOf(c.isa).vector_regs; ++r) {
+    c.mr = r;
+    if (!MakeW4a16GemvPlan(c, r).ok()) break;
+    rows = r;
+  }
+  return rows;
+}
+
 }  // namespace w4jit::internal

@@ -60,6 +60,9 @@ struct W4a16GemvPlan {
 // checked (CheckW4a16GemvConfig calls this last).
 absl::StatusOr<W4a16GemvPlan> MakeW4a16GemvPlan(const W4a16GemvConfig& config,
                                                 int rows);
+// The most rows a kernel of `config` (its mr set to them) has a plan for:
+// the tallest tile of its width, flavour and tier; 0 if none.
+int W4a16GemvMaxRows(const W4a16GemvConfig& config);
 
 // General-purpose register roles ("register decomposition"). The kernel
 // loops over blocks (columns), row tiles, groups and steps (k pairs or

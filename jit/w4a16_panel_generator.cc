@@ -22,7 +22,7 @@ using Xbyak::util::ptr;
 }  // namespace
 
 absl::Status CheckW4a16PanelConfig(const W4a16PanelConfig& c) {
-  if (c.isa < IsaTier::kAvx2) {
+  if (TraitsOf(c.isa).vector_bytes == 0) {
     return absl::InvalidArgumentError("W4A16 kernels need at least AVX2");
   }
   if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
@@ -43,14 +43,8 @@ absl::Status CheckW4a16PanelConfig(const W4a16PanelConfig& c) {
         "of %d",
         nv, c.out_n, c.n));
   }
-  // Accumulators, one panel row, one broadcast; the bf16 stores need two
-  // temporaries besides the value.
-  const int need = c.mr * nv + std::max(nv + 1, 2);
-  if (need > TraitsOf(c.isa).vector_regs) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "tile %d x %d vectors needs %d vector registers", c.mr, nv, need));
-  }
-  return absl::OkStatus();
+  // The tallest tile; the row tail's are shorter.
+  return MakeW4a16PanelPlan(c.isa, c.mr, nv).status();
 }
 
 W4a16PanelConfig W4a16PanelConfig::Canonical() const {
@@ -114,7 +108,9 @@ void W4a16PanelGenerator::Generate() {
 void W4a16PanelGenerator::EmitTile(int mr) {
   const Xbyak::Reg64 args(kArg1);
   const bool avx512 = vec_.avx512();
-  auto acc = [&](int r, int v) { return vec_.Vec(r * nv_ + v); };
+  // A row tail's tile (mr <= config_.mr) fits where the config's does.
+  const W4a16PanelPlan plan = *MakeW4a16PanelPlan(config_.isa, mr, nv_);
+  auto acc = [&](int r, int v) { return vec_.Vec(plan.Acc(r, v)); };
   auto scratch = [&](int r, int v) {
     return ptr[r12 + (r * stride_ + v * lanes_) * 4];
   };
@@ -144,8 +140,8 @@ void W4a16PanelGenerator::EmitTile(int mr) {
   mov(rsi, ptr[args + offsetof(W4a16PanelArgs, kc)]);
   shr(rsi, 1);
   L(kloop);
-  EmitK(mr, 0);
-  EmitK(mr, 1);
+  EmitK(plan, 0);
+  EmitK(plan, 1);
   add(rbx, static_cast<uint32_t>(2 * stride_ * 4));
   add(rdx, 2 * mr * 4);
   dec(rsi);
@@ -160,13 +156,12 @@ void W4a16PanelGenerator::EmitTile(int mr) {
 
   L(final_store);
   if (!epilogue_.empty()) {
-    EmitEpilogueStore(mr);
+    EmitEpilogueStore(plan);
     L(stored);
     return;
   }
-  const int first_free = mr * nv_;
-  const Xmm t0 = vec_.Vec(first_free);
-  const Xmm t1 = vec_.Vec(first_free + 1);
+  const Xmm t0 = vec_.Vec(plan.store0);
+  const Xmm t1 = vec_.Vec(plan.store1);
   mov(rax, r15);
   if (config_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
   for (int r = 0; r < mr; ++r) {
@@ -187,13 +182,16 @@ void W4a16PanelGenerator::EmitTile(int mr) {
   L(stored);
 }
 
-void W4a16PanelGenerator::EmitEpilogueStore(int mr) {
+void W4a16PanelGenerator::EmitEpilogueStore(const W4a16PanelPlan& plan) {
+  const int mr = plan.mr;
   const Xbyak::Reg64 args(kArg1);
   auto scratch = [&](int r, int v) {
     return ptr[r12 + (r * stride_ + v * lanes_) * 4];
   };
   for (int r = 0; r < mr; ++r) {
-    for (int v = 0; v < nv_; ++v) vmovups(scratch(r, v), vec_.Vec(r * nv_ + v));
+    for (int v = 0; v < nv_; ++v) {
+      vmovups(scratch(r, v), vec_.Vec(plan.Acc(r, v)));
+    }
   }
   const EpilogueEmitter ep(this, vec_, &pool_, epilogue_);
   // Operand rows of this row tile: ep + (m - rows left) * ld.
@@ -225,16 +223,17 @@ void W4a16PanelGenerator::EmitEpilogueStore(int mr) {
   ep.EmitTileStores(s);
 }
 
-void W4a16PanelGenerator::EmitK(int mr, int k) {
-  const int b0 = mr * nv_;
-  const Xmm bcast = vec_.Vec(b0 + nv_);
+void W4a16PanelGenerator::EmitK(const W4a16PanelPlan& plan, int k) {
+  const int mr = plan.mr;
+  const Xmm bcast = vec_.Vec(plan.bcast);
   for (int v = 0; v < nv_; ++v) {
-    vmovups(vec_.Vec(b0 + v), ptr[rbx + (k * stride_ + v * lanes_) * 4]);
+    vmovups(vec_.Vec(plan.panel + v),
+            ptr[rbx + (k * stride_ + v * lanes_) * 4]);
   }
   for (int r = 0; r < mr; ++r) {
     vbroadcastss(bcast, ptr[rdx + (k * mr + r) * 4]);
     for (int v = 0; v < nv_; ++v) {
-      vfmadd231ps(vec_.Vec(r * nv_ + v), vec_.Vec(b0 + v), bcast);
+      vfmadd231ps(vec_.Vec(plan.Acc(r, v)), vec_.Vec(plan.panel + v), bcast);
     }
   }
 }

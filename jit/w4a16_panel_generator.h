@@ -19,6 +19,7 @@
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
 #include "jit/generator.h"
+#include "jit/w4a16_panel_plan.h"
 
 namespace w4jit::internal {
 
@@ -99,10 +100,10 @@ class W4a16PanelGenerator final : public Generator {
 
  private:
   void EmitTile(int mr);
-  void EmitK(int mr, int k);
+  void EmitK(const W4a16PanelPlan& plan, int k);
   // The final store with a fused epilogue: the accumulators go to the
   // scratch tile first, so that the epilogue has every register.
-  void EmitEpilogueStore(int mr);
+  void EmitEpilogueStore(const W4a16PanelPlan& plan);
 
   W4a16PanelConfig config_;
   Epilogue epilogue_;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "check/layer_check.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "gtest/gtest.h"
 #include "runtime/formats/import.h"
 #include "tests/util/test_layer.h"
@@ -169,9 +170,10 @@ std::string PackingCannotAllocate(Mode mode) {
                             layer.status().ToString());
       }
       const std::string msg(layer.status().message());
-      const std::string want = internal::ActiveIsa() >= internal::IsaTier::kAvx2
-                                   ? "for the packed weights"
-                                   : "importing the weights";
+      const std::string want =
+          internal::TraitsOf(internal::ActiveIsa()).vector_bytes > 0
+              ? "for the packed weights"
+              : "importing the weights";
       if (msg.find(want) == std::string::npos ||
           msg.find("bytes") == std::string::npos) {
         return absl::StrCat("message does not name the bytes: ", msg);
@@ -288,7 +290,7 @@ std::string JitBufferCannotBeMapped(Mode mode) {
 
 TEST(AllocFailureTest, Da8w4JitBufferCannotBeMapped) {
   SKIP_UNDER_ASAN();
-  if (internal::ActiveIsa() < internal::IsaTier::kAvx2) {
+  if (internal::TraitsOf(internal::ActiveIsa()).vector_bytes == 0) {
     GTEST_SKIP() << "no JIT tier (AVX2) on this CPU: no code buffer to map";
   }
   EXPECT_EQ(InChild([] { return JitBufferCannotBeMapped(Mode::kDA8W4); }), "");
@@ -296,7 +298,7 @@ TEST(AllocFailureTest, Da8w4JitBufferCannotBeMapped) {
 
 TEST(AllocFailureTest, W4a16JitBufferCannotBeMapped) {
   SKIP_UNDER_ASAN();
-  if (internal::ActiveIsa() < internal::IsaTier::kAvx2) {
+  if (internal::TraitsOf(internal::ActiveIsa()).vector_bytes == 0) {
     GTEST_SKIP() << "no JIT tier (AVX2) on this CPU: no code buffer to map";
   }
   EXPECT_EQ(InChild([] { return JitBufferCannotBeMapped(Mode::kW4A16); }), "");

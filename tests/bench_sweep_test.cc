@@ -7,6 +7,8 @@
 #include <string>
 
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
+#include "dispatch/param_table.h"
 #include "dispatch/tuning.h"
 #include "gtest/gtest.h"
 #include "perf/lib/bench_data.h"
@@ -14,6 +16,8 @@
 #include "perf/lib/sweep/sweep_candidates.h"
 #include "perf/lib/sweep/sweep_output.h"
 #include "perf/lib/sweep/sweep_runner.h"
+#include "runtime/da8w4/da8w4_params.h"
+#include "runtime/w4a16/w4a16_params.h"
 #include "tests/util/test_layer.h"
 #include "w4jit/w4jit.hpp"
 
@@ -25,7 +29,7 @@ using internal::HostCpu;
 using internal::IsaTier;
 using internal::ParamMap;
 
-bool HasJit() { return ActiveIsa() >= IsaTier::kAvx2; }
+bool HasJit() { return TraitsOf(ActiveIsa()).vector_bytes > 0; }
 
 LayerDesc SmallDesc(Mode mode, WeightType type) {
   LayerDesc d;
@@ -78,6 +82,29 @@ TEST(SweepCandidatesTest, EveryCandidateMatchesTheReference) {
         }
       }
       EXPECT_GT(built, 3) << ToString(mode);
+    }
+  }
+}
+
+// Every candidate names only its family's table parameters, in range.
+TEST(SweepCandidatesTest, CandidatesAreTableParameters) {
+  for (Mode mode : {Mode::kDA8W4, Mode::kW4A16}) {
+    for (bool quick : {false, true}) {
+      for (const CandidateGroup& group :
+           SweepCandidates(mode, HostCpu(), ActiveIsa(), quick)) {
+        for (const ParamMap& option : group.options) {
+          const bool ok = mode == Mode::kDA8W4
+                              ? internal::ApplyParamTable(
+                                    internal::Da8w4ParamTable(), "DA8W4",
+                                    option, internal::Da8w4Params{})
+                                    .ok()
+                              : internal::ApplyParamTable(
+                                    internal::W4a16ParamTable(), "W4A16",
+                                    option, internal::W4a16Params{})
+                                    .ok();
+          EXPECT_TRUE(ok) << group.name << ": " << ParamsToString(option);
+        }
+      }
     }
   }
 }

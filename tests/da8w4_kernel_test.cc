@@ -18,6 +18,7 @@
 #include "dispatch/cpu_profile.h"
 #include "dispatch/isa_traits.h"
 #include "gtest/gtest.h"
+#include "jit/da8w4_gemm_plan.h"
 #include "runtime/da8w4/da8w4_decode.h"
 #include "runtime/da8w4/da8w4_kernel_lookup.h"
 #include "runtime/da8w4/da8w4_params.h"
@@ -295,11 +296,12 @@ void EveryTileShapeGivesIdenticalResults(IsaTier isa, ActQuant aq) {
   }
   // Decoded-panel tiles: every height and width the registers allow, any
   // panel size, the threshold below and above m.
-  const bool avx512 = internal::TraitsOf(isa).evex;
   for (int pmr = 1; pmr <= max_blocks; ++pmr) {
     for (int pnblk = 1; pnblk <= 3; ++pnblk) {
-      if (pmr * pnblk > max_blocks) continue;
-      if (avx512 && 2 * pmr * pnblk + 2 * pnblk + 1 > 32) continue;
+      if (!internal::MakeDa8w4GemmPlan(isa, pmr, pnblk, /*decoded=*/true)
+               .ok()) {
+        continue;
+      }
       internal::Da8w4Params p = defaults;
       p.handover_m = pmr % 2 ? 0 : 8;
       p.panel_min_m = pnblk == 2 ? 0 : 23;
@@ -513,7 +515,7 @@ TEST(Da8w4Generation, BadExplicitParamsAreAnError) {
 TEST(Da8w4Params, TuningOverridesAndRejects) {
   const internal::Da8w4Params base =
       internal::DefaultDa8w4Params(internal::HostCpu(), IsaTier::kAvx2);
-  auto tuned = internal::ApplyDa8w4Tuning(
+  auto tuned = internal::ApplyDa8w4Params(
       {{"mr", 4}, {"nblk", 1}, {"handover_m", 8}, {"panel_bytes", 65536}}, base,
       IsaTier::kAvx2);
   ASSERT_TRUE(tuned.ok()) << tuned.status();
@@ -522,15 +524,15 @@ TEST(Da8w4Params, TuningOverridesAndRejects) {
   EXPECT_EQ(tuned->panel_bytes, 65536);
   EXPECT_EQ(tuned->chunk_quads, base.chunk_quads);
   EXPECT_FALSE(
-      internal::ApplyDa8w4Tuning({{"mr", 7}}, base, IsaTier::kAvx2).ok());
+      internal::ApplyDa8w4Params({{"mr", 7}}, base, IsaTier::kAvx2).ok());
   EXPECT_TRUE(
-      internal::ApplyDa8w4Tuning({{"mr", 7}}, base, IsaTier::kAvx512Vnni).ok());
+      internal::ApplyDa8w4Params({{"mr", 7}}, base, IsaTier::kAvx512Vnni).ok());
   EXPECT_FALSE(
-      internal::ApplyDa8w4Tuning({{"chunk_quads", 9}}, base, IsaTier::kAvx2)
+      internal::ApplyDa8w4Params({{"chunk_quads", 9}}, base, IsaTier::kAvx2)
           .ok());
   EXPECT_FALSE(
-      internal::ApplyDa8w4Tuning({{"bogus", 1}}, base, IsaTier::kAvx2).ok());
-  auto panel = internal::ApplyDa8w4Tuning(
+      internal::ApplyDa8w4Params({{"bogus", 1}}, base, IsaTier::kAvx2).ok());
+  auto panel = internal::ApplyDa8w4Params(
       {{"panel_mr", 5}, {"panel_nblk", 1}, {"panel_min_m", 64}}, base,
       IsaTier::kAvx2);
   ASSERT_TRUE(panel.ok()) << panel.status();
@@ -539,13 +541,13 @@ TEST(Da8w4Params, TuningOverridesAndRejects) {
   // 14 x 1 fits 32 zmm (28 accumulators + 2 weights + 1 broadcast); 7 x 2
   // (28 + 4 + 1) does not, and 14 rows never fit 16 ymm.
   EXPECT_TRUE(
-      internal::ApplyDa8w4Tuning({{"panel_mr", 14}}, base, IsaTier::kAvx512Vnni)
+      internal::ApplyDa8w4Params({{"panel_mr", 14}}, base, IsaTier::kAvx512Vnni)
           .ok());
-  EXPECT_FALSE(internal::ApplyDa8w4Tuning({{"panel_mr", 7}, {"panel_nblk", 2}},
+  EXPECT_FALSE(internal::ApplyDa8w4Params({{"panel_mr", 7}, {"panel_nblk", 2}},
                                           base, IsaTier::kAvx512Vnni)
                    .ok());
   EXPECT_FALSE(
-      internal::ApplyDa8w4Tuning({{"panel_mr", 14}}, base, IsaTier::kAvx2)
+      internal::ApplyDa8w4Params({{"panel_mr", 14}}, base, IsaTier::kAvx2)
           .ok());
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "dispatch/tuning.h"
 #include "gtest/gtest.h"
 #include "runtime/da8w4/da8w4_params.h"
@@ -40,6 +41,11 @@ CpuProfile Zen4() {
 CpuProfile Zen5() {
   return ClassifyCpu(Vendor::kAmd, 0x00B00F21, Avx512Bf16());
 }
+CpuProfile Zen5Fp256() {
+  CpuFeatures f = Avx512Bf16();
+  f.fp256 = true;
+  return ClassifyCpu(Vendor::kAmd, 0x00B00F21, f);
+}
 CpuProfile Intel() {
   return ClassifyCpu(Vendor::kIntel, 0x000806F8, Avx512Bf16());
 }
@@ -55,20 +61,47 @@ void ExpectWellFormed(const DefaultsRow& row) {
   }
 }
 
-TEST(DefaultRowsTest, W4a16RowsParseAndSayWhereTheyComeFrom) {
+// Each row applies at every tier of its range, through the family's one
+// Apply (the parameter table, then the check).
+TEST(DefaultRowsTest, W4a16RowsApplyAndSayWhereTheyComeFrom) {
   for (const DefaultsRow& row : W4a16DefaultsRows()) {
     ExpectWellFormed(row);
-    W4a16Params p;
-    EXPECT_TRUE(ApplyW4a16ParamMap(row.params, &p).ok()) << row.cpu_class;
+    for (IsaTier t : {row.min_tier, row.max_tier}) {
+      const W4a16Params base = DefaultW4a16Params(Intel(), t);
+      absl::StatusOr<W4a16Params> p = ApplyW4a16Params(row.params, base, t);
+      EXPECT_TRUE(p.ok()) << row.cpu_class << ": " << p.status();
+    }
   }
 }
 
-TEST(DefaultRowsTest, Da8w4RowsParseAndSayWhereTheyComeFrom) {
+TEST(DefaultRowsTest, Da8w4RowsApplyAndSayWhereTheyComeFrom) {
   for (const DefaultsRow& row : Da8w4DefaultsRows()) {
     ExpectWellFormed(row);
-    const Da8w4Params base = DefaultDa8w4Params(Intel(), row.max_tier);
-    EXPECT_TRUE(ApplyDa8w4Tuning(row.params, base, row.max_tier).ok())
-        << row.cpu_class;
+    for (IsaTier t : {row.min_tier, row.max_tier}) {
+      const Da8w4Params base = DefaultDa8w4Params(Intel(), t);
+      absl::StatusOr<Da8w4Params> p = ApplyDa8w4Params(row.params, base, t);
+      EXPECT_TRUE(p.ok()) << row.cpu_class << ": " << p.status();
+    }
+  }
+}
+
+// A variant's class ("zen5-fp256") takes its family's rows ("zen5"): no
+// row repeats another's values for a class of the same family.
+TEST(DefaultRowsTest, NoRowCopiesAnotherOfItsFamily) {
+  for (const std::vector<DefaultsRow>* rows :
+       {&W4a16DefaultsRows(), &Da8w4DefaultsRows()}) {
+    for (size_t i = 0; i < rows->size(); ++i) {
+      for (size_t j = i + 1; j < rows->size(); ++j) {
+        const DefaultsRow& a = (*rows)[i];
+        const DefaultsRow& b = (*rows)[j];
+        const std::string ca = a.cpu_class, cb = b.cpu_class;
+        const bool family = ca == cb || cb.rfind(ca + "-", 0) == 0 ||
+                            ca.rfind(cb + "-", 0) == 0;
+        EXPECT_FALSE(family && a.params == b.params &&
+                     a.min_tier == b.min_tier && a.max_tier == b.max_tier)
+            << ca << " and " << cb;
+      }
+    }
   }
 }
 
@@ -85,6 +118,15 @@ TEST(DefaultRowsTest, ClassesGetTheirValues) {
   const W4a16Params zen5 = DefaultW4a16Params(Zen5(), IsaTier::kAvx512Bf16);
   EXPECT_EQ(zen5.flavor, Flavor::kBf16Dot);
   EXPECT_EQ(zen5.prefetch_distance, 8192);
+  // zen5-fp256 takes the zen5 rows.
+  ASSERT_EQ(CpuClassBase(Zen5Fp256()), "zen5-fp256");
+  const W4a16Params fp256 =
+      DefaultW4a16Params(Zen5Fp256(), IsaTier::kAvx512Bf16);
+  EXPECT_EQ(fp256.flavor, Flavor::kBf16Dot);
+  EXPECT_EQ(fp256.prefetch_distance, 8192);
+  EXPECT_EQ(
+      DefaultW4a16Params(Zen5Fp256(), IsaTier::kAvx512Vnni).prefetch_distance,
+      8192);
   EXPECT_EQ(DefaultW4a16Params(Zen3(), IsaTier::kAvx2).prefetch_distance, 4096);
   const W4a16Params intel = DefaultW4a16Params(Intel(), IsaTier::kAvx512Bf16);
   EXPECT_EQ(intel.flavor, Flavor::kF32Fma);
@@ -120,6 +162,16 @@ TEST(DefaultRowsTest, MatchingRowsFollowClassAndTier) {
   EXPECT_EQ(MatchingRows(rows, Zen3(), IsaTier::kAvx2).size(), 1u);
   EXPECT_TRUE(MatchingRows(rows, Intel(), IsaTier::kAvx512Bf16).empty());
   EXPECT_EQ(CpuClassBase(Zen4()), "zen4");
+  // A family's row holds for its variants, and only for them.
+  const std::vector<DefaultsRow> family = {{"zen5",
+                                            IsaTier::kAvx2,
+                                            IsaTier::kAvx512Bf16,
+                                            Evidence::kGuessed,
+                                            "test",
+                                            {}}};
+  EXPECT_EQ(MatchingRows(family, Zen5Fp256(), IsaTier::kAvx2).size(), 1u);
+  EXPECT_EQ(MatchingRows(family, Zen5(), IsaTier::kAvx2).size(), 1u);
+  EXPECT_TRUE(MatchingRows(family, Zen4(), IsaTier::kAvx2).empty());
 }
 
 // One pipeline: a tuning entry this tier cannot run (a row tile too tall
@@ -127,7 +179,7 @@ TEST(DefaultRowsTest, MatchingRowsFollowClassAndTier) {
 // never the reference.
 TEST(ParamResolutionTest, UnfitTuningEntryFallsBackToTheDefaultsOnce) {
   const IsaTier isa = ActiveIsa();
-  if (!testing::CanRunTier(IsaTier::kAvx2) || isa < IsaTier::kAvx2) {
+  if (!testing::CanRunTier(IsaTier::kAvx2) || TraitsOf(isa).vector_bytes == 0) {
     GTEST_SKIP() << testing::WhyCannotRunTier(IsaTier::kAvx2);
   }
   LayerDesc desc;

@@ -184,7 +184,8 @@ void RunCases(const PathCase& pc, const std::vector<int64_t>& ms,
       opt.force_reference = force_reference;
       auto layer = MakeLayer(d, w, opt);
       ASSERT_TRUE(layer.ok()) << layer.status();
-      if (!force_reference && internal::ActiveIsa() >= IsaTier::kAvx2) {
+      if (!force_reference &&
+          internal::TraitsOf(internal::ActiveIsa()).vector_bytes > 0) {
         const std::string name = (*layer)->kernel_names().back();
         ASSERT_EQ(name.find("reference"), std::string::npos) << name;
         EXPECT_NE(

@@ -14,6 +14,7 @@
 #include "base/memory.h"
 #include "base/numeric.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "gtest/gtest.h"
 #include "tests/util/guard_pages.h"
 #include "tests/util/test_layer.h"
@@ -26,9 +27,11 @@ using internal::IsaTier;
 
 std::vector<IsaTier> JitTiers() {
   std::vector<IsaTier> tiers;
-  for (int t = static_cast<int>(IsaTier::kAvx2);
-       t <= static_cast<int>(internal::ActiveIsa()); ++t) {
-    tiers.push_back(static_cast<IsaTier>(t));
+  for (const internal::IsaTraits& t : internal::kIsaTraits) {
+    if (t.vector_bytes > 0 &&
+        internal::HasFeaturesOf(internal::ActiveIsa(), t.tier)) {
+      tiers.push_back(t.tier);
+    }
   }
   return tiers;
 }

@@ -23,6 +23,7 @@
 #include "check/layer_check.h"
 #include "check/moe_check.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "runtime/moe/moe_experts.h"
@@ -176,9 +177,10 @@ class MoeTest : public ::testing::TestWithParam<Case> {
         const size_t sep = n.rfind("__");
         ASSERT_NE(sep, std::string::npos) << n;
         bool ok = false;
-        for (int t = 1; t <= static_cast<int>(GetParam().tier); ++t) {
-          ok = ok || n.substr(sep + 2) ==
-                         internal::IsaSuffix(static_cast<IsaTier>(t));
+        for (const internal::IsaTraits& t : internal::kIsaTraits) {
+          ok = ok || (t.vector_bytes > 0 &&
+                      internal::HasFeaturesOf(GetParam().tier, t.tier) &&
+                      n.substr(sep + 2) == t.suffix);
         }
         EXPECT_TRUE(ok) << n;
       }

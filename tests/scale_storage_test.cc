@@ -240,19 +240,23 @@ TEST(ScaleStorage, ChooserTakesTheNarrowestExactDtype) {
 }
 
 TEST(W4a16Meta, TuningParameterIsChecked) {
-  W4a16Params p;
-  EXPECT_TRUE(internal::ApplyW4a16ParamMap({{"meta_16bit", 0}}, &p).ok());
-  EXPECT_FALSE(p.meta_16bit);
-  const absl::Status s = internal::ApplyW4a16ParamMap({{"meta_16bit", 2}}, &p);
+  const W4a16Params w4a16;
+  absl::StatusOr<W4a16Params> p =
+      internal::ApplyW4a16Params({{"meta_16bit", 0}}, w4a16, IsaTier::kAvx2);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_FALSE(p->meta_16bit);
+  const absl::Status s =
+      internal::ApplyW4a16Params({{"meta_16bit", 2}}, w4a16, IsaTier::kAvx2)
+          .status();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("meta_16bit = 2"), std::string::npos) << s;
   const internal::Da8w4Params base;
   auto off =
-      internal::ApplyDa8w4Tuning({{"meta_16bit", 0}}, base, IsaTier::kAvx2);
+      internal::ApplyDa8w4Params({{"meta_16bit", 0}}, base, IsaTier::kAvx2);
   ASSERT_TRUE(off.ok()) << off.status();
   EXPECT_FALSE(off->scales_16bit);
   EXPECT_FALSE(
-      internal::ApplyDa8w4Tuning({{"meta_16bit", 5}}, base, IsaTier::kAvx2)
+      internal::ApplyDa8w4Params({{"meta_16bit", 5}}, base, IsaTier::kAvx2)
           .ok());
 }
 

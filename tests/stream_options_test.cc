@@ -97,11 +97,11 @@ TEST(StreamOptions, PrefetchDistanceIsChecked) {
     EXPECT_FALSE(s.ok()) << bad;
     EXPECT_NE(s.message().find(absl::StrCat(bad)), std::string::npos);
   }
-  EXPECT_FALSE(internal::ApplyDa8w4Tuning({{"prefetch_distance", 100}},
+  EXPECT_FALSE(internal::ApplyDa8w4Params({{"prefetch_distance", 100}},
                                           internal::Da8w4Params{},
                                           IsaTier::kAvx2)
                    .ok());
-  EXPECT_TRUE(internal::ApplyDa8w4Tuning({{"prefetch_distance", 256}},
+  EXPECT_TRUE(internal::ApplyDa8w4Params({{"prefetch_distance", 256}},
                                          internal::Da8w4Params{},
                                          IsaTier::kAvx2)
                   .ok());

@@ -576,13 +576,16 @@ TEST_F(W4a16Avx2, OddGroupRunsTheReferenceAndSaysWhy) {
 }
 
 TEST_F(W4a16Avx2, BadParametersFallBackWithAReason) {
-  W4a16Params p;
-  EXPECT_TRUE(
-      internal::ApplyW4a16ParamMap({{"kc", 512}, {"gemv_mr", 3}}, &p).ok());
-  EXPECT_EQ(p.kc, 512);
-  EXPECT_EQ(p.gemv_mr, 3);
-  EXPECT_FALSE(internal::ApplyW4a16ParamMap({{"flavor", 7}}, &p).ok());
-  EXPECT_FALSE(internal::ApplyW4a16ParamMap({{"mr", 2}}, &p).ok());
+  const W4a16Params base;
+  absl::StatusOr<W4a16Params> p = internal::ApplyW4a16Params(
+      {{"kc", 512}, {"gemv_mr", 3}}, base, IsaTier::kAvx2);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->kc, 512);
+  EXPECT_EQ(p->gemv_mr, 3);
+  EXPECT_FALSE(
+      internal::ApplyW4a16Params({{"flavor", 7}}, base, IsaTier::kAvx2).ok());
+  EXPECT_FALSE(
+      internal::ApplyW4a16Params({{"mr", 2}}, base, IsaTier::kAvx2).ok());
 
   const LayerDesc desc =
       Desc(32, 64, 32, WeightType::kS4, DType::kBF16, DType::kF32, false);

@@ -15,6 +15,7 @@
 #include "benchmark/benchmark.h"
 #include "check/layer_check.h"
 #include "dispatch/cpu_profile.h"
+#include "dispatch/isa_traits.h"
 #include "jit/act_quantizer_generator.h"
 #include "perf/gbench/registry.h"
 #include "perf/lib/bench_config.h"
@@ -38,7 +39,7 @@ void BM_ActQuantizer(benchmark::State& state, int64_t k, DType dtype,
                      bool act_order) {
   const int64_t m = state.range(0), group = 128;
   const internal::IsaTier isa = internal::ActiveIsa();
-  if (isa < internal::IsaTier::kAvx2) {
+  if (internal::TraitsOf(isa).vector_bytes == 0) {
     state.SkipWithError("no JIT ISA on this CPU");
     return;
   }
@@ -126,12 +127,12 @@ void BM_W4a16PackX(benchmark::State& state, int64_t k, bool act_order) {
 void BM_Da8w4PanelDecode(benchmark::State& state, int64_t k, bool jit) {
   const int64_t blocks = state.range(0);
   const internal::IsaTier isa = internal::ActiveIsa();
-  if (isa < internal::IsaTier::kAvx2) {
+  if (internal::TraitsOf(isa).vector_bytes == 0) {
     state.SkipWithError("no JIT ISA on this CPU");
     return;
   }
   internal::Da8w4Packed packed;
-  packed.layout.lanes = isa >= internal::IsaTier::kAvx512Vnni ? 16 : 8;
+  packed.layout.lanes = internal::TraitsOf(isa).lanes32();
   packed.layout.n = blocks * packed.layout.block_cols();
   packed.layout.k = k;
   packed.layout.group_size = k;

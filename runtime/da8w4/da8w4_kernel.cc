@@ -25,6 +25,7 @@
 #include "dispatch/isa_traits.h"
 #include "jit/act_quantizer_generator.h"
 #include "jit/da8w4_gemm_generator.h"
+#include "jit/da8w4_gemm_plan.h"
 #include "runtime/da8w4/da8w4_kernel_lookup.h"
 #include "runtime/da8w4/da8w4_pack.h"
 #include "runtime/da8w4/da8w4_params.h"
@@ -348,7 +349,7 @@ class Da8w4JitKernel final : public LinearKernel {
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
     IsaTier isa, const Da8w4Params& params, std::string* why_not) {
-  if (isa < IsaTier::kAvx2) {
+  if (TraitsOf(isa).vector_bytes == 0) {
     *why_not = "DA8W4 JIT kernels need AVX2";
     return std::unique_ptr<LinearKernel>();
   }

@@ -11,8 +11,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/default_rows.h"
+#include "dispatch/param_table.h"
 #include "dispatch/tuning.h"
 #include "runtime/canonical_weights.h"
 #include "runtime/linear_kernel.h"
@@ -22,7 +24,8 @@ namespace w4jit::internal {
 
 struct Da8w4Params {
   // GEMM register tile: mr rows x nblk column blocks (NB = 2 * lanes
-  // columns each). mr * nblk <= Da8w4MaxTileBlocks(isa).
+  // columns each), within the registers of its plan
+  // (jit/da8w4_gemm_plan.h).
   int mr = 6;
   int nblk = 1;
   // Column blocks of a tile with fewer rows than mr (decode, and the last
@@ -65,24 +68,40 @@ Da8w4Params DefaultDa8w4Params(const CpuProfile& cpu, IsaTier isa);
 // (dispatch/default_rows.h); for the tests and `w4jit info`.
 const std::vector<DefaultsRow>& Da8w4DefaultsRows();
 
-// The parameters a layer runs with, resolved in one place: the defaults
-// (base values and the CPU class's rows), the layer's tuning entry, checked
-// once (ApplyDa8w4Tuning); an entry that does not parse or pass the check
-// is ignored with one warning.
-Da8w4Params ResolveDa8w4Params(const CpuProfile& cpu, IsaTier isa,
-                               const LayerDesc& desc);
-
 // OK if the kernels can be built with `params` on `isa`.
 absl::Status CheckDa8w4Params(const Da8w4Params& params, IsaTier isa);
 
-// Overrides fields of `base` from a tuning entry ("mr", "nblk",
+// The tunable parameters by name (dispatch/param_table.h): "mr", "nblk",
 // "small_m_nblk", "handover_m", "chunk_quads", "panel_bytes",
 // "panel_min_m", "panel_mr", "panel_nblk", "prefetch_distance",
-// "meta_16bit"); unknown names or unusable values
-// are an error and leave nothing applied.
-absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
+// "meta_16bit".
+absl::Span<const ParamField<Da8w4Params>> Da8w4ParamTable();
+
+// `base` with a tuning entry's (or a defaults row's) values, checked for
+// `isa` (CheckDa8w4Params); unknown names, values out of range and sets
+// the tier cannot run are errors, and nothing is applied.
+absl::StatusOr<Da8w4Params> ApplyDa8w4Params(const ParamMap& map,
                                              const Da8w4Params& base,
                                              IsaTier isa);
+
+// ApplyDa8w4Params by its former name, only for perf/lib/sweep/
+// sweep_runner.cc until it calls ApplyDa8w4Params; then it goes.
+inline absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
+                                                    const Da8w4Params& base,
+                                                    IsaTier isa) {
+  return ApplyDa8w4Params(map, base, isa);
+}
+
+// The parameters a layer runs with, resolved in one place (ResolveParams
+// in dispatch/param_table.h): the defaults (base values and the CPU
+// class's rows), the layer's tuning entry through ApplyDa8w4Params (one
+// warning and the defaults if it fails), the test override.
+Da8w4Params ResolveDa8w4Params(const CpuProfile& cpu, IsaTier isa,
+                               const LayerDesc& desc);
+
+// Test hook: while it lives, layers created through the public API get
+// their DA8W4 parameters edited after defaults and tuning.
+using ScopedDa8w4ParamsOverride = ScopedParamsOverride<Da8w4Params>;
 
 // MakeDa8w4JitKernel (runtime/jit_kernels.h) with explicit parameters.
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(

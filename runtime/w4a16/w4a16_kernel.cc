@@ -32,6 +32,7 @@
 #include "dispatch/isa_traits.h"
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
+#include "jit/w4a16_gemv_plan.h"
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/gate_up_interleave.h"
 #include "runtime/jit_kernels.h"
@@ -280,11 +281,15 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     }
     if (params.tall_vectors % 2 != 0 ||
         params.block_vectors % params.tall_vectors != 0) {
-      // A pair of vectors per tall tile: as many rows as the registers
-      // hold with two accumulators each (and the decode temporaries).
+      // A pair of vectors per tall tile: as many rows as its plan holds
+      // (jit/w4a16_gemv_plan.h).
       params.tall_vectors = 2;
-      params.tall_mr =
-          std::min(params.tall_mr, params.vector_bits == 512 ? 14 : 6);
+      W4a16GemvConfig pair;
+      pair.isa = TierOfVectorBytes(params.vector_bits / 8);
+      pair.nr = params.block_vectors * TraitsOf(pair.isa).lanes32();
+      pair.tile_vectors =
+          params.block_vectors == params.tall_vectors ? 0 : params.tall_vectors;
+      params.tall_mr = std::min(params.tall_mr, W4a16GemvMaxRows(pair));
     }
   }
   if (absl::Status s = CheckW4a16Params(params, isa); !s.ok()) {
@@ -307,17 +312,17 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
                          desc.group_size);
     return none;
   }
-  const bool zmm = params.vector_bits == 512;
-  if (isa < IsaTier::kAvx2) {
+  if (TraitsOf(isa).vector_bytes == 0) {
     *why_not = "W4A16 JIT kernels need AVX2 + FMA";
     return none;
   }
-  if (zmm && isa < IsaTier::kAvx512Vnni) {
-    *why_not = "512-bit W4A16 kernels need AVX-512";
+  // The f32-FMA code needs only the vector width: the least tier with it.
+  plan.key_isa = TierOfVectorBytes(params.vector_bits / 8);
+  if (!HasFeaturesOf(isa, plan.key_isa)) {
+    *why_not = absl::StrFormat("%d-bit W4A16 kernels need %s",
+                               params.vector_bits, ToString(plan.key_isa));
     return none;
   }
-  // The f32-FMA code needs only the vector width: the least tier with it.
-  plan.key_isa = zmm ? IsaTier::kAvx512Vnni : IsaTier::kAvx2;
   plan.lanes = TraitsOf(plan.key_isa).lanes32();
   plan.flavor = Flavor::kF32Fma;
   // Zentorch numerics dequantize (and round) every weight: the f32-FMA
@@ -330,7 +335,7 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
         desc.act_dtype == DType::kBF16 || desc.allow_bf16_compute;
     // The dot layout packs k octets (w4a16_layout.h).
     if (allowed && plan.group % 8 == 0) {
-      if (!zmm || isa < IsaTier::kAvx512Bf16) {
+      if (!TraitsOf(plan.key_isa).evex || !TraitsOf(isa).bf16_dot) {
         *why_not = "the bf16-dot W4A16 flavour needs 512-bit AVX512_BF16";
         return none;
       }

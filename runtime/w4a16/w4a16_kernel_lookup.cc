@@ -20,6 +20,22 @@ absl::StatusOr<Fn> Entry(absl::StatusOr<std::shared_ptr<const Generator>> gen,
 
 }  // namespace
 
+std::vector<W4a16GemvConfig> W4a16Int4Configs(const W4a16Params& p,
+                                              Flavor flavor,
+                                              const W4a16GemvConfig& base) {
+  W4a16GemvConfig small = base;
+  small.mr = p.gemv_mr;
+  small.tile_vectors = 0;
+  std::vector<W4a16GemvConfig> out = {small};
+  const bool tall_runs =
+      flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
+  W4a16GemvConfig tall = base;
+  tall.mr = p.tall_mr;
+  tall.tile_vectors = p.tall_vectors == p.block_vectors ? 0 : p.tall_vectors;
+  if (tall_runs && tall != small) out.push_back(tall);
+  return out;
+}
+
 absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16GemvKernel(
     const W4a16GemvConfig& config) {
   if (absl::Status s = CheckW4a16GemvConfig(config); !s.ok()) return s;
@@ -73,16 +89,8 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
       gemv.out_n = desc.out_n();
     }
     gemv.prefetch = p.prefetch_distance;
-    gemv.mr = p.gemv_mr;
-    std::vector<W4a16GemvConfig> int4 = {gemv};
-    // The tall tile, where some M runs it.
-    const bool tall_runs =
-        plan.flavor == Flavor::kBf16Dot || p.tall_min_m < p.gemm_min_m;
-    gemv.mr = p.tall_mr;
-    gemv.tile_vectors = p.tall_vectors == p.block_vectors ? 0 : p.tall_vectors;
-    if (tall_runs && gemv != int4[0]) {
-      int4.push_back(gemv);
-    }
+    const std::vector<W4a16GemvConfig> int4 =
+        W4a16Int4Configs(p, plan.flavor, gemv);
     for (const W4a16GemvConfig& c : int4) {
       if (absl::Status s = CheckW4a16GemvConfig(c); !s.ok()) {
         *why_not = std::string(s.message());

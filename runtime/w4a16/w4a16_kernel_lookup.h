@@ -40,6 +40,15 @@ struct W4a16Plan {
   bool panels_only = false;
 };
 
+// The int4 kernel configs of a layer from `base` (the layer's fields): the
+// small tile (gemv_mr rows, the block's width), then the tall tile where
+// some M runs it under `flavor` (always for the bf16 dot; for the FMA
+// flavour below the panels' gemm_min_m) and it differs. The lookup and
+// CheckW4a16Params both build the tiles here.
+std::vector<W4a16GemvConfig> W4a16Int4Configs(const W4a16Params& p,
+                                              Flavor flavor,
+                                              const W4a16GemvConfig& base);
+
 // Each kernel checked, then found in or added to the cache. The caller
 // holds a kernel for as long as it may run it (the cache may evict its own
 // reference).

@@ -7,16 +7,17 @@
 #define W4JIT_RUNTIME_W4A16_W4A16_PARAMS_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/default_rows.h"
 #include "dispatch/kernel_key.h"
+#include "dispatch/param_table.h"
 #include "dispatch/tuning.h"
 #include "runtime/canonical_weights.h"
 #include "runtime/linear_kernel.h"
@@ -69,20 +70,30 @@ const std::vector<DefaultsRow>& W4a16DefaultsRows();
 // the vector width, and the registers of the int4 and panel tiles.
 absl::Status CheckW4a16Params(const W4a16Params& params, IsaTier isa);
 
-// The parameters a layer runs with, resolved in one place: the defaults
-// (base values and the CPU class's rows), the layer's tuning entry, the
-// test override, checked once; a tuning entry that does not parse or does
-// not pass the check is ignored with one warning (the defaults, with the
-// override, run instead).
+// The tunable parameters by name (dispatch/param_table.h): "flavor" (1 FMA,
+// 2 bf16 dot), "vector_bits", "block_vectors", "gemv_mr", "gemm_mr",
+// "gemm_nr_vectors", "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m",
+// "gemm_min_m", "prefetch_distance", "meta_16bit".
+absl::Span<const ParamField<W4a16Params>> W4a16ParamTable();
+
+// `base` with a tuning entry's (or a defaults row's) values, checked for
+// `isa` (CheckW4a16Params); unknown names, values out of range and sets
+// the tier cannot run are errors, and nothing is applied.
+absl::StatusOr<W4a16Params> ApplyW4a16Params(const ParamMap& map,
+                                             const W4a16Params& base,
+                                             IsaTier isa);
+
+// The entry's values over *params, names and ranges checked, the rest
+// unchecked (MakeW4a16JitKernel checks). Only for perf/lib/sweep/
+// sweep_runner.cc until it calls ApplyW4a16Params; then it goes.
+absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params);
+
+// The parameters a layer runs with, resolved in one place (ResolveParams
+// in dispatch/param_table.h): the defaults (base values and the CPU
+// class's rows), the layer's tuning entry through ApplyW4a16Params (one
+// warning and the defaults if it fails), the test override.
 W4a16Params ResolveW4a16Params(const CpuProfile& cpu, IsaTier isa,
                                const LayerDesc& desc);
-
-// Applies tuning-file parameters: "flavor" (1 FMA, 2 bf16 dot),
-// "vector_bits", "block_vectors", "gemv_mr", "gemm_mr", "gemm_nr_vectors",
-// "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m", "gemm_min_m",
-// "prefetch_distance", "meta_16bit". Unknown
-// names are errors; values are range-checked when the kernels are built.
-absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params);
 
 // The W4A16 JIT kernel with explicit parameters (the tuning sweep and the
 // tests use this; MakeW4a16JitKernel in runtime/jit_kernels.h uses the
@@ -94,21 +105,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     IsaTier isa, const W4a16Params& params, std::string* why_not);
 
 // Test hook: while it lives, layers created through the public API get
-// their W4A16 parameters edited by `edit` after defaults and tuning.
-class ScopedW4a16ParamsOverride {
- public:
-  explicit ScopedW4a16ParamsOverride(std::function<void(W4a16Params*)> edit);
-  ~ScopedW4a16ParamsOverride();
-  ScopedW4a16ParamsOverride(const ScopedW4a16ParamsOverride&) = delete;
-  ScopedW4a16ParamsOverride& operator=(const ScopedW4a16ParamsOverride&) =
-      delete;
-
- private:
-  std::function<void(W4a16Params*)> previous_;
-};
-
-// The override's edit, if one is active (used by MakeW4a16JitKernel).
-void ApplyW4a16ParamsOverride(W4a16Params* params);
+// their W4A16 parameters edited after defaults and tuning.
+using ScopedW4a16ParamsOverride = ScopedParamsOverride<W4a16Params>;
 
 }  // namespace w4jit::internal
 

@@ -58,10 +58,12 @@ const ::testing::Environment* const kCoverage =
 
 }  // namespace
 
-bool CanRunTier(IsaTier tier) { return HostCpu().isa_cap >= tier; }
+bool CanRunTier(IsaTier tier) {
+  return internal::HasFeaturesOf(HostCpu().isa_cap, tier);
+}
 
 std::string WhyCannotRunTier(IsaTier tier) {
-  if (HostCpu().isa < tier) {
+  if (!internal::HasFeaturesOf(HostCpu().isa, tier)) {
     return absl::StrCat("this CPU lacks ", internal::ToString(tier));
   }
   return absl::StrCat("W4JIT_ISA=", internal::ToString(HostCpu().isa_cap),
@@ -119,8 +121,9 @@ std::vector<IsaTier> IsaTiersWithRef() {
 
 std::vector<IsaTier> Da8w4IsaTiers() {
   std::vector<IsaTier> tiers;
+  // DA8W4 code needs only the vector width: the tiers that run their own.
   for (IsaTier t : IsaTiers()) {
-    if (t <= IsaTier::kAvx512Vnni) tiers.push_back(t);
+    if (internal::TraitsOf(t).vector_tier == t) tiers.push_back(t);
   }
   return tiers;
 }
@@ -169,12 +172,13 @@ std::vector<IsaPath> IsaPathsNeverRun() {
 
 std::vector<IsaTier> IsaTiersNeverRun() {
   (void)kCoverage;
-  // Every JIT tier up to the cap, listed in IsaPaths or not.
+  // Every JIT tier the cap runs, listed in IsaPaths or not.
   std::vector<IsaTier> missing;
-  for (int t = static_cast<int>(IsaTier::kAvx2);
-       t <= static_cast<int>(HostCpu().isa_cap); ++t) {
-    if ((ran.load() & (1u << t)) == 0)
-      missing.push_back(static_cast<IsaTier>(t));
+  for (const internal::IsaTraits& t : internal::kIsaTraits) {
+    const uint32_t bit = 1u << static_cast<int>(t.tier);
+    if (t.vector_bytes > 0 && CanRunTier(t.tier) && (ran.load() & bit) == 0) {
+      missing.push_back(t.tier);
+    }
   }
   return missing;
 }

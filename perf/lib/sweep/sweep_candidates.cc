@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/isa_traits.h"
 #include "runtime/da8w4/da8w4_params.h"
 #include "runtime/w4a16/w4a16_params.h"
 
@@ -12,7 +13,7 @@ namespace {
 using internal::IsaTier;
 using internal::ParamMap;
 
-bool Avx512(IsaTier isa) { return isa >= IsaTier::kAvx512Vnni; }
+bool Avx512(IsaTier isa) { return internal::TraitsOf(isa).evex; }
 
 // One option per value of `key`.
 std::vector<ParamMap> Each(const std::string& key,
@@ -22,21 +23,31 @@ std::vector<ParamMap> Each(const std::string& key,
   return out;
 }
 
-std::vector<CandidateGroup> Da8w4Groups(IsaTier isa, bool quick) {
-  // Register budget: 2 * mr * nblk accumulators (int32 + f32) must fit;
-  // the generator's own limit is checked again when a kernel is built.
-  const int max_blocks = Avx512(isa) ? 14 : 6;
+// Whether `option` over the defaults is a DA8W4 kernel `isa` can build:
+// the tiles' registers and the chunk limit are the generator's plans'
+// (jit/da8w4_gemm_plan.h), asked through the parameter check.
+bool Da8w4Fits(const internal::CpuProfile& cpu, IsaTier isa,
+               const ParamMap& option) {
+  return internal::ApplyDa8w4Params(option,
+                                    internal::DefaultDa8w4Params(cpu, isa), isa)
+      .ok();
+}
+
+std::vector<CandidateGroup> Da8w4Groups(const internal::CpuProfile& cpu,
+                                        IsaTier isa, bool quick) {
   std::vector<CandidateGroup> groups;
+  auto add_if_fits = [&](CandidateGroup* group, ParamMap option) {
+    if (Da8w4Fits(cpu, isa, option)) group->options.push_back(option);
+  };
 
   CandidateGroup small{"small_m_tile", Regime::kSmallM, {}};
   for (int nblk : quick ? std::vector<int>{2, 4, 6}
                         : std::vector<int>{1, 2, 3, 4, 6, 8, 12}) {
-    if (nblk > max_blocks) continue;
-    small.options.push_back({{"small_m_nblk", nblk}});
+    add_if_fits(&small, {{"small_m_nblk", nblk}});
   }
   if (!quick) {
-    small.options.push_back({{"chunk_quads", 4}});
-    if (Avx512(isa)) small.options.push_back({{"chunk_quads", 16}});
+    add_if_fits(&small, {{"chunk_quads", 4}});
+    add_if_fits(&small, {{"chunk_quads", 16}});
   }
   groups.push_back(small);
 
@@ -46,10 +57,8 @@ std::vector<CandidateGroup> Da8w4Groups(IsaTier isa, bool quick) {
             : std::vector<std::pair<int, int>>{{2, 1}, {4, 1}, {6, 1}, {2, 2},
                                                {3, 2}, {4, 2}, {6, 2}, {8, 1},
                                                {4, 3}, {7, 2}};
-  for (auto [mr, nblk] : tiles) {
-    if (mr * nblk > max_blocks) continue;
-    large.options.push_back({{"mr", mr}, {"nblk", nblk}});
-  }
+  for (auto [mr, nblk] : tiles)
+    add_if_fits(&large, {{"mr", mr}, {"nblk", nblk}});
   groups.push_back(large);
 
   // The decoded-panel tile (M >= panel_min_m): no unpack registers, so on
@@ -68,9 +77,7 @@ std::vector<CandidateGroup> Da8w4Groups(IsaTier isa, bool quick) {
                            : std::vector<std::pair<int, int>>{
                                  {6, 1}, {5, 1}, {4, 1}, {3, 2}, {2, 3}});
   for (auto [mr, nblk] : panel_tiles) {
-    if (mr * nblk > max_blocks) continue;
-    if (Avx512(isa) && 2 * mr * nblk + 2 * nblk + 1 > 32) continue;
-    panel_tile.options.push_back({{"panel_mr", mr}, {"panel_nblk", nblk}});
+    add_if_fits(&panel_tile, {{"panel_mr", mr}, {"panel_nblk", nblk}});
   }
   groups.push_back(panel_tile);
   // From which M the panel is decoded; kNoPanels: never (in-loop
@@ -92,8 +99,15 @@ std::vector<CandidateGroup> Da8w4Groups(IsaTier isa, bool quick) {
   return groups;
 }
 
-std::vector<CandidateGroup> W4a16Groups(IsaTier isa, bool quick) {
+std::vector<CandidateGroup> W4a16Groups(const internal::CpuProfile& cpu,
+                                        IsaTier isa, bool quick) {
   std::vector<CandidateGroup> groups;
+  // Whether `option` over the defaults fits `isa`: the tiles' registers are
+  // the generators' plans', asked through the parameter check.
+  const internal::W4a16Params defaults = internal::DefaultW4a16Params(cpu, isa);
+  auto fits = [&](const ParamMap& option) {
+    return internal::ApplyW4a16Params(option, defaults, isa).ok();
+  };
   groups.push_back({"small_m_tile", Regime::kSmallM,
                     Each("gemv_mr", quick ? std::vector<int64_t>{1, 3}
                                           : std::vector<int64_t>{1, 3, 4})});
@@ -122,8 +136,8 @@ std::vector<CandidateGroup> W4a16Groups(IsaTier isa, bool quick) {
             : std::vector<std::pair<int, int>>{{4, 1}, {4, 2}, {6, 1},
                                                {8, 1}, {4, 4}, {6, 4}};
   for (auto [mr, nr] : tiles) {
-    if (!Avx512(isa) && mr * nr > 12) continue;  // 16 ymm: acc + panel + bcast
-    large.options.push_back({{"gemm_mr", mr}, {"gemm_nr_vectors", nr}});
+    const ParamMap option = {{"gemm_mr", mr}, {"gemm_nr_vectors", nr}};
+    if (fits(option)) large.options.push_back(option);
   }
   if (!Avx512(isa)) {
     // 4 x 3 vectors: 3 FMAs per broadcast instead of 2 (16 ymm exactly),
@@ -146,7 +160,7 @@ std::vector<CandidateGroup> W4a16Groups(IsaTier isa, bool quick) {
       {"handover", Regime::kHandover,
        Each("gemm_min_m", quick ? std::vector<int64_t>{4, 32}
                                 : std::vector<int64_t>{2, 4, 16, 32, 64})});
-  if (isa >= IsaTier::kAvx512Bf16) {
+  if (internal::TraitsOf(isa).bf16_dot) {
     // Which flavour wins depends on the CPU (design/performance.md).
     groups.push_back({"flavor", Regime::kAllM, Each("flavor", {1, 2})});
   }
@@ -167,8 +181,9 @@ int64_t DefaultLargeFrom(Mode mode, const internal::CpuProfile& cpu,
 std::vector<CandidateGroup> SweepCandidates(Mode mode,
                                             const internal::CpuProfile& cpu,
                                             IsaTier isa, bool quick) {
-  std::vector<CandidateGroup> groups =
-      mode == Mode::kDA8W4 ? Da8w4Groups(isa, quick) : W4a16Groups(isa, quick);
+  std::vector<CandidateGroup> groups = mode == Mode::kDA8W4
+                                           ? Da8w4Groups(cpu, isa, quick)
+                                           : W4a16Groups(cpu, isa, quick);
   // Software prefetch ahead of the small-M kernels' weight stream: it
   // matters only when the weights come from DRAM, which is how the sweep
   // times decode M values (SweepConfig::cold_max_m). The defaults' own

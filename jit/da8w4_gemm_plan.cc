@@ -1,0 +1,68 @@
+#include "jit/da8w4_gemm_plan.h"
+
+#include "absl/strings/str_format.h"
+#include "dispatch/isa_traits.h"
+
+namespace w4jit::internal {
+namespace {
+
+// Registers of an in-loop tile besides its accumulators: wl, wh, b, t
+// (AVX2); wl, wh, t and the mask (AVX-512).
+constexpr int kInLoopOthers = 4;
+// AVX2 flushes its int16 partial sums at least every 8 quads (8 * 2 * 15 *
+// 127 < 32767); zmm accumulates int32, and 32 bounds the unroll.
+constexpr int kInt16MaxChunkQuads = 8;
+constexpr int kInt32MaxChunkQuads = 32;
+
+}  // namespace
+
+absl::StatusOr<Da8w4GemmPlan> MakeDa8w4GemmPlan(IsaTier isa, int mr, int nblk,
+                                                bool decoded) {
+  const IsaTraits& traits = TraitsOf(isa);
+  const int regs = traits.vector_regs;
+  if (mr < 1 || nblk < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("tile %d x %d blocks is empty", mr, nblk));
+  }
+  Da8w4GemmPlan p;
+  p.mr = mr;
+  p.nblk = nblk;
+  p.decoded = decoded;
+  p.nacc = 2 * mr * nblk;
+  p.max_chunk_quads = Da8w4MaxChunkQuads(isa);
+  int next = p.nacc;
+  p.row_sum = next;
+  p.tmp = next + 1;
+  if (decoded && traits.evex) {
+    p.weights = next;
+    next += 2 * nblk;
+    p.bcast = next++;
+    p.used = next;
+  } else {
+    p.wl = next++;
+    p.wh = next++;
+    p.b = next++;
+    if (traits.evex) {
+      p.mask = regs - 1;
+    } else {
+      p.t = next;
+    }
+    p.used = p.nacc + kInLoopOthers;
+  }
+  if (p.used > regs) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s tile %d x %d blocks needs %d vector registers, %d exist",
+        decoded ? "decoded" : "in-loop", mr, nblk, p.used, regs));
+  }
+  return p;
+}
+
+int Da8w4MaxTileBlocks(IsaTier isa) {
+  return (TraitsOf(isa).vector_regs - kInLoopOthers) / 2;
+}
+
+int Da8w4MaxChunkQuads(IsaTier isa) {
+  return TraitsOf(isa).evex ? kInt32MaxChunkQuads : kInt16MaxChunkQuads;
+}
+
+}  // namespace w4jit::internal
