@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cli/flags.h"
 #include "perf/lib/cli_args.h"
 #include "perf/lib/sections/moe_bench.h"
-#include "tools/flags.h"
 
 namespace w4jit::perf {
 namespace {
@@ -77,7 +77,7 @@ absl::StatusOr<std::vector<int64_t>> PrefetchDistances(
 }
 
 // Defines every option of `w4jit bench` on a new app that writes into *c.
-// The options' callbacks run in this order (tools/flags.h), whatever the
+// The options' callbacks run in this order (cli/flags.h), whatever the
 // order on the command line: --quick's smaller defaults first, so that
 // explicit values override them; --preset before --shape, which replaces
 // its layers. The checks that need several options run last.
