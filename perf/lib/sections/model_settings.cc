@@ -48,4 +48,34 @@ absl::Status InstallPrefetchTuning(const BenchConfig& config, int distance) {
   return s;
 }
 
+std::vector<CopySetting> CopySettings(const BenchConfig& config) {
+  std::vector<CopySetting> settings;
+  if (!config.model_prefetch.empty()) {
+    for (int64_t d : config.model_prefetch) {
+      settings.push_back({static_cast<int>(d), ""});
+    }
+  } else if (!config.model_tunings.empty()) {
+    for (const std::string& t : config.model_tunings) {
+      settings.push_back({-1, t == "default" ? "" : t});
+    }
+  } else {
+    settings.push_back(CopySetting{});  // the defaults
+  }
+  return settings;
+}
+
+absl::Status ApplyCopySetting(const BenchConfig& config,
+                              const CopySetting& setting) {
+  if (setting.prefetch >= 0) {
+    return InstallPrefetchTuning(config, setting.prefetch);
+  }
+  if (config.model_tunings.empty()) return absl::OkStatus();
+  absl::Status s = LoadTuningFile(setting.tuning);  // "" clears: the defaults
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tunings: ", setting.tuning, ": ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace w4jit::perf

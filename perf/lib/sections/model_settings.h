@@ -5,6 +5,7 @@
 #define W4JIT_PERF_LIB_SECTIONS_MODEL_SETTINGS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "perf/lib/bench_config.h"
@@ -29,6 +30,17 @@ std::string SpaceThen(const std::string& label);
 // of each mode (so a MoE model's expert panels, whose shapes depend on the
 // thread count, get it too), loaded (and then removed).
 absl::Status InstallPrefetchTuning(const BenchConfig& config, int distance);
+
+// The settings the section builds copies under: one per --prefetch
+// distance, else one per --tunings file ("default": none), else the
+// defaults alone.
+std::vector<CopySetting> CopySettings(const BenchConfig& config);
+
+// Makes the layers created from now on follow `setting`: its prefetch
+// distance, or its --tunings file (an empty path: the defaults). With
+// neither option given, nothing changes.
+absl::Status ApplyCopySetting(const BenchConfig& config,
+                              const CopySetting& setting);
 
 }  // namespace w4jit::perf
 
