@@ -81,9 +81,27 @@ def strip_code(text):
     return ''.join(out)
 
 
+def strip_template(h):
+    """`h` without a leading "template <...>" (its brackets balanced), so
+    that "template <class T>" does not read as a class."""
+    while h.startswith('template'):
+        i = h.find('<')
+        if i < 0:
+            return h
+        depth = 0
+        for j in range(i, len(h)):
+            depth += {'<': 1, '>': -1}.get(h[j], 0)
+            if depth == 0:
+                h = h[j + 1:].lstrip()
+                break
+        else:
+            return h
+    return h
+
+
 def classify(header):
     """What a '{' opens, from the code since the previous ';', '{' or '}'."""
-    h = ACCESS.sub('', ' '.join(header.split()))
+    h = strip_template(ACCESS.sub('', ' '.join(header.split())))
     if not h or h.endswith('=') or h.endswith(',') or h.endswith('('):
         return 'other'
     if h.startswith('namespace') or h.startswith('extern'):
@@ -122,7 +140,8 @@ def functions(path):
                 text = ''.join(header)
                 kind = classify(text)
                 start = header_line or line
-                m = re.search(r'([\w:~]+(?:operator\W+)?)\s*\(', text)
+                m = re.search(r'([\w:~]+(?:operator\W+)?)\s*\(',
+                              strip_template(' '.join(text.split())))
                 name = m.group(1) if m else '?'
             stack.append((kind, start, name))
             header, header_line = [], None
