@@ -11,7 +11,7 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config
   # Library dependencies.
   libxbyak-dev libcpuinfo-dev libabsl-dev nlohmann-json3-dev
-  # The command line's flags library (tools/flags.h), header-only.
+  # The command line's flags library (cli/flags.h), header-only.
   libcli11-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev

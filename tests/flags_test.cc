@@ -1,6 +1,6 @@
-// tools/flags.h, the CLI's one flags library: the syntax, the generated
+// cli/flags.h, the CLI's one flags library: the syntax, the generated
 // help and the errors every subcommand shares.
-#include "tools/flags.h"
+#include "cli/flags.h"
 
 #include <cstdint>
 #include <string>

@@ -23,6 +23,38 @@
 #   runtime/moe/        the fused mixture-of-experts layer over Layer's parts
 #   runtime/c_api/      the C entry points, over everything below
 #
+# Over the library, the programs and libraries built on it (none of them
+# is part of libw4jit, and the library never includes them):
+#
+#   cli/                the command line's flags library (CLI11); uses
+#                       nothing of the project, so that tools/ and perf/
+#                       both reach it from below
+#   check/              checking layers against the references (the tests,
+#                       `w4jit selftest`, the bench): uses base/, dispatch/
+#                       and all of runtime/ (the references, the canonical
+#                       weights, the formats' export, the MoE experts);
+#                       never jit/ (it drives kernels through Layer) nor
+#                       anything above it
+#   perf/               the bench harness and microbenchmarks: may measure
+#                       any floor of the library (base/, dispatch/, jit/ for
+#                       the peak and read loops, all of runtime/), checks
+#                       what it times with check/, parses its options with
+#                       cli/; never tools/, the command that runs it
+#   tools/              the `w4jit` command: its subcommands over cli/,
+#                       check/ and perf/, and the layer core's own files
+#                       (runtime/*: the kernel cache for `info`), base/ and
+#                       dispatch/; never a kernel family, jit/ or torch/
+#   torch/              the PyTorch op library, a host of the public API;
+#                       three internal headers, each for a reason:
+#                       dispatch/cpuid_features.h (int4pack_ops picks the
+#                       tinygemm blocking from w4jit's own CPUID read),
+#                       runtime/formats/tinygemm_int4pack.h (the op unpacks
+#                       that format) and dispatch/kernel_key.h (zentorch_ops
+#                       keys its layer cache by EpilogueCode, the one
+#                       encoding of an epilogue, shared with kernel names;
+#                       to go when the key's epilogue part reaches the
+#                       public surface)
+#
 # The public headers ("w4jit/...") and third-party ones may be included
 # anywhere. One static library per module would let the linker enforce
 # this, but the installed shared library is built from one object set.
@@ -35,11 +67,13 @@
 cmake_minimum_required(VERSION 3.22)
 
 # Project folders; an include that starts with none of them is external.
-set(project_dirs base check dispatch fuzz jit perf runtime tests tools torch)
+set(project_dirs base check cli dispatch fuzz jit perf runtime tests tools
+                 torch)
 
 # The modules, most specific first: a source belongs to the first whose
 # pattern matches its path.
-set(modules base dispatch jit threads w4a16 da8w4 formats moe c_api runtime)
+set(modules base dispatch jit threads w4a16 da8w4 formats moe c_api runtime
+            cli check perf tools torch)
 set(pattern_base "^base/")
 set(pattern_dispatch "^dispatch/")
 set(pattern_jit "^jit/")
@@ -50,6 +84,11 @@ set(pattern_formats "^runtime/formats/")
 set(pattern_moe "^runtime/moe/")
 set(pattern_c_api "^runtime/c_api/")
 set(pattern_runtime "^runtime/[^/]+$")
+set(pattern_cli "^cli/")
+set(pattern_check "^check/")
+set(pattern_perf "^perf/")
+set(pattern_tools "^tools/")
+set(pattern_torch "^torch/")
 
 # The runtime headers a kernel family shares with the layer core.
 set(family_shared runtime/canonical_weights.h runtime/linear_kernel.h
@@ -71,6 +110,12 @@ set(allowed_runtime base/ dispatch/ jit/ runtime/threads/ runtime/formats/
                     runtime/*)
 set(allowed_moe ${allowed_runtime} runtime/moe/)
 set(allowed_c_api base/ dispatch/ runtime/)
+set(allowed_cli cli/)
+set(allowed_check base/ dispatch/ runtime/ check/)
+set(allowed_perf base/ dispatch/ jit/ runtime/ check/ cli/ perf/)
+set(allowed_tools base/ dispatch/ runtime/* check/ cli/ perf/ tools/)
+set(allowed_torch torch/ dispatch/cpuid_features.h dispatch/kernel_key.h
+                  runtime/formats/tinygemm_int4pack.h)
 
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<tree> -P ${CMAKE_CURRENT_LIST_FILE}")
@@ -82,7 +127,12 @@ file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}"
      "${SOURCE_DIR}/base/*.h" "${SOURCE_DIR}/base/*.cc"
      "${SOURCE_DIR}/dispatch/*.h" "${SOURCE_DIR}/dispatch/*.cc"
      "${SOURCE_DIR}/jit/*.h" "${SOURCE_DIR}/jit/*.cc"
-     "${SOURCE_DIR}/runtime/*.h" "${SOURCE_DIR}/runtime/*.cc")
+     "${SOURCE_DIR}/runtime/*.h" "${SOURCE_DIR}/runtime/*.cc"
+     "${SOURCE_DIR}/cli/*.h" "${SOURCE_DIR}/cli/*.cc"
+     "${SOURCE_DIR}/check/*.h" "${SOURCE_DIR}/check/*.cc"
+     "${SOURCE_DIR}/perf/*.h" "${SOURCE_DIR}/perf/*.cc"
+     "${SOURCE_DIR}/tools/*.h" "${SOURCE_DIR}/tools/*.cc"
+     "${SOURCE_DIR}/torch/*.h" "${SOURCE_DIR}/torch/*.cc")
 foreach(source ${sources})
   set(module "")
   foreach(candidate ${modules})
@@ -93,7 +143,7 @@ foreach(source ${sources})
   endforeach()
   if(NOT module)
     string(APPEND violations
-           "  ${source} is in no module (a new runtime/ folder needs a rule)\n")
+           "  ${source} is in no module (a new folder needs a rule)\n")
     continue()
   endif()
   math(EXPR checked "${checked} + 1")
@@ -144,4 +194,5 @@ if(violations)
   message(FATAL_ERROR "layering: back-edges between modules:\n${violations}")
 endif()
 message(STATUS "layering: ${checked} files follow base < dispatch < jit < "
-               "runtime/threads < runtime families < runtime < moe < c_api")
+               "runtime/threads < runtime families < runtime < moe < c_api; "
+               "cli, check < perf < tools; torch over the public API")

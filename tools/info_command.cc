@@ -7,11 +7,11 @@
 #include <string>
 
 #include "base/memory.h"
+#include "cli/flags.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/tuning.h"
 #include "runtime/kernel_cache.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
 #include "w4jit/w4jit.hpp"
 
 namespace w4jit::tools {

@@ -1,13 +1,13 @@
 // `w4jit`: what the library detects on this CPU, and its benchmarks. The
 // command is chosen here; its arguments go to its own options (each
-// subcommand defines them with tools/flags.h).
+// subcommand defines them with cli/flags.h).
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli/flags.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
 
 namespace {
 

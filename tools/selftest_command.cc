@@ -16,9 +16,9 @@
 #include "absl/strings/str_split.h"
 #include "check/moe_selftest.h"
 #include "check/selftest.h"
+#include "cli/flags.h"
 #include "dispatch/cpu_profile.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
 
 namespace w4jit::tools {
 namespace {

@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cli/flags.h"
 #include "perf/lib/cli_args.h"
 #include "perf/lib/sections/moe_bench.h"
-#include "tools/flags.h"
 
 namespace w4jit::perf {
 namespace {
@@ -75,24 +75,15 @@ absl::StatusOr<std::vector<int64_t>> PrefetchDistances(
   }
   return out;
 }
+// The Add...Options functions define the options of `w4jit bench` on
+// `a`, each writing into *c, with `d`'s defaults in the help. The options'
+// callbacks run in the order they are defined (cli/flags.h), whatever the order
+// on the command line: --quick's smaller defaults first, so that explicit
+// values override them; --preset before --shape, which replaces its
+// layers. The checks that need several options run last.
 
-// Defines every option of `w4jit bench` on a new app that writes into *c.
-// The options' callbacks run in this order (tools/flags.h), whatever the
-// order on the command line: --quick's smaller defaults first, so that
-// explicit values override them; --preset before --shape, which replaces
-// its layers. The checks that need several options run last.
-std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
-  const BenchConfig d;  // the defaults the help shows
-  auto app = flags::NewApp(
-      "w4jit bench",
-      "Measures this machine's roofline (compute peaks of the instructions "
-      "the kernels use, read bandwidth at each footprint), checks every "
-      "w4jit kernel against the reference, then times W4A16 and DA8W4 "
-      "layers and oneDNN's dense bf16 and u8s8 matmuls on the same shapes, "
-      "interleaved. Writes bench.csv, bench.json, bench.txt, roofline.svg, "
-      "speedup.svg and, with those sections, scaling.csv, act_order.csv, "
-      "accuracy.csv and model.csv. Exit code 1 if a kernel is wrong.");
-  CLI::App& a = *app;
+// What to time: --quick, the layers, M, modes, peers, weights, threads.
+void AddLayerOptions(CLI::App& a, const BenchConfig& d, BenchConfig* c) {
   a.add_flag_callback(
       "--quick", [c] { ApplyQuick(c); },
       "M=1,16, fewer samples, cold only at M=1; explicit options override");
@@ -147,6 +138,11 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
                            static_cast<int>(std::min<int64_t>(t, 1 << 20));
                      })
       ->default_str("0");
+}
+
+// How long to time: samples, time, budget, pauses, cold rows, the
+// reference path's limit.
+void AddTimingOptions(CLI::App& a, const BenchConfig& d, BenchConfig* c) {
   AddOption<int64_t>(a, "--reps", "N", "samples per figure",
                      flags::NonNegativeInteger,
                      [c](int64_t n) {
@@ -178,6 +174,11 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
                     flags::NonNegativeNumber,
                     [c](double x) { c->reference_max_macs = x; })
       ->default_str("2^30");
+}
+
+// The sections beside the layers: --scaling, --moe, --act-order,
+// --accuracy.
+void AddSectionOptions(CLI::App& a, const BenchConfig& d, BenchConfig* c) {
   a.add_flag_callback(
       "--scaling", [c] { c->scaling = true; },
       "also time one layer at M=1 and M=256 on 1..T threads with each "
@@ -230,6 +231,46 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
                            static_cast<int>(std::min<int64_t>(r, 4096));
                      })
       ->default_str(absl::StrCat(d.accuracy_rows));
+}
+
+// The copies of the model that --model times side by side: --prefetch,
+// --tunings, --hugepages (each needs `model`).
+void AddModelCopyOptions(CLI::App& a, CLI::Option* model, BenchConfig* c) {
+  CLI::Option* prefetch =
+      AddOption<std::vector<int64_t>>(
+          a, "--prefetch", "D,...",
+          "one copy of the model per software prefetch distance in bytes "
+          "(0: none; the kernels' prefetch_distance), timed interleaved; the "
+          "copies replace any tuning file for the run (a tuning file can set "
+          "prefetch_distance: give --tunings or this)",
+          PrefetchDistances,
+          [c](std::vector<int64_t> v) { c->model_prefetch = std::move(v); })
+          ->needs(model);
+  AddOption<std::vector<std::string>>(
+      a, "--tunings", "F,...",
+      "one copy of the model per tuning file (as `w4jit sweep` writes; "
+      "default: none), timed interleaved: a tuning against the defaults",
+      flags::NameList,
+      [c](std::vector<std::string> v) { c->model_tunings = std::move(v); })
+      ->needs(model)
+      ->excludes(prefetch);
+  AddOption<std::string>(
+      a, "--hugepages", "off|on|both",
+      "packed weights on 2 MB pages (LayerOptions::huge_pages) or not, or "
+      "one copy of each, interleaved",
+      flags::OneOf({"off", "on", "both", "off,on"}),
+      [c](std::string v) {
+        c->model_huge_pages = v == "off"  ? std::vector<bool>{false}
+                              : v == "on" ? std::vector<bool>{true}
+                                          : std::vector<bool>{false, true};
+      })
+      ->needs(model)
+      ->default_str("off");
+}
+
+// --model, and how its steps run: layers, routing, parts, group, prefill
+// M, steps, epilogues.
+void AddModelOptions(CLI::App& a, const BenchConfig& d, BenchConfig* c) {
   CLI::Option* model = AddOption<const ModelPreset*>(
       a, "--model", "NAME",
       absl::StrCat(
@@ -299,87 +340,80 @@ std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
       })
       ->needs(model)
       ->default_str("both");
-  CLI::Option* prefetch =
-      AddOption<std::vector<int64_t>>(
-          a, "--prefetch", "D,...",
-          "one copy of the model per software prefetch distance in bytes "
-          "(0: none; the kernels' prefetch_distance), timed interleaved; the "
-          "copies replace any tuning file for the run (a tuning file can set "
-          "prefetch_distance: give --tunings or this)",
-          PrefetchDistances,
-          [c](std::vector<int64_t> v) { c->model_prefetch = std::move(v); })
-          ->needs(model);
-  AddOption<std::vector<std::string>>(
-      a, "--tunings", "F,...",
-      "one copy of the model per tuning file (as `w4jit sweep` writes; "
-      "default: none), timed interleaved: a tuning against the defaults",
-      flags::NameList,
-      [c](std::vector<std::string> v) { c->model_tunings = std::move(v); })
-      ->needs(model)
-      ->excludes(prefetch);
-  AddOption<std::string>(
-      a, "--hugepages", "off|on|both",
-      "packed weights on 2 MB pages (LayerOptions::huge_pages) or not, or "
-      "one copy of each, interleaved",
-      flags::OneOf({"off", "on", "both", "off,on"}),
-      [c](std::string v) {
-        c->model_huge_pages = v == "off"  ? std::vector<bool>{false}
-                              : v == "on" ? std::vector<bool>{true}
-                                          : std::vector<bool>{false, true};
-      })
-      ->needs(model)
-      ->default_str("off");
+  AddModelCopyOptions(a, model, c);
+}
+
+// The checks after every option: what depends on --model.
+void CheckModelOptions(const CLI::App& a, BenchConfig* c) {
+  if (c->model.empty()) return;
+  const ModelPreset* p = FindModelPreset(c->model);
+  if (c->model_layers > p->num_layers) {
+    throw CLI::ValidationError(
+        "--layers", absl::StrCat(c->model_layers, " is more than ", p->name,
+                                 "'s ", p->num_layers));
+  }
+  if (c->model_layers == 0) c->model_layers = p->num_layers;
+  for (const LayerShape& s : p->layers) {
+    if (c->model_group_size > 0 && s.k % c->model_group_size != 0) {
+      throw CLI::ValidationError(
+          "--group-size",
+          absl::StrCat(c->model_group_size, " does not divide K = ", s.k,
+                       " of ", p->name, "'s ", s.name));
+    }
+  }
+  if (p->moe.has_value()) {
+    const MoePreset& moe = *p->moe;
+    for (int64_t k : {moe.hidden, moe.intermediate}) {
+      if (c->model_group_size > 0 && k % c->model_group_size != 0) {
+        throw CLI::ValidationError(
+            "--group-size",
+            absl::StrCat(c->model_group_size, " does not divide K = ", k,
+                         " of ", p->name, "'s experts"));
+      }
+    }
+    // --prefetch reaches the experts through an all-shapes tuning entry
+    // (docs/tuning.md), --tunings through whatever its file holds; huge
+    // pages would apply to the attention alone.
+    if (c->model_huge_pages != std::vector<bool>{false}) {
+      throw CLI::ValidationError(
+          "--hugepages", absl::StrCat("not for the MoE model ", p->name,
+                                      " (MoeLayer has no huge-page option)"));
+    }
+  } else if (a.count("--parts") > 0) {
+    throw CLI::ValidationError("--parts",
+                               absl::StrCat(p->name, " is not a MoE model"));
+  } else if (a.count("--routing") > 0) {
+    throw CLI::ValidationError("--routing",
+                               absl::StrCat(p->name, " is not a MoE model"));
+  }
+  if (a.count("--m") == 0) {
+    c->ms = p->moe.has_value() ? std::vector<int64_t>{1, 4, 16, 64}
+                               : std::vector<int64_t>{1, 4, 8, 16};
+  }
+}
+
+// Every option of `w4jit bench` on a new app that writes into *c.
+std::unique_ptr<CLI::App> BenchApp(BenchConfig* c) {
+  const BenchConfig d;  // the defaults the help shows
+  auto app = flags::NewApp(
+      "w4jit bench",
+      "Measures this machine's roofline (compute peaks of the instructions "
+      "the kernels use, read bandwidth at each footprint), checks every "
+      "w4jit kernel against the reference, then times W4A16 and DA8W4 "
+      "layers and oneDNN's dense bf16 and u8s8 matmuls on the same shapes, "
+      "interleaved. Writes bench.csv, bench.json, bench.txt, roofline.svg, "
+      "speedup.svg and, with those sections, scaling.csv, act_order.csv, "
+      "accuracy.csv and model.csv. Exit code 1 if a kernel is wrong.");
+  CLI::App& a = *app;
+  AddLayerOptions(a, d, c);
+  AddTimingOptions(a, d, c);
+  AddSectionOptions(a, d, c);
+  AddModelOptions(a, d, c);
   AddOption<std::string>(a, "--out", "DIR", "output directory", flags::NonEmpty,
                          [c](std::string dir) { c->out_dir = std::move(dir); })
       ->default_str(d.out_dir);
   // After every option: what depends on --model.
-  a.callback([c, &a] {
-    if (c->model.empty()) return;
-    const ModelPreset* p = FindModelPreset(c->model);
-    if (c->model_layers > p->num_layers) {
-      throw CLI::ValidationError(
-          "--layers", absl::StrCat(c->model_layers, " is more than ", p->name,
-                                   "'s ", p->num_layers));
-    }
-    if (c->model_layers == 0) c->model_layers = p->num_layers;
-    for (const LayerShape& s : p->layers) {
-      if (c->model_group_size > 0 && s.k % c->model_group_size != 0) {
-        throw CLI::ValidationError(
-            "--group-size",
-            absl::StrCat(c->model_group_size, " does not divide K = ", s.k,
-                         " of ", p->name, "'s ", s.name));
-      }
-    }
-    if (p->moe.has_value()) {
-      const MoePreset& moe = *p->moe;
-      for (int64_t k : {moe.hidden, moe.intermediate}) {
-        if (c->model_group_size > 0 && k % c->model_group_size != 0) {
-          throw CLI::ValidationError(
-              "--group-size",
-              absl::StrCat(c->model_group_size, " does not divide K = ", k,
-                           " of ", p->name, "'s experts"));
-        }
-      }
-      // --prefetch reaches the experts through an all-shapes tuning entry
-      // (docs/tuning.md), --tunings through whatever its file holds; huge
-      // pages would apply to the attention alone.
-      if (c->model_huge_pages != std::vector<bool>{false}) {
-        throw CLI::ValidationError(
-            "--hugepages", absl::StrCat("not for the MoE model ", p->name,
-                                        " (MoeLayer has no huge-page option)"));
-      }
-    } else if (a.count("--parts") > 0) {
-      throw CLI::ValidationError("--parts",
-                                 absl::StrCat(p->name, " is not a MoE model"));
-    } else if (a.count("--routing") > 0) {
-      throw CLI::ValidationError("--routing",
-                                 absl::StrCat(p->name, " is not a MoE model"));
-    }
-    if (a.count("--m") == 0) {
-      c->ms = p->moe.has_value() ? std::vector<int64_t>{1, 4, 16, 64}
-                                 : std::vector<int64_t>{1, 4, 8, 16};
-    }
-  });
+  a.callback([c, &a] { CheckModelOptions(a, c); });
   return app;
 }
 

@@ -95,7 +95,7 @@ struct BenchConfig {
 };
 
 // Parses the arguments after `bench` (argv[0] is the first option) with
-// the CLI's flags library (tools/flags.h): --opt=value or --opt value;
+// the CLI's flags library (cli/flags.h): --opt=value or --opt value;
 // --quick sets smaller defaults that explicit options still override. An
 // unknown option, a missing or bad value is an InvalidArgumentError that
 // names the option; --help gives a config with `help` set.

@@ -1,5 +1,5 @@
 // Parsers of the option values that `w4jit bench` and `w4jit sweep` share
-// (their options are defined with tools/flags.h, which names the option in
+// (their options are defined with cli/flags.h, which names the option in
 // front of these messages), so that both accept and reject the same text.
 #ifndef W4JIT_PERF_LIB_CLI_ARGS_H_
 #define W4JIT_PERF_LIB_CLI_ARGS_H_

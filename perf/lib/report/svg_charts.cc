@@ -51,48 +51,79 @@ double Intensity(const BenchRow& r) {
   return 2.0 * static_cast<double>(r.m) * r.n * r.k / r.weight_bytes;
 }
 
-}  // namespace
+// A label drawn after the lines, so that the points go over it: text on
+// a white backdrop, and for a peak label moved off its line a leader from
+// the label's end to the line.
+struct PendingLabel {
+  double x, y;
+  std::string text;
+  std::string anchor;
+  std::string color;
+  double rotate = 0.0;
+  bool leader = false;
+  double leader_from_y = 0.0, leader_to_y = 0.0;
+};
 
-std::string RooflineSvg(const BenchReport& report) {
+void DrawLabel(const PendingLabel& l, SvgCanvas* svg) {
+  svg->Text(l.x, l.y, l.text, kLabelSize, l.anchor, l.color, l.rotate,
+            /*backdrop=*/true);
+  if (l.leader) {
+    svg->Line(kRight - 12, l.leader_from_y, kRight - 2, l.leader_to_y, "#888");
+  }
+}
+
+// The rows the roofline plots and the axes that hold them and the peaks.
+struct RooflineFrame {
   std::vector<const BenchRow*> points;
-  double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
+  double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;  // padded
+  LogAxis x, y;
+};
+
+RooflineFrame FrameRoofline(const BenchReport& report) {
+  RooflineFrame f;
   for (const BenchRow& r : report.rows) {
     if (!r.ok() || r.gflops <= 0 || r.weight_bytes <= 0) continue;
-    points.push_back(&r);
-    x_lo = std::min(x_lo, Intensity(r));
-    x_hi = std::max(x_hi, Intensity(r));
-    y_lo = std::min(y_lo, r.gflops);
-    y_hi = std::max(y_hi, r.gflops);
+    f.points.push_back(&r);
+    f.x_lo = std::min(f.x_lo, Intensity(r));
+    f.x_hi = std::max(f.x_hi, Intensity(r));
+    f.y_lo = std::min(f.y_lo, r.gflops);
+    f.y_hi = std::max(f.y_hi, r.gflops);
   }
   for (const ComputePeak& p : report.roofline.peaks) {
-    if (p.available) y_hi = std::max(y_hi, 2e-9 * p.macs_per_s);
+    if (p.available) f.y_hi = std::max(f.y_hi, 2e-9 * p.macs_per_s);
   }
-  Pad(&x_lo, &x_hi, 2.0, 1.0, 1000.0);
-  Pad(&y_lo, &y_hi, 2.0, 1.0, 1000.0);
-  const LogAxis x{x_lo, x_hi, kLeft, kRight}, y{y_lo, y_hi, kBottom, kTop};
+  Pad(&f.x_lo, &f.x_hi, 2.0, 1.0, 1000.0);
+  Pad(&f.y_lo, &f.y_hi, 2.0, 1.0, 1000.0);
+  f.x = LogAxis{f.x_lo, f.x_hi, kLeft, kRight};
+  f.y = LogAxis{f.y_lo, f.y_hi, kBottom, kTop};
+  return f;
+}
 
-  SvgCanvas svg(kWidth, kHeight);
-  svg.Text(kWidth / 2.0, 28, Title(report, "Roofline"), 15, "middle");
-  DrawLogAxes(&svg, x, y, "arithmetic intensity (FLOP per weight byte)",
-              "GFLOP/s");
-  svg.BeginClip(kLeft, kTop, kRight - kLeft, kBottom - kTop);
-  double top_peak = 0.0;
-  // Peak labels: right-aligned above their lines; where lines lie close
-  // (f32 FMA ymm and zmm often measure the same) they stack upwards, each
-  // moved one with a leader to its line.
+// What the peak lines leave for the rest of the chart.
+struct PeakLines {
+  double top_peak = 0.0;  // the highest, in GFLOP/s (0: none)
+  bool tile_peaks = false;
+};
+
+// Draws the available compute peaks' lines and queues their labels:
+// right-aligned above their lines; where lines lie close (f32 FMA ymm and
+// zmm often measure the same) they stack upwards, each moved one with a
+// leader to its line.
+PeakLines DrawPeakLines(const BenchReport& report, const LogAxis& y,
+                        SvgCanvas* svg, std::vector<PendingLabel>* labels) {
+  PeakLines lines;
   std::vector<double> peak_y, label_y, label_h;
   std::vector<std::string> peak_text;
-  bool tile_peaks = false;
   for (const ComputePeak& p : report.roofline.peaks) {
     if (!p.available) continue;
     const double gflops = 2e-9 * p.macs_per_s;
-    top_peak = std::max(top_peak, gflops);
+    lines.top_peak = std::max(lines.top_peak, gflops);
     const double py = y.Map(gflops);
     // AMX peaks bound only the peers that run AMX: drawn apart from the
     // vector peaks that bound w4jit's kernels.
     const bool tiles = IsAmxPeak(p);
-    tile_peaks = tile_peaks || tiles;
-    svg.Line(kLeft, py, kRight, py, "#555", 1.2, tiles ? kTileDash : "6,3");
+    lines.tile_peaks = lines.tile_peaks || tiles;
+    svg->Line(kLeft, py, kRight, py, "#555", 1.2, tiles ? kTileDash : "6,3");
     peak_y.push_back(py);
     peak_text.push_back(absl::StrFormat("%s %.0f GFLOP/s", p.key, gflops));
     // The centre of the label's box with its baseline 4 px above the line.
@@ -102,58 +133,76 @@ std::string RooflineSvg(const BenchReport& report) {
   const std::vector<double> placed =
       SpreadApart(label_y, label_h, kLabelGap, kTop + 2, kBottom - 2,
                   /*towards_lo=*/true);
-  // Labels are drawn after the lines, with the points over them.
-  std::vector<std::function<void()>> labels;
   for (size_t i = 0; i < placed.size(); ++i) {
-    const double baseline =
-        placed[i] + (kTextAscent - kTextDescent) / 2 * kLabelSize;
+    PendingLabel l;
     // Moved off its line: a leader from the label's end to the line.
-    const bool moved = std::fabs(placed[i] - label_y[i]) > 1.0;
-    labels.push_back([&, i, baseline, moved] {
-      svg.Text(moved ? kRight - 14 : kRight - 6, baseline, peak_text[i],
-               kLabelSize, "end", "#555", 0.0, /*backdrop=*/true);
-      if (moved) {
-        svg.Line(kRight - 12, placed[i], kRight - 2, peak_y[i], "#888");
-      }
-    });
+    l.leader = std::fabs(placed[i] - label_y[i]) > 1.0;
+    l.x = l.leader ? kRight - 14 : kRight - 6;
+    l.y = placed[i] + (kTextAscent - kTextDescent) / 2 * kLabelSize;
+    l.text = peak_text[i];
+    l.anchor = "end";
+    l.color = "#555";
+    l.leader_from_y = placed[i];
+    l.leader_to_y = peak_y[i];
+    labels->push_back(std::move(l));
   }
-  if (top_peak <= 0) top_peak = y_hi;
-  // The bandwidth lines are parallel: in a frame turned to their slope
-  // (u along them, v across, upwards), every label is an upright box.
-  const double angle =
-      std::atan2(y.Map(10.0) - y.Map(1.0), x.Map(10.0) - x.Map(1.0));
-  const double du = std::cos(angle), dv = std::sin(angle);
-  const auto u_of = [&](double px, double py) { return px * du + py * dv; };
-  const auto v_of = [&](double px, double py) { return px * dv - py * du; };
-  struct BandwidthLabel {
-    std::string text;
-    double u_lo, u_hi;  // the visible line's extent along u
-    double v;           // the line's offset across
-    double wanted, width;
-  };
+  return lines;
+}
+
+// The bandwidth lines are parallel: in a frame turned to their slope
+// (u along them, v across, upwards), every label is an upright box.
+struct SlopeFrame {
+  double angle, du, dv;
+  explicit SlopeFrame(const RooflineFrame& f)
+      : angle(std::atan2(f.y.Map(10.0) - f.y.Map(1.0),
+                         f.x.Map(10.0) - f.x.Map(1.0))),
+        du(std::cos(angle)),
+        dv(std::sin(angle)) {}
+  double U(double px, double py) const { return px * du + py * dv; }
+  double V(double px, double py) const { return px * dv - py * du; }
+};
+
+struct BandwidthLabel {
+  std::string text;
+  double u_lo, u_hi;  // the visible line's extent along u
+  double v;           // the line's offset across
+  double wanted, width;
+};
+
+// Draws the cache levels' read bandwidth lines (bandwidth-bound up to the
+// highest peak) and returns their labels, not yet placed.
+std::vector<BandwidthLabel> DrawBandwidthLines(const BenchReport& report,
+                                               const RooflineFrame& f,
+                                               const SlopeFrame& slope,
+                                               double top_peak,
+                                               SvgCanvas* svg) {
   std::vector<BandwidthLabel> bw_labels;
   for (const ReadBandwidth& b : report.roofline.bandwidths) {
     if (!absl::EndsWith(b.label, "-sized")) continue;  // the cache levels
     const double gbps = b.bytes_per_s * 1e-9;
-    // The roofline: bandwidth-bound up to the highest peak.
-    const double x_a = std::max(x_lo, y_lo / gbps);
-    const double x_b = std::min(x_hi, top_peak / gbps);
+    const double x_a = std::max(f.x_lo, f.y_lo / gbps);
+    const double x_b = std::min(f.x_hi, top_peak / gbps);
     if (x_a >= x_b) continue;
-    const double ax = x.Map(x_a), ay = y.Map(gbps * x_a);
-    const double bx = x.Map(x_b), by = y.Map(gbps * x_b);
-    svg.Polyline({{ax, ay}, {bx, by}}, "#888", 1.2, "2,3");
+    const double ax = f.x.Map(x_a), ay = f.y.Map(gbps * x_a);
+    const double bx = f.x.Map(x_b), by = f.y.Map(gbps * x_b);
+    svg->Polyline({{ax, ay}, {bx, by}}, "#888", 1.2, "2,3");
     BandwidthLabel l;
     l.text = absl::StrFormat("%s read %.0f GB/s", b.label, gbps);
-    l.u_lo = u_of(ax, ay);
-    l.u_hi = u_of(bx, by);
-    l.v = v_of(ax, ay);
+    l.u_lo = slope.U(ax, ay);
+    l.u_hi = slope.U(bx, by);
+    l.v = slope.V(ax, ay);
     l.wanted = (l.u_lo + l.u_hi) / 2;
     l.width = TextWidth(l.text, kLabelSize);
     bw_labels.push_back(l);
   }
-  // Each label's baseline sits 4 px above its line, but of two lines
-  // closer than a label is high the lower one's goes 4 px below: each label
-  // then touches only its own line.
+  return bw_labels;
+}
+
+// Each label's baseline (v) sits 4 px above its line, but of two lines
+// closer than a label is high the lower one's goes 4 px below: each label
+// then touches only its own line.
+std::vector<double> BandwidthBaselines(
+    const std::vector<BandwidthLabel>& bw_labels) {
   std::vector<size_t> by_v(bw_labels.size());
   for (size_t i = 0; i < by_v.size(); ++i) by_v[i] = i;
   std::sort(by_v.begin(), by_v.end(), [&](size_t a, size_t b) {
@@ -171,11 +220,23 @@ std::string RooflineSvg(const BenchReport& report) {
     baseline[by_v[j]] =
         close_above && !close_below ? v - 4 - kTextAscent * kLabelSize : v + 4;
   }
-  // Labels whose boxes still meet across (three lines close together, or
-  // a label below its line near one above the next) slide apart along
-  // their lines, as one run each.
+  return baseline;
+}
+
+// Where along its line (u) each label goes: labels whose boxes still meet
+// across (three lines close together, or a label below its line near one
+// above the next) slide apart along their lines, as one run each.
+std::vector<double> BandwidthLabelU(
+    const std::vector<BandwidthLabel>& bw_labels,
+    const std::vector<double>& baseline) {
+  std::vector<size_t> by_v(bw_labels.size());
+  for (size_t i = 0; i < by_v.size(); ++i) by_v[i] = i;
+  std::sort(by_v.begin(), by_v.end(), [&](size_t a, size_t b) {
+    return bw_labels[a].v < bw_labels[b].v;
+  });
   std::sort(by_v.begin(), by_v.end(),
             [&](size_t a, size_t b) { return baseline[a] < baseline[b]; });
+  const double label_height = (kTextAscent + kTextDescent) * kLabelSize;
   std::vector<double> label_u(bw_labels.size());
   for (size_t first = 0; first < by_v.size();) {
     size_t end = first + 1;
@@ -197,21 +258,40 @@ std::string RooflineSvg(const BenchReport& report) {
     for (size_t j = first; j < end; ++j) label_u[by_v[j]] = u[j - first];
     first = end;
   }
+  return label_u;
+}
+
+// Draws the bandwidth lines and queues their labels, placed.
+void DrawBandwidths(const BenchReport& report, const RooflineFrame& f,
+                    double top_peak, SvgCanvas* svg,
+                    std::vector<PendingLabel>* labels) {
+  const SlopeFrame slope(f);
+  const std::vector<BandwidthLabel> bw_labels =
+      DrawBandwidthLines(report, f, slope, top_peak, svg);
+  const std::vector<double> baseline = BandwidthBaselines(bw_labels);
+  const std::vector<double> label_u = BandwidthLabelU(bw_labels, baseline);
   for (size_t i = 0; i < bw_labels.size(); ++i) {
     // Back from the turned frame to the page.
     const double u = label_u[i], v = baseline[i];
-    labels.push_back([&, i, u, v] {
-      svg.Text(u * du + v * dv, u * dv - v * du, bw_labels[i].text, kLabelSize,
-               "middle", "#666", angle * 180 / M_PI,
-               /*backdrop=*/true);
-    });
+    PendingLabel l;
+    l.x = u * slope.du + v * slope.dv;
+    l.y = u * slope.dv - v * slope.du;
+    l.text = bw_labels[i].text;
+    l.anchor = "middle";
+    l.color = "#666";
+    l.rotate = slope.angle * 180 / M_PI;
+    labels->push_back(std::move(l));
   }
-  for (const auto& draw : labels) draw();
-  for (const BenchRow* r : points) {
+}
+
+// The rows: a circle where the memory bound binds, a square where the
+// compute bound does, hollow when cold; the tooltip says the row and its
+// share of the bound that binds it.
+void DrawRooflinePoints(const RooflineFrame& f, SvgCanvas* svg) {
+  for (const BenchRow* r : f.points) {
     const std::string color = ImplColor(r->impl);
-    const double px = x.Map(Intensity(*r)), py = y.Map(r->gflops);
+    const double px = f.x.Map(Intensity(*r)), py = f.y.Map(r->gflops);
     const std::string fill = r->cold ? "white" : color;
-    // The tooltip: the row and its share of the bound that binds it.
     std::string title =
         absl::StrFormat("%s %s M=%d %s: %.1f GFLOP/s", ImplTitle(r->impl),
                         r->layer, r->m, r->cold ? "cold" : "hot", r->gflops);
@@ -220,44 +300,67 @@ std::string RooflineSvg(const BenchReport& report) {
                             r->roofline_pct, r->bound, r->roofline_basis);
     }
     if (r->bound == kBoundCompute) {
-      svg.Rect(px - 3.6, py - 3.6, 7.2, 7.2, fill, color, title);
+      svg->Rect(px - 3.6, py - 3.6, 7.2, 7.2, fill, color, title);
     } else {
-      svg.Circle(px, py, 4, fill, color, title);
+      svg->Circle(px, py, 4, fill, color, title);
     }
   }
-  svg.EndClip();
+}
+
+// The legend right of the plot: the impls (n/a where no row), the marks,
+// the lines.
+void DrawRooflineLegend(const BenchReport& report,
+                        const std::vector<const BenchRow*>& points,
+                        bool tile_peaks, SvgCanvas* svg) {
+  SvgCanvas& s = *svg;
   double ly = kTop + 10;
   for (const std::string& impl : report.impls) {
     const bool any =
         std::any_of(points.begin(), points.end(),
                     [&](const BenchRow* r) { return r->impl == impl; });
-    svg.Circle(kRight + 24, ly, 5, ImplColor(impl), ImplColor(impl));
-    svg.Text(kRight + 36, ly + 4,
-             any ? ImplTitle(impl) : ImplTitle(impl) + " (n/a)", 12);
+    s.Circle(kRight + 24, ly, 5, ImplColor(impl), ImplColor(impl));
+    s.Text(kRight + 36, ly + 4,
+           any ? ImplTitle(impl) : ImplTitle(impl) + " (n/a)", 12);
     ly += 22;
   }
-  svg.Circle(kRight + 24, ly, 5, "white", "#444");
-  svg.Text(kRight + 36, ly + 4, "hollow: cold cache", 12);
+  s.Circle(kRight + 24, ly, 5, "white", "#444");
+  s.Text(kRight + 36, ly + 4, "hollow: cold cache", 12);
   ly += 22;
-  svg.Circle(kRight + 24, ly, 4, "#444", "#444");
-  svg.Text(kRight + 36, ly + 4, "memory bound binds", 12);
+  s.Circle(kRight + 24, ly, 4, "#444", "#444");
+  s.Text(kRight + 36, ly + 4, "memory bound binds", 12);
   ly += 22;
-  svg.Rect(kRight + 20.4, ly - 3.6, 7.2, 7.2, "#444", "#444");
-  svg.Text(kRight + 36, ly + 4, "compute bound binds", 12);
-  svg.Text(kRight + 16, ly + 30, "dashed: measured peaks", 11, "start", "#555");
+  s.Rect(kRight + 20.4, ly - 3.6, 7.2, 7.2, "#444", "#444");
+  s.Text(kRight + 36, ly + 4, "compute bound binds", 12);
+  s.Text(kRight + 16, ly + 30, "dashed: measured peaks", 11, "start", "#555");
   if (tile_peaks) {
     ly += 18;
-    svg.Line(kRight + 16, ly + 26, kRight + 40, ly + 26, "#555", 1.2,
-             kTileDash);
-    svg.Text(kRight + 46, ly + 30, "AMX tile peaks (peers)", 11, "start",
-             "#555");
+    s.Line(kRight + 16, ly + 26, kRight + 40, ly + 26, "#555", 1.2, kTileDash);
+    s.Text(kRight + 46, ly + 30, "AMX tile peaks (peers)", 11, "start", "#555");
   }
-  svg.Text(kRight + 16, ly + 48, "dotted: measured read bandwidth", 11, "start",
-           "#555");
-  svg.Text(kRight + 16, ly + 66, "(hover a point: its share of", 11, "start",
-           "#555");
-  svg.Text(kRight + 16, ly + 82, "the bound that binds it)", 11, "start",
-           "#555");
+  s.Text(kRight + 16, ly + 48, "dotted: measured read bandwidth", 11, "start",
+         "#555");
+  s.Text(kRight + 16, ly + 66, "(hover a point: its share of", 11, "start",
+         "#555");
+  s.Text(kRight + 16, ly + 82, "the bound that binds it)", 11, "start", "#555");
+}
+
+}  // namespace
+
+std::string RooflineSvg(const BenchReport& report) {
+  const RooflineFrame f = FrameRoofline(report);
+  SvgCanvas svg(kWidth, kHeight);
+  svg.Text(kWidth / 2.0, 28, Title(report, "Roofline"), 15, "middle");
+  DrawLogAxes(&svg, f.x, f.y, "arithmetic intensity (FLOP per weight byte)",
+              "GFLOP/s");
+  svg.BeginClip(kLeft, kTop, kRight - kLeft, kBottom - kTop);
+  std::vector<PendingLabel> labels;
+  const PeakLines peaks = DrawPeakLines(report, f.y, &svg, &labels);
+  DrawBandwidths(report, f, peaks.top_peak > 0 ? peaks.top_peak : f.y_hi, &svg,
+                 &labels);
+  for (const PendingLabel& l : labels) DrawLabel(l, &svg);
+  DrawRooflinePoints(f, &svg);
+  svg.EndClip();
+  DrawRooflineLegend(report, f.points, peaks.tile_peaks, &svg);
   return svg.Finish();
 }
 

@@ -1,14 +1,14 @@
 // Command line of `w4jit sweep`, with the CLI's flags library
-// (tools/flags.h).
+// (cli/flags.h).
 #include <fstream>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "cli/flags.h"
 #include "perf/lib/cli_args.h"
 #include "perf/lib/sweep/sweep_runner.h"
-#include "tools/flags.h"
 
 namespace w4jit::perf {
 namespace {
@@ -40,7 +40,7 @@ absl::StatusOr<std::vector<LayerShape>> ShapesFromFile(
 }
 
 // Every option of `w4jit sweep`, writing into *c. Callbacks run in this
-// order (tools/flags.h): the layers of --preset, then --shape, then --file.
+// order (cli/flags.h): the layers of --preset, then --shape, then --file.
 std::unique_ptr<CLI::App> SweepApp(SweepConfig* c) {
   const SweepConfig d;
   auto app = flags::NewApp(

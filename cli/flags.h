@@ -11,8 +11,8 @@
 // many argument lists in one process; CLI11 keeps its state per app,
 // absl::flags in process-wide ABSL_FLAG globals. CLI11 reports through
 // exceptions (CLI::ParseError); Parse catches them, none leaves it.
-#ifndef W4JIT_TOOLS_FLAGS_H_
-#define W4JIT_TOOLS_FLAGS_H_
+#ifndef W4JIT_CLI_FLAGS_H_
+#define W4JIT_CLI_FLAGS_H_
 
 #include <cstdint>
 #include <functional>
@@ -123,4 +123,4 @@ std::string Alternatives(const std::vector<std::string>& names);
 
 }  // namespace w4jit::flags
 
-#endif  // W4JIT_TOOLS_FLAGS_H_
+#endif  // W4JIT_CLI_FLAGS_H_

@@ -1,4 +1,4 @@
-#include "tools/flags.h"
+#include "cli/flags.h"
 
 #include <algorithm>
 #include <sstream>
