@@ -168,7 +168,7 @@ TEST(BenchConfig, HelpListsTheOptions) {
 }
 
 // bench and sweep report an unknown option, a missing value and a bad value
-// the same way (tools/flags.h), each naming the option.
+// the same way (cli/flags.h), each naming the option.
 TEST(BenchConfig, ErrorsAreReportedAsSweepReportsThem) {
   const struct {
     const char* arg;

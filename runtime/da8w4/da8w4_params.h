@@ -84,14 +84,6 @@ absl::StatusOr<Da8w4Params> ApplyDa8w4Params(const ParamMap& map,
                                              const Da8w4Params& base,
                                              IsaTier isa);
 
-// ApplyDa8w4Params by its former name, only for perf/lib/sweep/
-// sweep_runner.cc until it calls ApplyDa8w4Params; then it goes.
-inline absl::StatusOr<Da8w4Params> ApplyDa8w4Tuning(const ParamMap& map,
-                                                    const Da8w4Params& base,
-                                                    IsaTier isa) {
-  return ApplyDa8w4Params(map, base, isa);
-}
-
 // The parameters a layer runs with, resolved in one place (ResolveParams
 // in dispatch/param_table.h): the defaults (base values and the CPU
 // class's rows), the layer's tuning entry through ApplyDa8w4Params (one

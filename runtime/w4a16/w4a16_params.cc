@@ -228,14 +228,6 @@ absl::StatusOr<W4a16Params> ApplyW4a16Params(const ParamMap& map,
   return ApplyParams(kW4a16Family, map, base, isa);
 }
 
-absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params) {
-  absl::StatusOr<W4a16Params> p =
-      ApplyParamTable(W4a16ParamTable(), "W4A16", map, *params);
-  if (!p.ok()) return p.status();
-  *params = *p;
-  return absl::OkStatus();
-}
-
 W4a16Params ResolveW4a16Params(const CpuProfile& cpu, IsaTier isa,
                                const LayerDesc& desc) {
   return ResolveParams(kW4a16Family, DefaultW4a16Params(cpu, isa),

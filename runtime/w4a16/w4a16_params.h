@@ -83,11 +83,6 @@ absl::StatusOr<W4a16Params> ApplyW4a16Params(const ParamMap& map,
                                              const W4a16Params& base,
                                              IsaTier isa);
 
-// The entry's values over *params, names and ranges checked, the rest
-// unchecked (MakeW4a16JitKernel checks). Only for perf/lib/sweep/
-// sweep_runner.cc until it calls ApplyW4a16Params; then it goes.
-absl::Status ApplyW4a16ParamMap(const ParamMap& map, W4a16Params* params);
-
 // The parameters a layer runs with, resolved in one place (ResolveParams
 // in dispatch/param_table.h): the defaults (base values and the CPU
 // class's rows), the layer's tuning entry through ApplyW4a16Params (one

@@ -383,7 +383,7 @@ KernelMaker JitKernelMaker() {
     const internal::CpuProfile& cpu = internal::HostCpu();
     const internal::IsaTier isa = internal::ActiveIsa();
     if (desc.mode == Mode::kDA8W4) {
-      auto p = internal::ApplyDa8w4Tuning(
+      auto p = internal::ApplyDa8w4Params(
           params, internal::DefaultDa8w4Params(cpu, isa), isa);
       if (!p.ok()) {
         *why_not = std::string(p.status().message());
@@ -391,12 +391,13 @@ KernelMaker JitKernelMaker() {
       }
       return internal::MakeDa8w4JitKernel(desc, w, cpu, isa, *p, why_not);
     }
-    internal::W4a16Params p = internal::DefaultW4a16Params(cpu, isa);
-    if (absl::Status s = internal::ApplyW4a16ParamMap(params, &p); !s.ok()) {
-      *why_not = std::string(s.message());
+    auto p = internal::ApplyW4a16Params(
+        params, internal::DefaultW4a16Params(cpu, isa), isa);
+    if (!p.ok()) {
+      *why_not = std::string(p.status().message());
       return std::unique_ptr<LinearKernel>();
     }
-    return internal::MakeW4a16JitKernel(desc, w, cpu, isa, p, why_not);
+    return internal::MakeW4a16JitKernel(desc, w, cpu, isa, *p, why_not);
   };
 }
 

@@ -87,7 +87,7 @@ using KernelMaker =
         const LayerDesc& desc, const internal::CanonicalWeights& w,
         const internal::ParamMap& params, std::string* why_not)>;
 
-// The JIT families with ApplyDa8w4Tuning / ApplyW4a16ParamMap.
+// The JIT families with ApplyDa8w4Params / ApplyW4a16Params.
 KernelMaker JitKernelMaker();
 
 absl::StatusOr<SweepReport> RunSweep(const SweepConfig& config,
