@@ -40,36 +40,52 @@ def _skip_reason():
 needs_vllm = pytest.mark.skipif(_skip_reason() is not None,
                                 reason=str(_skip_reason()))
 
-# Runs one vLLM engine in this child process (in-process engine core) and
+# Runs one vLLM engine in a child process (in-process engine core) and
 # prints the kernels the model's int4 layers and experts hold and 16 greedy
 # tokens. argv: model folder, quantization override ("" for the
-# checkpoint's own), tensor_parallel_size.
+# checkpoint's own), tensor_parallel_size, "compile" for vLLM's default
+# torch.compile mode (else enforce_eager).
 _CHILD = r"""
 import json, sys
-from w4jit.bench import vllm_child
-vllm_child._pin_platform()  # W4JIT_BENCH_ZEN / W4JIT_BENCH_NO_ZENTORCH
-import torch
-# vLLM's own AMX kernels need the tile permission that nothing asks for
-# when the plugin is off (docs/vllm.md); a no-op without AMX.
-torch._C._cpu._init_amx()
-from vllm import LLM, SamplingParams
-from vllm.inputs import TokensPrompt
-llm = LLM(model=sys.argv[1], dtype="bfloat16", enforce_eager=True,
-          max_model_len=256, max_num_seqs=2, seed=0,
-          quantization=sys.argv[2] or None,
-          tensor_parallel_size=int(sys.argv[3]))
-ranks = llm.apply_model(vllm_child.kernels_in)
-assert all(r == ranks[0] for r in ranks), ranks
-kernels = ranks[0]
-prompt = TokensPrompt(prompt_token_ids=[5, 17, 42, 99, 7, 300, 12, 64])
-out = llm.generate([prompt], SamplingParams(temperature=0, max_tokens=16,
-                                             ignore_eos=True, logprobs=2),
-                   use_tqdm=False)[0].outputs[0]
-top2 = [sorted((v.logprob for v in s.values()), reverse=True)[:2]
-        for s in out.logprobs]
-print("RESULT " + json.dumps({"kernels": kernels,
-                              "tokens": list(out.token_ids), "top2": top2}))
+
+
+def main():
+    from w4jit.bench import vllm_child
+    vllm_child._pin_platform()  # W4JIT_BENCH_ZEN / W4JIT_BENCH_NO_ZENTORCH
+    import torch
+    # vLLM's own AMX kernels need the tile permission that nothing asks for
+    # when the plugin is off (docs/vllm.md); a no-op without AMX.
+    torch._C._cpu._init_amx()
+    from vllm import LLM, SamplingParams
+    from vllm.inputs import TokensPrompt
+    llm = LLM(model=sys.argv[1], dtype="bfloat16",
+              enforce_eager=sys.argv[4] != "compile",
+              max_model_len=256, max_num_seqs=2, seed=0,
+              quantization=sys.argv[2] or None,
+              tensor_parallel_size=int(sys.argv[3]))
+    ranks = llm.apply_model(vllm_child.kernels_in)
+    assert all(r == ranks[0] for r in ranks), ranks
+    prompt = TokensPrompt(prompt_token_ids=[5, 17, 42, 99, 7, 300, 12, 64])
+    out = llm.generate([prompt], SamplingParams(
+        temperature=0, max_tokens=16, ignore_eos=True, logprobs=2),
+        use_tqdm=False)[0].outputs[0]
+    top2 = [sorted((v.logprob for v in s.values()), reverse=True)[:2]
+            for s in out.logprobs]
+    print("RESULT " + json.dumps({"kernels": ranks[0],
+                                  "tokens": list(out.token_ids),
+                                  "top2": top2}), flush=True)
+
+
+# vLLM's TP workers are spawned processes, which import this file again.
+if __name__ == "__main__":
+    main()
 """
+
+# vLLM's CPUExpertsInt4 quantizes the activations to int8 whatever
+# VLLM_CPU_INT4_W4A8 says, so against it a W4A16 MoE is held to the
+# near-tie a DA8W4 path gets: a layout misread diverges at once by whole
+# nats, rounding at a step whose top two are a few tenths apart.
+MOE_TIE = 0.5
 
 DENSE = ("ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128")
 MOE = ("ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128",
@@ -98,12 +114,24 @@ def shared_moe_models(tmp_path_factory):
                                   variants=("ct-w4a16-g128",))
 
 
-def _run(model, plugins, w4a8, quantization="", tp=1, **env_add):
+_CHILD_PATH = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def child_script(tmp_path_factory):
+    """The child as a file: spawned TP workers re-import it."""
+    path = tmp_path_factory.mktemp("vllm-child") / "child.py"
+    path.write_text(_CHILD)
+    _CHILD_PATH[:] = [str(path)]
+
+
+def _run(model, plugins, w4a8, quantization="", tp=1, mode="eager",
+         **env_add):
     env = dict(os.environ, VLLM_PLUGINS=plugins, VLLM_CPU_INT4_W4A8=w4a8,
                VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE="1",
                **env_add)
-    proc = subprocess.run([sys.executable, "-c", _CHILD, model, quantization,
-                           str(tp)],
+    proc = subprocess.run([sys.executable, _CHILD_PATH[0], model,
+                           quantization, str(tp), mode],
                           env=env, capture_output=True, text=True,
                           timeout=900)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -148,7 +176,7 @@ def test_plugin_da8w4_mode(tiny_models):
 @pytest.mark.parametrize("variant", [v for v in MOE if "asym" not in v])
 def test_moe_experts_on_w4jit_match_vllms(moe_models, variant):
     """W4A16: every MoE layer on w4jit, vLLM's router, vLLM's own experts'
-    greedy tokens (vLLM's CPUExpertsInt4 as the reference)."""
+    greedy tokens (vLLM's CPUExpertsInt4 as the reference, to MOE_TIE)."""
     model = moe_models[variant]
     ref, log = _run(model, "", "0")
     assert ref["kernels"]["moe"] == ["CPUExpertsInt4"], log[-3000:]
@@ -156,7 +184,7 @@ def test_moe_experts_on_w4jit_match_vllms(moe_models, variant):
     assert got["kernels"]["moe"] == ["w4jit"], log[-3000:]
     assert "MoE layers run on w4jit (w4a16" in log
     assert "MoE layer not taken" not in log
-    _same_or_near_tie(ref, got)
+    _same_or_near_tie(ref, got, MOE_TIE)
 
 
 @needs_vllm
@@ -205,7 +233,7 @@ def test_moe_wna16_method(moe_models):
     got, log = _run(model, "w4jit", "0", quantization="moe_wna16")
     assert got["kernels"]["moe"] == ["w4jit"], log[-3000:]
     assert "MoeWNA16 MoE layers run on w4jit" in log
-    _same_or_near_tie(ref, got)
+    _same_or_near_tie(ref, got, MOE_TIE)
 
 
 @needs_vllm
@@ -218,9 +246,25 @@ def test_moe_with_shared_expert(shared_moe_models):
     got, log = _run(model, "w4jit", "0")
     assert got["kernels"] == {"dense": ["W4jitWNA16LinearKernel"],
                               "moe": ["w4jit"]}, log[-3000:]
-    # This model's second step is a tie to one bf16 ulp of its logits
-    # (top two 0.0625 apart): held to just above that.
-    _same_or_near_tie(ref, got, tol=0.07)
+    _same_or_near_tie(ref, got, MOE_TIE)
+
+
+@needs_vllm
+def test_vllms_default_compile_mode(moe_models):
+    """vLLM's default mode (torch.compile, inductor): the dense layers run
+    on w4jit; the experts are declined at load time with the reason (under
+    vLLM's compiled graph a w4jit-experts model decodes other tokens than
+    eagerly, docs/vllm.md), and the model decodes as vLLM's own compiled
+    run does. vLLM's compile cache does not know the plugin, so each run
+    compiles afresh."""
+    model = moe_models["ct-w4a16-g128"]
+    fresh = {"VLLM_DISABLE_COMPILE_CACHE": "1"}
+    ref, _ = _run(model, "", "0", mode="compile", **fresh)
+    got, log = _run(model, "w4jit", "0", mode="compile", **fresh)
+    assert got["kernels"] == {"dense": ["W4jitWNA16LinearKernel"],
+                              "moe": ["CPUExpertsInt4"]}, log[-3000:]
+    assert "vLLM's compiled mode" in log
+    _same_or_near_tie(ref, got)
 
 
 @needs_vllm

@@ -160,13 +160,16 @@ def _label_w4jit_calls():
 
 # Profiler op names -> the part of a decode step they belong to.
 _GROUPS = (("w4jit", ("w4jit",)),
+           # The bf16 GEMMs left in an int4 model: the lm_head (and the
+           # MoE router's small gate), through oneDNN or zentorch.
+           ("bf16 GEMMs (lm_head, router)", ("onednn_mm", "linear_unary",
+                                             "aten::mm", "aten::addmm",
+                                             "aten::matmul")),
            ("int4 (vLLM/zentorch)", ("wna16", "int4", "woq", "qlinear",
                                      "fused_moe", "fused_experts",
-                                     "zentorch")),
+                                     "group_matmul", "zentorch")),
            ("attention", ("attn", "attention", "paged", "sdpa", "kv_cache",
-                          "rotary")),
-           ("lm_head and other GEMMs", ("aten::mm", "aten::addmm",
-                                        "aten::linear", "aten::matmul")))
+                          "rotary")))
 
 
 def _profile(llm, tok_vocab):

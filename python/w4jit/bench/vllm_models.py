@@ -30,7 +30,7 @@ SHAPES = {
                kv_heads=8, vocab=128256, tie=True),
     # Qwen3-MoE-shaped (Qwen3-30B-A3B's hidden, expert and head sizes; fewer
     # experts and layers): every layer a top-k MoE of gated SiLU experts.
-    "moe-tiny": dict(hidden=256, intermediate=128, layers=2, heads=4,
+    "moe-tiny": dict(hidden=256, intermediate=256, layers=2, heads=4,
                      kv_heads=2, vocab=2048, tie=False, experts=8, top_k=2,
                      head_dim=64),
     "moe": dict(hidden=2048, intermediate=768, layers=8, heads=32,
@@ -46,6 +46,10 @@ SHAPES = {
 GROUP = 128
 VARIANTS = ("bf16", "ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128",
             "awq-w4a16-g128")
+# Also made on request: "gptq-w4a16-g128-qhead", GPTQ with the lm_head
+# quantized too (GPTQ's "lm_head": true, which vLLM runs through its int4
+# linear kernels; untied shapes only).
+QHEAD = "gptq-w4a16-g128-qhead"
 
 # A few lines of text for the tokenizer's BPE merges.
 _CORPUS = [
@@ -148,19 +152,20 @@ def _ct_quant_config(symmetric):
     }
 
 
-def _gptq_quant_config():
+def _gptq_quant_config(qhead=False):
     # modules_in_block_to_quantize as GPTQModel writes it (substrings of the
     # quantized layers' names): without it a reader that does not look at
     # the tensors' dtypes (vLLM's moe_wna16 delegate) quantizes the MoE
     # router gate too.
     return {"quant_method": "gptq", "bits": 4, "group_size": GROUP,
-            "desc_act": False, "sym": True, "lm_head": False,
+            "desc_act": False, "sym": True, "lm_head": qhead,
             "checkpoint_format": "gptq",
             "modules_in_block_to_quantize": [
                 ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"],
                 ["self_attn.o_proj"],
                 ["mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
-                 "mlp.experts", "mlp.shared_expert."]]}
+                 "mlp.experts", "mlp.shared_expert."]] + (
+                     [["lm_head"]] if qhead else [])}
 
 
 def _awq_quant_config(s):
@@ -194,7 +199,7 @@ def _quantized_tensors(name, w, variant):
     """The checkpoint tensors standing for linear weight `name` [N, K]."""
     base = name[:-len(".weight")]
     n, k = w.shape
-    if variant == "gptq-w4a16-g128":
+    if variant in ("gptq-w4a16-g128", QHEAD):
         q, s, _ = quantize(w, True)
         qweight, _, scales = formats.pack_gptq(q, s)
         # Symmetric GPTQ still ships qzeros (all 8, stored 7 in v1).
@@ -279,10 +284,14 @@ def make_model(out_dir, shape="tiny", seed=0, variants=VARIANTS):
     s = SHAPES[shape]
     tok_dir = os.path.join(out_dir, "tokenizer")
     make_tokenizer(tok_dir)
+    if QHEAD in variants and s["tie"]:
+        raise ValueError(f"{QHEAD}: shape {shape} ties the lm_head to the "
+                         "embedding, which stays bf16")
     tensors = {v: {} for v in variants}
     for name, w, linear in _tensors(s, seed):
         for v in variants:
-            if linear and v != "bf16":
+            quantize_head = v == QHEAD and name == "lm_head.weight"
+            if (linear or quantize_head) and v != "bf16":
                 tensors[v].update(_quantized_tensors(name, w, v))
             else:
                 tensors[v][name] = w
@@ -294,7 +303,7 @@ def make_model(out_dir, shape="tiny", seed=0, variants=VARIANTS):
         if v.startswith("ct-"):
             quant = _ct_quant_config(symmetric=not v.endswith("-asym"))
         elif v.startswith("gptq-"):
-            quant = _gptq_quant_config()
+            quant = _gptq_quant_config(qhead=v == QHEAD)
         elif v.startswith("awq-"):
             quant = _awq_quant_config(s)
         with open(os.path.join(path, "config.json"), "w") as f:

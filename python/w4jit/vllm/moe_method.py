@@ -279,10 +279,31 @@ def _build(fmt, method, layer, mode):
         dtype=_in_dtype(layer))
 
 
+def _compiled_mode():
+    """vLLM's compilation mode when it is not eager, else None. In vLLM's
+    compiled modes (torch.compile with inductor, its default) a model whose
+    experts run on w4jit decodes other tokens than eagerly (checked on the
+    tiny Qwen3-MoE model of the tests: the experts' inputs and outputs of
+    every layer equal the eager run's, the first token does not), so those
+    layers stay on vLLM's experts until that is understood; the dense
+    layers, equal in both modes, stay on w4jit."""
+    from vllm.config import get_current_vllm_config_or_none
+    from vllm.config.compilation import CompilationMode
+    config = get_current_vllm_config_or_none()
+    if config is None:
+        return None
+    mode = config.compilation_config.mode
+    return None if mode == CompilationMode.NONE else mode.name
+
+
 def take_layer(fmt, method, layer):
     """The w4jit.MoE for this layer, or None after one log line saying
     why vLLM's experts keep it."""
     why = _why_not_common(method, layer) or fmt.why_not(method, layer)
+    compiled = _compiled_mode()
+    if why is None and compiled is not None:
+        why = (f"vLLM's compiled mode ({compiled}; enforce_eager=True puts "
+               "the experts on w4jit)")
     moe = None
     if why is None:
         moe, why = build_with_fallback(
@@ -332,7 +353,7 @@ def _wrap(fmt, cls):
     def is_monolithic(self):
         if self.__dict__.get("_w4jit_taken"):
             return False  # the runner routes; apply gets the top-k
-        return vllm_is_monolithic.__get__(self)
+        return vllm_is_monolithic.fget(self)
 
     cls.process_weights_after_loading = process_weights_after_loading
     cls.apply = apply
