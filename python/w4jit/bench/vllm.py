@@ -85,22 +85,40 @@ def logged_kernels(log):
             "moe": sorted(moe)}
 
 
-def expected_experts(path, compiled):
-    """The experts class a path must run. In vLLM's compiled mode the
-    plugin leaves the experts to vLLM (docs/vllm.md), so its paths expect
-    the class vLLM chooses there."""
-    _, env, _, moe = PATHS[path]
-    if moe != "w4jit" or not compiled:
-        return moe
-    zen = env.get("W4JIT_BENCH_ZEN") == "1" and env["VLLM_CPU_INT4_W4A8"] == "1"
-    return "ZentorchExpertsInt4" if zen else "CPUExpertsInt4"
+def expected_experts(path):
+    """The experts class a path must run: the plugin takes the experts in
+    vLLM's compiled mode as in eager (docs/vllm.md)."""
+    return PATHS[path][3]
 
 
-def mislabel(path, ran, logged, has_moe, compiled=False):
+def cpu_flags():
+    """The CPU's feature flags as Linux names them (/proc/cpuinfo)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            line = next(ln for ln in f if ln.startswith("flags"))
+        return set(line.split(":", 1)[1].split())
+    except (OSError, StopIteration):
+        return set()
+
+
+def not_runnable(path, flags=None):
+    """Why a path cannot run what its name promises on this CPU, or None.
+    vLLM's W4A8 int4 kernels are AMX kernels: without AMX, vLLM quietly
+    runs its W4A16 ones for VLLM_CPU_INT4_W4A8=1 (the logits equal
+    vllm-w4a16's), so that path is refused rather than timed under a
+    false name."""
+    flags = cpu_flags() if flags is None else flags
+    if path == "vllm-w4a8" and "amx_int8" not in flags:
+        return ("vLLM's W4A8 kernels need AMX-INT8, which this CPU lacks: "
+                "vLLM would run its W4A16 kernels under this name")
+    return None
+
+
+def mislabel(path, ran, logged, has_moe):
     """None when the model and the log show what the path's name promises,
     else the reason."""
     dense = PATHS[path][2]
-    moe = expected_experts(path, compiled)
+    moe = expected_experts(path)
     if dense is not None:
         if ran["dense"] != [dense]:
             return f"int4 linear layers ran {ran['dense']}, not {dense}"
@@ -164,7 +182,7 @@ def run_process(args, path, batch, first, tmp):
     res["logged"] = logged_kernels(log)
     if "ran" in res:
         logged = dict(res["logged"], raw=log)
-        why = mislabel(path, res["ran"], logged, args.has_moe, args.compile)
+        why = mislabel(path, res["ran"], logged, args.has_moe)
         if why is not None:
             res["error"] = f"mislabelled: {why}"
     res["w4jit_log"] = [ln for ln in log.splitlines() if "w4jit:" in ln][:8]
@@ -203,7 +221,7 @@ def summarize(args, runs):
         errors = [r["error"] for rs in by_b.values() for r in rs
                   if "error" in r]
         row = {"expected": {"dense": PATHS[p][2],
-                            "moe": expected_experts(p, args.compile)}}
+                            "moe": expected_experts(p)}}
         if errors:
             row["error"] = errors[0]
         oks = [r for rs in by_b.values() for r in rs if "error" not in r]
@@ -334,6 +352,11 @@ def main(argv=None):
     args.logs = args.logs or (os.path.splitext(args.json)[0] + "-logs"
                               if args.json else os.path.join(tmp, "logs"))
     os.makedirs(args.logs, exist_ok=True)
+    refused = {p: why for p in paths
+               if (why := not_runnable(p)) is not None}
+    for p, why in refused.items():
+        print(f"{p}: not run: {why}", file=sys.stderr)
+    paths = [p for p in paths if p not in refused]
     runs = {p: {b: [] for b in batches} for p in paths}
     for r in range(args.rounds):
         order = paths[r % len(paths):] + paths[:r % len(paths)]
@@ -346,7 +369,8 @@ def main(argv=None):
                     "wall_s": round(res["wall_s"])}
                 print(f"round {r} {p} B={b}: {brief}", file=sys.stderr,
                       flush=True)
-    report = {"paths": summarize(args, runs), "logs": args.logs,
+    report = {"paths": summarize(args, runs), "not_run": refused,
+              "logs": args.logs,
               "batches": batches, "threads": args.threads,
               "models": args.models, "variant": args.variant}
     text = json.dumps(report, indent=1, default=str)
@@ -355,6 +379,8 @@ def main(argv=None):
             f.write(text)
     print(text)
     print_table(report["paths"], batches)
+    for p, why in refused.items():
+        print(f"| {p} | NOT RUN: {why} |")
     failed = [p for p, row in report["paths"].items() if "error" in row]
     if failed:
         print(f"FAILED paths: {failed} (logs in {args.logs})",
