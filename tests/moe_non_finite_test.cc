@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/memory.h"
 #include "base/numeric.h"
 #include "check/layer_check.h"
 #include "check/moe_check.h"
@@ -21,6 +22,7 @@
 #include "dispatch/kernel_key.h"
 #include "gtest/gtest.h"
 #include "runtime/moe/moe_experts.h"
+#include "tests/util/guard_pages.h"
 #include "tests/util/isa.h"
 #include "w4jit/moe.hpp"
 
@@ -294,6 +296,50 @@ TEST_P(MoeNonFinite, ErrorNamesTheValueAndWritesNothing) {
       std::string(MoeLayer::Create(d, ckpt_.PerExpert()).status().message())
           .find("non_finite = 3"),
       std::string::npos);
+}
+
+// kPropagate with bad tokens of every kind among good ones, the layer
+// built and run with every buffer it allocates (packed weights, gathered
+// rows, intermediate, slot outputs) against a PROT_NONE page, and x, the
+// routing and y too: a skipped slot's id never addresses anything.
+TEST_P(MoeNonFinite, PropagateAgainstGuardPages) {
+  for (Flush flush : {Flush::kFront, Flush::kBack}) {
+    GuardPageAllocator& guard = GuardPageAllocator::Instance();
+    guard.set_flush(flush);
+    internal::ScopedAllocatorHook hook(&guard);
+    internal::ScopedIsaCap cap(
+        GetParam().tier == IsaTier::kRef ? IsaTier::kAvx2 : GetParam().tier);
+    MoeOptions options;
+    options.force_reference = GetParam().tier == IsaTier::kRef;
+    MoeDesc d = desc_;
+    d.non_finite = NonFinitePolicy::kPropagate;
+    auto layer = MoeLayer::Create(d, ckpt_.Stacked(), options);
+    ASSERT_TRUE(layer.ok()) << layer.status();
+    const Bad kinds[] = {Bad::kIdHigh, Bad::kNanWeight, Bad::kInfX,
+                         Bad::kIdLow,  Bad::kInfWeight, Bad::kNanX};
+    for (int64_t t : {1, 5, 33}) {
+      Call c = MakeCall(t, 2, 11);
+      for (int64_t i = 0; i < t; i += 3) Spoil(&c, i, kinds[(i / 3) % 6]);
+      const size_t ys = internal::DTypeSize(d.out_dtype);
+      GuardedBuffer gi(c.ids.size() * 4, flush, 4),
+          gw(c.w.size() * 4, flush, 4), gx(c.x.size(), flush, 2),
+          gy(c.y.size(), flush, 2);
+      std::memcpy(gi.data(), c.ids.data(), c.ids.size() * 4);
+      std::memcpy(gw.data(), c.w.data(), c.w.size() * 4);
+      std::memcpy(gx.data(), c.x.data(), c.x.size());
+      ASSERT_TRUE(
+          (*layer)
+              ->Run(t, gx.data(), c.ldx, static_cast<const int32_t*>(gi.data()),
+                    static_cast<const float*>(gw.data()), c.k, gy.data(), c.ldy)
+              .ok());
+      for (int64_t i = 0; i < t; ++i) {
+        const float v = internal::LoadAsF32(
+            static_cast<const uint8_t*>(gy.data()) + i * c.ldy * ys,
+            d.out_dtype, 0);
+        EXPECT_EQ(std::isnan(v), i % 3 == 0) << "t=" << t << " row " << i;
+      }
+    }
+  }
 }
 
 std::vector<Case> AllCases() {

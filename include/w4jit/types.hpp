@@ -96,8 +96,8 @@ enum class WeightFormat : int {
   // and d + 48; a last block of N % 64 rows holds adjacent rows per byte.
   // (torch's AVX2 and DEFAULT layouts: docs/formats.md, through the torch
   // op woq_repack_from_int4pack.) Values u in [0, 15]. u4 layers with float
-  // zero points only: scales and
-  // zero points [G, N] (torchao's scales_and_zeros[..., 0] and [..., 1]).
+  // zero points only: scales and zero points [G, N] (torchao's
+  // scales_and_zeros[..., 0] and [..., 1]).
   kTinygemmInt4Pack = 6,
 };
 
