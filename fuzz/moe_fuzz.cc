@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -54,6 +56,8 @@ MoeDesc ConsumeDesc(FuzzedDataProvider* fdp, WeightFormat format) {
   if (d.mode == Mode::kDA8W4 && fdp->ConsumeBool()) {
     d.act_quant = ActQuant::kPerGroup;
   }
+  d.non_finite = fdp->ConsumeBool() ? NonFinitePolicy::kPropagate
+                                    : NonFinitePolicy::kError;
   d.experts = fdp->ConsumeIntegralInRange<int64_t>(1, 4);
   if (fdp->ConsumeIntegralInRange(0, 9) == 9) {
     // Anything, for the validation.
@@ -126,6 +130,228 @@ bool Finite(const std::vector<float>& v, double bound) {
   return true;
 }
 
+// One call's arguments: routing (mostly valid ids, some out of range; k = 0
+// or k > E now and then; weights mostly moderate, some NaN / Inf), x (the
+// fuzzer's bytes as raw f32/bf16, NaN, Inf and denormals included, or
+// moderate values) and the policy for bad input (the desc's, or one per
+// call). Bad input is also planted token by token (CallPlan): a bad id, a
+// non-finite weight, NaN / Inf at some column of x.
+struct MoeCall {
+  int64_t t = 0, k = 0, ldx = 0, ldy = 0;
+  bool unweighted = false;
+  std::vector<int32_t> ids;
+  std::vector<float> route;
+  std::vector<uint8_t> x;
+  std::optional<NonFinitePolicy> policy;
+};
+
+constexpr float kNonFinite[] = {NAN, INFINITY, -INFINITY};
+
+// What a call is drawn around, drawn first of all (ConsumePlan) while the
+// input lasts (the checkpoints use most of it up): the token count, the
+// call's policy (none: the desc's), and which tokens get bad input: token
+// i if bit i % 8 of `bad` is set, its kind (id, weight, x) and place from
+// `where`.
+struct CallPlan {
+  int64_t t = 1;
+  std::optional<NonFinitePolicy> policy;
+  uint8_t bad = 0, where = 0;
+};
+
+CallPlan ConsumePlan(FuzzedDataProvider* fdp) {
+  CallPlan p;
+  p.t = fdp->ConsumeIntegralInRange<int64_t>(1, 8);
+  const int choice = fdp->ConsumeIntegralInRange(0, 3);
+  if (choice <= 1) {
+    p.policy =
+        choice == 0 ? NonFinitePolicy::kPropagate : NonFinitePolicy::kError;
+  }
+  p.bad = fdp->ConsumeIntegral<uint8_t>();
+  p.where = fdp->ConsumeIntegral<uint8_t>();
+  return p;
+}
+
+void PlantBadInput(const MoeDesc& desc, const CallPlan& p, MoeCall* c) {
+  const int32_t kBadIds[] = {-1, static_cast<int32_t>(desc.experts),
+                             static_cast<int32_t>(desc.experts) + 7,
+                             std::numeric_limits<int32_t>::min(),
+                             std::numeric_limits<int32_t>::max()};
+  for (int64_t i = 0; i < c->t && c->k >= 1; ++i) {
+    if (((p.bad >> (i % 8)) & 1) == 0) continue;
+    const int64_t w = p.where + i;
+    const int64_t slot = i * c->k + w % c->k;
+    switch (w % 3) {
+      case 0:
+        c->ids[slot] = kBadIds[w % 5];
+        break;
+      case 1:
+        c->route[slot] = kNonFinite[w % 3];
+        break;
+      default: {
+        // Now and then in the padding past H, where it must not count.
+        const int64_t col = (w * 7) % c->ldx;
+        internal::StoreFromF32(c->x.data(), desc.act_dtype, i * c->ldx + col,
+                               kNonFinite[(w / 3) % 3]);
+      }
+    }
+  }
+}
+
+MoeCall ConsumeCall(FuzzedDataProvider* fdp, const MoeDesc& desc, bool tame,
+                    const CallPlan& plan) {
+  // The rare choices are the largest values: a short input reads as
+  // zeros, the common ones.
+  const int64_t experts = std::max<int64_t>(desc.experts, 0);
+  MoeCall c;
+  c.t = plan.t;
+  c.k = fdp->ConsumeIntegralInRange<int64_t>(1, experts);
+  if (fdp->ConsumeIntegralInRange(0, 15) == 15) {
+    c.k = fdp->ConsumeBool() ? 0 : experts + 1;
+  }
+  c.unweighted = fdp->ConsumeIntegralInRange(0, 4) == 4;
+  c.policy = plan.policy;
+  c.ids.resize(static_cast<size_t>(c.t * std::max<int64_t>(c.k, 1)));
+  c.route.resize(c.ids.size());
+  for (size_t s = 0; s < c.ids.size(); ++s) {
+    c.ids[s] = fdp->ConsumeIntegralInRange(0, 31) == 31
+                   ? fdp->ConsumeIntegral<int32_t>()
+                   : fdp->ConsumeIntegralInRange<int32_t>(
+                         0, static_cast<int32_t>(experts - 1));
+    c.route[s] = fdp->ConsumeIntegralInRange(0, 31) == 31
+                     ? fdp->PickValueInArray(kNonFinite)
+                     : fdp->ConsumeFloatingPointInRange<float>(-2.0f, 2.0f);
+  }
+  c.ldx = desc.hidden + fdp->ConsumeIntegralInRange<int64_t>(0, 3);
+  c.ldy = desc.hidden + fdp->ConsumeIntegralInRange<int64_t>(0, 3);
+  const size_t xs = internal::DTypeSize(desc.act_dtype);
+  c.x = fdp->ConsumeBytes<uint8_t>(static_cast<size_t>(c.t * c.ldx) * xs);
+  c.x.resize(static_cast<size_t>(c.t * c.ldx) * xs, 0x3f);
+  if (tame) Tame(&c.x, desc.act_dtype, 4.0);
+  PlantBadInput(desc, plan, &c);
+  return c;
+}
+
+// Token i's input is bad (NonFinitePolicy): an id outside [0, E), a
+// non-finite routing weight (unless unweighted) or NaN / Inf in x[i, 0..H).
+std::vector<bool> BadTokens(const MoeDesc& desc, const MoeCall& c) {
+  std::vector<bool> bad(static_cast<size_t>(c.t), false);
+  const size_t xs = internal::DTypeSize(desc.act_dtype);
+  for (int64_t i = 0; i < c.t; ++i) {
+    for (int64_t j = 0; j < c.k; ++j) {
+      const size_t s = static_cast<size_t>(i * c.k + j);
+      bad[i] = bad[i] || c.ids[s] < 0 || c.ids[s] >= desc.experts ||
+               (!c.unweighted && !std::isfinite(c.route[s]));
+    }
+    bad[i] = bad[i] || !std::isfinite(MaxAbs(c.x.data() + i * c.ldx * xs,
+                                             desc.act_dtype, desc.hidden));
+  }
+  return bad;
+}
+
+// The tokens of `c` that `keep` marks, as a call of their own.
+MoeCall Subset(const MoeDesc& desc, const MoeCall& c,
+               const std::vector<bool>& keep) {
+  MoeCall s = c;
+  s.t = 0;
+  s.ids.clear();
+  s.route.clear();
+  s.x.clear();
+  const size_t row =
+      static_cast<size_t>(c.ldx) * internal::DTypeSize(desc.act_dtype);
+  for (int64_t i = 0; i < c.t; ++i) {
+    if (!keep[i]) continue;
+    ++s.t;
+    s.ids.insert(s.ids.end(), c.ids.begin() + i * c.k,
+                 c.ids.begin() + (i + 1) * c.k);
+    s.route.insert(s.route.end(), c.route.begin() + i * c.k,
+                   c.route.begin() + (i + 1) * c.k);
+    s.x.insert(s.x.end(), c.x.begin() + i * row, c.x.begin() + (i + 1) * row);
+  }
+  return s;
+}
+
+// Runs `c` on `layer` into y between guard bytes and checks: kError (the
+// call's or the desc's) refuses any bad input with y and the guards
+// untouched; kPropagate runs whenever k is valid, every bad token's row is
+// all NaN, the others are the oracle's (where inputs are moderate), and
+// nothing outside y[i, 0..H) is written; k outside [1, E] is an error
+// under both.
+void CheckCall(const MoeLayer& layer, const MoeDesc& desc,
+               const check::MoeCheckpoint& oracle, bool safe,
+               const MoeCall& c) {
+  constexpr size_t kGuard = 64;
+  const size_t ys = internal::DTypeSize(desc.out_dtype);
+  const size_t y_bytes = static_cast<size_t>(c.t * c.ldy) * ys;
+  std::vector<uint8_t> buffer(kGuard + y_bytes + kGuard, 0x3c);
+  const std::vector<uint8_t> before = buffer;
+  uint8_t* y = buffer.data() + kGuard;
+  MoeRunOptions options;
+  options.unweighted = c.unweighted;
+  options.non_finite = c.policy;
+  const absl::Status s = layer.Run(c.t, c.x.data(), c.ldx, c.ids.data(),
+                                   c.unweighted ? nullptr : c.route.data(), c.k,
+                                   y, c.ldy, options);
+  const bool k_ok = c.k >= 1 && c.k <= desc.experts;
+  const std::vector<bool> bad = BadTokens(desc, c);
+  bool any_bad = false;
+  for (bool b : bad) any_bad = any_bad || b;
+  const bool propagate =
+      c.policy.value_or(desc.non_finite) == NonFinitePolicy::kPropagate;
+  if (!k_ok || (any_bad && !propagate)) {
+    if (s.ok()) Fail("MoeLayer::Run accepted bad input under kError");
+    if (buffer != before) {
+      Fail(absl::StrCat("a refused call wrote y: ", s.ToString()));
+    }
+    return;
+  }
+  if (!s.ok()) {
+    Fail(absl::StrCat("MoeLayer::Run refused a call: ", s.ToString()));
+  }
+  if (std::memcmp(buffer.data(), before.data(), kGuard) != 0 ||
+      std::memcmp(y + y_bytes, before.data(), kGuard) != 0) {
+    Fail("MoeLayer::Run wrote outside y");
+  }
+  std::vector<bool> good(bad.size());
+  std::vector<uint8_t> y_good;
+  for (int64_t i = 0; i < c.t; ++i) {
+    const uint8_t* row = y + static_cast<size_t>(i * c.ldy) * ys;
+    if (std::memcmp(row + desc.hidden * ys, before.data(),
+                    static_cast<size_t>(c.ldy - desc.hidden) * ys) != 0) {
+      Fail(absl::StrCat("MoeLayer::Run wrote the padding of y row ", i));
+    }
+    good[i] = !bad[i];
+    if (good[i]) {
+      y_good.insert(y_good.end(), row, row + c.ldy * ys);
+      continue;
+    }
+    for (int64_t q = 0; q < desc.hidden; ++q) {
+      if (!std::isnan(internal::LoadAsF32(row, desc.out_dtype, q))) {
+        Fail(absl::StrCat("kPropagate: bad token ", i, " has y[", i, ", ", q,
+                          "] = ", internal::LoadAsF32(row, desc.out_dtype, q),
+                          ", not NaN"));
+      }
+    }
+  }
+  const MoeCall g = Subset(desc, c, good);
+  const size_t xs = internal::DTypeSize(desc.act_dtype);
+  for (int64_t i = 0; i < g.t; ++i) {
+    safe = safe && MaxAbs(g.x.data() + i * g.ldx * xs, desc.act_dtype,
+                          desc.hidden) < kSafeMagnitude;
+  }
+  if (!safe || g.t == 0) return;
+  const check::MoeExpected want = check::MoeOracle(
+      desc, oracle, g.t, g.x.data(), g.ldx, g.ids.data(),
+      g.unweighted ? nullptr : g.route.data(), g.k, nullptr, g.ldy, false);
+  const std::string wrong =
+      check::CompareMoe(desc, want, g.t, y_good.data(), g.ldy);
+  if (!wrong.empty()) {
+    Fail(absl::StrCat("MoE E=", desc.experts, " H=", desc.hidden,
+                      " I=", desc.intermediate, " group=", desc.group_size, " ",
+                      ToString(desc.mode), " t=", c.t, " (", g.t,
+                      " good) k=", c.k, ": ", wrong));
+  }
+}
+
 }  // namespace
 
 void RunMoeOne(FuzzedDataProvider* fdp) {
@@ -133,6 +359,7 @@ void RunMoeOne(FuzzedDataProvider* fdp) {
   const WeightFormat format = fdp->PickValueInArray(check::kAllFormats);
   const bool groups_major = fdp->ConsumeBool();
   const bool stacked = fdp->ConsumeBool();
+  const CallPlan plan = ConsumePlan(fdp);
   const MoeDesc desc = ConsumeDesc(fdp, format);
   const LayerDesc d13 = internal::MoeW13Desc(desc);
   const LayerDesc d2 = internal::MoeW2Desc(desc);
@@ -197,76 +424,7 @@ void RunMoeOne(FuzzedDataProvider* fdp) {
     oracle.w13.push_back(*std::move(w13));
     oracle.w2.push_back(*std::move(w2));
   }
-  // Routing: mostly valid ids, some out of range; k = 0 or k > E now and
-  // then; weights mostly moderate, some NaN / Inf. (The rare choices are
-  // the largest values: a short input reads as zeros, the common ones.)
-  const int64_t t = fdp->ConsumeIntegralInRange<int64_t>(1, 8);
-  int64_t k = fdp->ConsumeIntegralInRange<int64_t>(1, experts);
-  if (fdp->ConsumeIntegralInRange(0, 15) == 15) {
-    k = fdp->ConsumeBool() ? 0 : experts + 1;
-  }
-  const bool unweighted = fdp->ConsumeIntegralInRange(0, 4) == 4;
-  std::vector<int32_t> ids(static_cast<size_t>(t * std::max<int64_t>(k, 1)));
-  std::vector<float> route(ids.size());
-  bool routing_ok = k >= 1 && k <= experts;
-  for (size_t s = 0; s < ids.size(); ++s) {
-    ids[s] = fdp->ConsumeIntegralInRange(0, 31) == 31
-                 ? fdp->ConsumeIntegral<int32_t>()
-                 : fdp->ConsumeIntegralInRange<int32_t>(
-                       0, static_cast<int32_t>(experts - 1));
-    routing_ok = routing_ok && ids[s] >= 0 && ids[s] < experts;
-    route[s] = fdp->ConsumeIntegralInRange(0, 31) == 31
-                   ? fdp->PickValueInArray({NAN, INFINITY, -INFINITY})
-                   : fdp->ConsumeFloatingPointInRange<float>(-2.0f, 2.0f);
-    routing_ok = routing_ok && (unweighted || std::isfinite(route[s]));
-  }
-
-  // x: the fuzzer's bytes as raw f32/bf16 (NaN, Inf, denormals included);
-  // y: a pattern that must survive a refused call, and its padding any.
-  const int64_t ldx = desc.hidden + fdp->ConsumeIntegralInRange<int64_t>(0, 3);
-  const int64_t ldy = desc.hidden + fdp->ConsumeIntegralInRange<int64_t>(0, 3);
-  const size_t xs = internal::DTypeSize(desc.act_dtype);
-  std::vector<uint8_t> x =
-      fdp->ConsumeBytes<uint8_t>(static_cast<size_t>(t * ldx) * xs);
-  x.resize(static_cast<size_t>(t * ldx) * xs, 0x3f);
-  if (tame) Tame(&x, desc.act_dtype, 4.0);
-  const size_t ys = internal::DTypeSize(desc.out_dtype);
-  std::vector<uint8_t> y(static_cast<size_t>(t * ldy) * ys, 0x3c);
-  const std::vector<uint8_t> y_before = y;
-  const absl::Status s = (*layer)->Run(
-      t, x.data(), ldx, ids.data(), unweighted ? nullptr : route.data(), k,
-      y.data(), ldy, MoeRunOptions{false, unweighted});
-  if (!routing_ok) {
-    if (s.ok()) Fail("MoeLayer::Run accepted bad routing");
-    if (y != y_before)
-      Fail(absl::StrCat("a refused call wrote y: ", s.ToString()));
-    return;
-  }
-  if (!s.ok()) {
-    Fail(absl::StrCat("MoeLayer::Run refused a good call: ", s.ToString()));
-  }
-  for (int64_t i = 0; i < t; ++i) {
-    const size_t pad = static_cast<size_t>(i * ldy + desc.hidden) * ys;
-    if (std::memcmp(y.data() + pad, y_before.data() + pad,
-                    static_cast<size_t>(ldy - desc.hidden) * ys) != 0) {
-      Fail(absl::StrCat("MoeLayer::Run wrote the padding of y row ", i));
-    }
-  }
-  for (int64_t i = 0; i < t; ++i) {
-    safe = safe && MaxAbs(x.data() + i * ldx * xs, desc.act_dtype,
-                          desc.hidden) < kSafeMagnitude;
-  }
-  if (!safe) return;
-  const check::MoeExpected want = check::MoeOracle(
-      desc, oracle, t, x.data(), ldx, ids.data(),
-      unweighted ? nullptr : route.data(), k, nullptr, ldy, false);
-  const std::string bad = check::CompareMoe(desc, want, t, y.data(), ldy);
-  if (!bad.empty()) {
-    Fail(absl::StrCat("MoE E=", desc.experts, " H=", desc.hidden,
-                      " I=", desc.intermediate, " group=", desc.group_size, " ",
-                      ToString(desc.mode), " ", ToString(format), " t=", t,
-                      " k=", k, ": ", bad));
-  }
+  CheckCall(**layer, desc, oracle, safe, ConsumeCall(fdp, desc, tame, plan));
 }
 
 }  // namespace w4jit::fuzz

@@ -10,6 +10,7 @@
 #include "runtime/formats/import.h"
 #include "runtime/linear_kernel.h"
 #include "runtime/make_kernel.h"
+#include "runtime/non_finite.h"
 #include "runtime/validate.h"
 
 namespace w4jit {
@@ -89,7 +90,8 @@ absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
 }
 
 absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
-                        int64_t ldy, const EpilogueInputs& inputs) const {
+                        int64_t ldy, const EpilogueInputs& inputs,
+                        const LayerRunOptions& options) const {
   if (absl::Status s = internal::ValidateRunArgs(desc_, m, x, ldx, y, ldy);
       !s.ok()) {
     return s;
@@ -98,9 +100,24 @@ absl::Status Layer::Run(int64_t m, const void* x, int64_t ldx, void* y,
       !s.ok()) {
     return s;
   }
+  const NonFinitePolicy policy = options.non_finite.value_or(desc_.non_finite);
+  if (absl::Status s = internal::ValidateNonFinitePolicy(
+          "LayerRunOptions::non_finite", policy);
+      !s.ok()) {
+    return s;
+  }
   // An empty batch is a no-op (vLLM runs linear layers with zero tokens
   // while profiling); kernels are only ever given M >= 1.
   if (m == 0) return absl::OkStatus();
+  // kPropagate needs nothing here: the kernels keep a non-finite row of x
+  // to its own row of y (docs/numerics.md, tested per ISA path).
+  if (policy == NonFinitePolicy::kError) {
+    if (absl::Status s =
+            internal::CheckFinite(desc_.act_dtype, m, x, ldx, desc_.k);
+        !s.ok()) {
+      return s;
+    }
+  }
   try {
     internal::RunArgs args{m, x, ldx, y, ldy};
     for (int i = 0; i < 2; ++i) {

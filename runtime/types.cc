@@ -36,6 +36,16 @@ const char* ToString(Mode m) {
   return "unknown-mode";
 }
 
+const char* ToString(NonFinitePolicy p) {
+  switch (p) {
+    case NonFinitePolicy::kError:
+      return "error";
+    case NonFinitePolicy::kPropagate:
+      return "propagate";
+  }
+  return "unknown-non-finite-policy";
+}
+
 const char* ToString(ActQuant a) {
   switch (a) {
     case ActQuant::kPerToken:

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "runtime/non_finite.h"
 
 namespace w4jit::internal {
 namespace {
@@ -70,6 +71,10 @@ absl::Status ValidateDesc(const LayerDesc& d) {
     return absl::InvalidArgumentError(
         absl::StrFormat("numerics = %d is not exact (0) or zentorch (1)",
                         static_cast<int>(d.numerics)));
+  }
+  if (absl::Status s = ValidateNonFinitePolicy("non_finite", d.non_finite);
+      !s.ok()) {
+    return s;
   }
   if (d.numerics == Numerics::kZentorch && d.mode != Mode::kW4A16) {
     return absl::InvalidArgumentError(

@@ -254,6 +254,59 @@ static int Errors(void) {
   return 0;
 }
 
+/* desc.non_finite: ERROR after init (Errors() above); PROPAGATE gives
+ * token 0 (NaN weight) and token 1 (expert id E) NaN rows, token 2 its
+ * result; a NaN in x then spoils its token only. */
+static int NonFinite(void) {
+  w4jit_moe_desc desc;
+  w4jit_weights per13[E], per2[E];
+  w4jit_moe* moe = NULL;
+  int32_t ids[T * KTOP];
+  float w[T * KTOP], y[T * H], xs[T * H];
+  int e, t, c;
+  Describe(&desc, W4JIT_W4A16, W4JIT_ACT_QUANT_PER_TOKEN);
+  if (desc.non_finite != W4JIT_NON_FINITE_ERROR) {
+    return Fail("desc_init: non_finite is not error");
+  }
+  desc.non_finite = W4JIT_NON_FINITE_PROPAGATE;
+  for (e = 0; e < E; ++e) {
+    per13[e] = View(q13 + e * 2 * I * H, s13 + e * (H / GROUP) * 2 * I);
+    per2[e] = View(q2 + e * H * I, s2 + e * (I / GROUP) * H);
+  }
+  if (w4jit_moe_create_per_expert(&desc, per13, per2, &moe) != W4JIT_OK) {
+    return Fail("propagating create failed");
+  }
+  memcpy(ids, kIds, sizeof ids);
+  memcpy(w, kWeights, sizeof w);
+  memcpy(xs, x, sizeof xs);
+  w[1] = NAN;
+  ids[2] = E;
+  for (t = 0; t < 2; ++t) {
+    if (w4jit_moe_run(moe, T, xs, H, ids, w, KTOP, y, H, 0) != W4JIT_OK) {
+      w4jit_moe_destroy(moe);
+      return Fail("propagate: bad routing refused");
+    }
+    for (c = 0; c < H; ++c) {
+      const double want = Expected(2, c);
+      if (!isnan(y[c]) || !isnan(y[H + c]) ||
+          (t == 0 && fabs(y[2 * H + c] - want) > 1e-4 * (1.0 + fabs(want))) ||
+          (t == 1 && !isnan(y[2 * H + c]))) {
+        w4jit_moe_destroy(moe);
+        return Fail("propagate: wrong rows");
+      }
+    }
+    xs[2 * H + 5] = INFINITY;
+  }
+  w4jit_moe_destroy(moe);
+  desc.non_finite = (w4jit_non_finite)7;
+  if (w4jit_moe_create_per_expert(&desc, per13, per2, &moe) !=
+          W4JIT_INVALID_ARGUMENT ||
+      moe != NULL || strstr(w4jit_last_error(), "non_finite = 7") == NULL) {
+    return Fail("non_finite 7 accepted");
+  }
+  return 0;
+}
+
 int main(void) {
   w4jit_moe_desc init;
   Fill();
@@ -270,5 +323,6 @@ int main(void) {
   if (RunMode(W4JIT_W4A16, W4JIT_ACT_QUANT_PER_TOKEN, 1e-4)) return 1;
   if (RunMode(W4JIT_DA8W4, W4JIT_ACT_QUANT_PER_TOKEN, 5e-2)) return 1;
   oai = 0;
+  if (NonFinite()) return 1;
   return Errors();
 }

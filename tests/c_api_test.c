@@ -2,6 +2,7 @@
  * data, run it in both modes, compare with a result computed here, and
  * check error codes and messages. Prints nothing and exits 0 on success;
  * on failure prints one line and exits 1. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -289,6 +290,55 @@ static int Threading(void) {
   return 0;
 }
 
+/* desc.non_finite: PROPAGATE after init (row 1's NaN gives a non-finite
+ * row, row 0 exact); ERROR names x[1, 3] and writes nothing; 7 is refused. */
+static int NonFinite(void) {
+  w4jit_layer_desc desc;
+  w4jit_weights weights;
+  w4jit_layer* layer = NULL;
+  float x[M * K], y[M * N];
+  int i, n;
+  Describe(&desc, &weights);
+  if (desc.non_finite != W4JIT_NON_FINITE_PROPAGATE) {
+    return Fail("desc_init: non_finite is not propagate");
+  }
+  memcpy(x, kX, sizeof x);
+  x[1 * K + 3] = NAN;
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_OK) {
+    return Fail("create failed");
+  }
+  if (w4jit_layer_run(layer, M, x, K, y, N) != W4JIT_OK) {
+    w4jit_layer_destroy(layer);
+    return Fail("propagate: NaN in x refused");
+  }
+  w4jit_layer_destroy(layer);
+  for (n = 0; n < N; ++n) {
+    if (y[n] != Expected(0, n) || isfinite(y[N + n])) {
+      return Fail("propagate: wrong rows");
+    }
+  }
+  desc.non_finite = W4JIT_NON_FINITE_ERROR;
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_OK) {
+    return Fail("create failed");
+  }
+  for (i = 0; i < M * N; ++i) y[i] = 5.0f;
+  if (w4jit_layer_run(layer, M, x, K, y, N) != W4JIT_INVALID_ARGUMENT ||
+      strstr(w4jit_last_error(), "x[1, 3] = nan") == NULL) {
+    w4jit_layer_destroy(layer);
+    return Fail("error: NaN in x accepted");
+  }
+  w4jit_layer_destroy(layer);
+  for (i = 0; i < M * N; ++i) {
+    if (y[i] != 5.0f) return Fail("error: y written");
+  }
+  desc.non_finite = (w4jit_non_finite)7;
+  if (w4jit_layer_create(&desc, &weights, &layer) != W4JIT_INVALID_ARGUMENT ||
+      layer != NULL || strstr(w4jit_last_error(), "non_finite = 7") == NULL) {
+    return Fail("non_finite 7 accepted");
+  }
+  return 0;
+}
+
 int main(void) {
   if (w4jit_version() == NULL || w4jit_version()[0] == '\0') {
     return Fail("no version");
@@ -299,5 +349,6 @@ int main(void) {
   if (Errors() != 0) return 1;
   if (ActQuant() != 0) return 1;
   if (FloatZero() != 0) return 1;
+  if (NonFinite() != 0) return 1;
   return 0;
 }

@@ -34,6 +34,14 @@ ActQuant ParseActQuant(const char* op, c10::string_view name) {
   return ActQuant::kPerToken;  // not reached
 }
 
+NonFinitePolicy ParseNonFinite(const char* op, c10::string_view name) {
+  if (name == "error") return NonFinitePolicy::kError;
+  if (name == "propagate") return NonFinitePolicy::kPropagate;
+  TORCH_CHECK(false, op, ": non_finite '", std::string(name),
+              "' is not error or propagate");
+  return NonFinitePolicy::kError;  // not reached
+}
+
 DType ParseActDType(const char* op, c10::string_view d) {
   if (d == "bfloat16") return DType::kBF16;
   if (d == "float32") return DType::kF32;

@@ -18,6 +18,9 @@ WeightFormat ParseWeightFormat(const char* op, c10::string_view name);
 Mode ParseMode(const char* op, c10::string_view name);
 // DA8W4 activation scales: "per_token" or "per_group".
 ActQuant ParseActQuant(const char* op, c10::string_view name);
+// NaN / Inf in x (and a MoE layer's routing): "error" or "propagate"
+// (NonFinitePolicy, w4jit/types.hpp).
+NonFinitePolicy ParseNonFinite(const char* op, c10::string_view name);
 // "bfloat16" or "float32": the dtype of x and y.
 DType ParseActDType(const char* op, c10::string_view name);
 // The gate of a gated MLP: "silu", "gelu" (or "gelu_erf"), "gelu_tanh".

@@ -51,30 +51,36 @@ const char* ActName() {
 }
 
 // Unary post-ops (and woq_linear itself for kNone, used by its .out).
+// Every op ends in (non_finite, zentorch_op_name) and every .out overload
+// in (zentorch_op_name, non_finite, out): see Schema below.
 template <Activation A>
 at::Tensor UnaryOp(const at::Tensor& x, const at::Tensor& w,
                    const at::Tensor& s, const OptT& zp, const OptT& b,
-                   c10::string_view) {
-  return WoqLinearEpilogue(ActName<A>(), x, w, s, zp, b, Act(A), {}, nullptr);
+                   c10::string_view nf, c10::string_view) {
+  return WoqLinearEpilogue(ActName<A>(), x, w, s, zp, b, Act(A), {}, nullptr,
+                           ParseNonFinite(ActName<A>(), nf));
 }
 template <Activation A>
 void UnaryOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
               const OptT& zp, const OptT& b, c10::string_view,
-              at::Tensor& out) {
-  WoqLinearEpilogue(ActName<A>(), x, w, s, zp, b, Act(A), {}, &out);
+              c10::string_view nf, at::Tensor& out) {
+  WoqLinearEpilogue(ActName<A>(), x, w, s, zp, b, Act(A), {}, &out,
+                    ParseNonFinite(ActName<A>(), nf));
 }
+
+constexpr const char* kSiluMul = "w4jit::woq_linear_silu_mul";
 
 at::Tensor SiluMulOp(const at::Tensor& x, const at::Tensor& w,
                      const at::Tensor& s, const OptT& zp, const OptT& b,
-                     c10::string_view) {
-  return WoqLinearEpilogue("w4jit::woq_linear_silu_mul", x, w, s, zp, b,
-                           SiluMul(), {}, nullptr);
+                     c10::string_view nf, c10::string_view) {
+  return WoqLinearEpilogue(kSiluMul, x, w, s, zp, b, SiluMul(), {}, nullptr,
+                           ParseNonFinite(kSiluMul, nf));
 }
 void SiluMulOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
                 const OptT& zp, const OptT& b, c10::string_view,
-                at::Tensor& out) {
-  WoqLinearEpilogue("w4jit::woq_linear_silu_mul", x, w, s, zp, b, SiluMul(), {},
-                    &out);
+                c10::string_view nf, at::Tensor& out) {
+  WoqLinearEpilogue(kSiluMul, x, w, s, zp, b, SiluMul(), {}, &out,
+                    ParseNonFinite(kSiluMul, nf));
 }
 
 constexpr const char* kAdd = "w4jit::woq_linear_add";
@@ -84,50 +90,58 @@ constexpr const char* kAddAdd = "w4jit::woq_linear_add_add";
 // The binary ops take their operands before bias (zentorch's order).
 at::Tensor AddOp(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
                  const OptT& zp, const at::Tensor& a, const OptT& b,
-                 c10::string_view) {
+                 c10::string_view nf, c10::string_view) {
   return WoqLinearEpilogue(kAdd, x, w, s, zp, b, Binary({BinaryOp::kAdd}), {a},
-                           nullptr);
+                           nullptr, ParseNonFinite(kAdd, nf));
 }
 void AddOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
             const OptT& zp, const at::Tensor& a, const OptT& b,
-            c10::string_view, at::Tensor& out) {
-  WoqLinearEpilogue(kAdd, x, w, s, zp, b, Binary({BinaryOp::kAdd}), {a}, &out);
+            c10::string_view, c10::string_view nf, at::Tensor& out) {
+  WoqLinearEpilogue(kAdd, x, w, s, zp, b, Binary({BinaryOp::kAdd}), {a}, &out,
+                    ParseNonFinite(kAdd, nf));
 }
 at::Tensor MulAddOp(const at::Tensor& x, const at::Tensor& w,
                     const at::Tensor& s, const OptT& zp, const at::Tensor& mul,
-                    const at::Tensor& add, const OptT& b, c10::string_view) {
+                    const at::Tensor& add, const OptT& b, c10::string_view nf,
+                    c10::string_view) {
   return WoqLinearEpilogue(kMulAdd, x, w, s, zp, b,
                            Binary({BinaryOp::kMul, BinaryOp::kAdd}), {mul, add},
-                           nullptr);
+                           nullptr, ParseNonFinite(kMulAdd, nf));
 }
 void MulAddOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
                const OptT& zp, const at::Tensor& mul, const at::Tensor& add,
-               const OptT& b, c10::string_view, at::Tensor& out) {
+               const OptT& b, c10::string_view, c10::string_view nf,
+               at::Tensor& out) {
   WoqLinearEpilogue(kMulAdd, x, w, s, zp, b,
-                    Binary({BinaryOp::kMul, BinaryOp::kAdd}), {mul, add}, &out);
+                    Binary({BinaryOp::kMul, BinaryOp::kAdd}), {mul, add}, &out,
+                    ParseNonFinite(kMulAdd, nf));
 }
 at::Tensor AddAddOp(const at::Tensor& x, const at::Tensor& w,
                     const at::Tensor& s, const OptT& zp, const at::Tensor& a1,
-                    const at::Tensor& a2, const OptT& b, c10::string_view) {
+                    const at::Tensor& a2, const OptT& b, c10::string_view nf,
+                    c10::string_view) {
   return WoqLinearEpilogue(kAddAdd, x, w, s, zp, b,
                            Binary({BinaryOp::kAdd, BinaryOp::kAdd}), {a1, a2},
-                           nullptr);
+                           nullptr, ParseNonFinite(kAddAdd, nf));
 }
 void AddAddOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
                const OptT& zp, const at::Tensor& a1, const at::Tensor& a2,
-               const OptT& b, c10::string_view, at::Tensor& out) {
+               const OptT& b, c10::string_view, c10::string_view nf,
+               at::Tensor& out) {
   WoqLinearEpilogue(kAddAdd, x, w, s, zp, b,
-                    Binary({BinaryOp::kAdd, BinaryOp::kAdd}), {a1, a2}, &out);
+                    Binary({BinaryOp::kAdd, BinaryOp::kAdd}), {a1, a2}, &out,
+                    ParseNonFinite(kAddAdd, nf));
 }
 
 // act_quant as for dynamic_qlinear; is_weight_prepacked (zentorch's) must
 // be false.
 void DqOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
            const OptT& b, bool is_weight_prepacked, c10::string_view act_quant,
-           c10::string_view, at::Tensor& out) {
+           c10::string_view nf, c10::string_view, at::Tensor& out) {
   constexpr const char* kOp = "w4jit::dynamic_qlinear.out";
   CheckNotPrepacked(kOp, is_weight_prepacked);
-  DynamicQLinear(x, w, s, b, &out, ParseActQuant(kOp, act_quant));
+  DynamicQLinear(x, w, s, b, &out, ParseActQuant(kOp, act_quant),
+                 ParseNonFinite(kOp, nf));
 }
 
 // zentorch's "woq_linear_relu(Tensor input, Tensor weight, Tensor
@@ -135,7 +149,11 @@ void DqOut(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s,
 // str zentorch_op_name=...) -> Tensor" (the binary operands in <extra>,
 // before bias), and its .out overload as zentorch 2.14 has it: the op name
 // positional after bias, `out` keyword-only, nothing returned. The default
-// op name is zentorch's with "zentorch::zentorch_" made "w4jit::".
+// op name is zentorch's with "zentorch::zentorch_" made "w4jit::". w4jit's
+// own keyword non_finite ("propagate" or "error", NonFinitePolicy) comes
+// first after the `*` (python/w4jit/zentorch_contract.py, KEYWORD_EXTRAS).
+constexpr const char* kNonFiniteArg = "str non_finite=\"propagate\"";
+
 c10::FunctionSchema Schema(const std::string& name, const std::string& extra,
                            bool out) {
   const std::string head = name + (out ? ".out" : "") +
@@ -143,9 +161,10 @@ c10::FunctionSchema Schema(const std::string& name, const std::string& extra,
                            "weight_scales, Tensor? weight_zero_points" +
                            extra + ", Tensor? bias=None, ";
   const std::string text =
-      out ? head + "str zentorch_op_name=\"w4jit::" + name +
-                "_out\", *, Tensor(a!) out) -> ()"
-          : head + "*, str zentorch_op_name=\"w4jit::" + name + "\") -> Tensor";
+      out ? head + "str zentorch_op_name=\"w4jit::" + name + "_out\", *, " +
+                kNonFiniteArg + ", Tensor(a!) out) -> ()"
+          : head + "*, " + kNonFiniteArg +
+                ", str zentorch_op_name=\"w4jit::" + name + "\") -> Tensor";
   return torch::schema(text.c_str());
 }
 
@@ -205,11 +224,11 @@ void RegisterEpilogueOps(torch::Library& m) {
   Def(m, Schema("woq_linear_add_add", add_add, true), TORCH_FN(AddAddOut),
       true);
   // zentorch's dynamic_qlinear.out keeps every option keyword-only, `out`
-  // last; act_quant is w4jit's.
+  // last; act_quant and non_finite are w4jit's.
   m.def(
       "dynamic_qlinear.out(Tensor input, Tensor weight, Tensor "
       "weight_scales, Tensor? bias=None, *, bool is_weight_prepacked=False, "
-      "str act_quant=\"per_token\", "
+      "str act_quant=\"per_token\", str non_finite=\"propagate\", "
       "str zentorch_op_name=\"w4jit::dynamic_qlinear.out\", "
       "Tensor(a!) out) -> ()",
       torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(DqOut)));

@@ -68,17 +68,16 @@ Numerics ParseNumerics(const std::string& name, Mode mode) {
 
 }  // namespace
 
-LinearClass::LinearClass(const std::string& format, const at::Tensor& qweight,
-                         const at::Tensor& scales,
-                         const c10::optional<at::Tensor>& zero_points,
-                         const c10::optional<at::Tensor>& g_idx,
-                         const c10::optional<at::Tensor>& bias,
-                         const std::string& mode, int64_t group_size,
-                         const std::string& act_dtype, bool groups_major,
-                         const std::string& epilogue,
-                         const std::string& act_quant,
-                         const std::string& numerics) {
+LinearClass::LinearClass(
+    const std::string& format, const at::Tensor& qweight,
+    const at::Tensor& scales, const c10::optional<at::Tensor>& zero_points,
+    const c10::optional<at::Tensor>& g_idx,
+    const c10::optional<at::Tensor>& bias, const std::string& mode,
+    int64_t group_size, const std::string& act_dtype, bool groups_major,
+    const std::string& epilogue, const std::string& act_quant,
+    const std::string& numerics, const std::string& non_finite) {
   LayerDesc d;
+  d.non_finite = ParseNonFinite(kOp, non_finite);
   d.mode = ParseMode(kOp, mode);
   d.act_quant = ParseActQuant(kOp, act_quant);
   d.numerics = ParseNumerics(numerics, d.mode);
@@ -118,6 +117,10 @@ std::string LinearClass::numerics() const {
   return ToString(layer_->desc().numerics);
 }
 
+std::string LinearClass::non_finite() const {
+  return ToString(layer_->desc().non_finite);
+}
+
 std::vector<std::string> LinearClass::kernel_names() const {
   return layer_->kernel_names();
 }
@@ -144,10 +147,11 @@ static auto ObjFlatten(const LinearClass& c) {
 
 void RegisterLinearClass(torch::Library& m) {
   m.class_<LinearClass>("Linear")
-      .def(torch::init<
-           std::string, at::Tensor, at::Tensor, c10::optional<at::Tensor>,
-           c10::optional<at::Tensor>, c10::optional<at::Tensor>, std::string,
-           int64_t, std::string, bool, std::string, std::string, std::string>())
+      .def(torch::init<std::string, at::Tensor, at::Tensor,
+                       c10::optional<at::Tensor>, c10::optional<at::Tensor>,
+                       c10::optional<at::Tensor>, std::string, int64_t,
+                       std::string, bool, std::string, std::string, std::string,
+                       std::string>())
       .def("forward", &LinearClass::forward)
       .def("forward_with", &LinearClass::forward_with)
       .def("in_features", &LinearClass::in_features)
@@ -156,6 +160,7 @@ void RegisterLinearClass(torch::Library& m) {
       .def("mode", &LinearClass::mode)
       .def("act_quant", &LinearClass::act_quant)
       .def("numerics", &LinearClass::numerics)
+      .def("non_finite", &LinearClass::non_finite)
       .def("kernel_names", &LinearClass::kernel_names)
       .def("packed_bytes", &LinearClass::packed_bytes)
       .def("__obj_flatten__", [](const c10::intrusive_ptr<LinearClass>& self) {

@@ -30,6 +30,9 @@ class LinearClass : public torch::CustomClassHolder {
   // "per_token" or "per_group" (LayerDesc::act_quant). numerics: "exact",
   // "zentorch" (each dequantized weight rounded to bf16, as zentorch
   // computes; W4A16 only) or "" for W4JIT_NUMERICS (LayerDesc::numerics).
+  // non_finite: "propagate" (a row of x holding NaN / Inf gives a
+  // non-finite row of y) or "error" (forward raises naming the element;
+  // LayerDesc::non_finite).
   LinearClass(const std::string& format, const at::Tensor& qweight,
               const at::Tensor& scales,
               const c10::optional<at::Tensor>& zero_points,
@@ -37,7 +40,8 @@ class LinearClass : public torch::CustomClassHolder {
               const c10::optional<at::Tensor>& bias, const std::string& mode,
               int64_t group_size, const std::string& act_dtype,
               bool groups_major, const std::string& epilogue,
-              const std::string& act_quant, const std::string& numerics);
+              const std::string& act_quant, const std::string& numerics,
+              const std::string& non_finite);
 
   at::Tensor forward(const at::Tensor& x) const;
   // forward with the epilogue's binary operands ([..., N_out] each).
@@ -50,6 +54,7 @@ class LinearClass : public torch::CustomClassHolder {
   std::string mode() const;
   std::string act_quant() const;
   std::string numerics() const;
+  std::string non_finite() const;
   std::vector<std::string> kernel_names() const;
   int64_t packed_bytes() const;
 

@@ -82,9 +82,11 @@ MoeClass::MoeClass(const std::string& format,
                    const std::string& mode, int64_t group_size,
                    const std::string& act_dtype, bool groups_major,
                    const std::string& activation, const std::string& act_quant,
-                   double swiglu_alpha, double swiglu_limit) {
+                   double swiglu_alpha, double swiglu_limit,
+                   const std::string& non_finite) {
   const WeightFormat f = ParseWeightFormat(kOp, format);
   MoeDesc d;
+  d.non_finite = ParseNonFinite(kOp, non_finite);
   d.mode = ParseMode(kOp, mode);
   d.act_quant = ParseActQuant(kOp, act_quant);
   d.act_dtype = ParseActDType(kOp, act_dtype);
@@ -152,9 +154,10 @@ at::Tensor MoeClass::forward(
   CheckDType(kOp, "x", x, {ToScalarType(d.act_dtype)});
   CheckSize(kOp, "x", x, 1, d.hidden, "H, the experts' hidden size");
   const int64_t t = x.size(0);
-  const RoutingTensors r = CheckRouting(
-      kOp, "topk_ids", topk_ids,
-      Present(topk_weights) ? &*topk_weights : nullptr, t, d.experts);
+  const RoutingTensors r =
+      CheckRouting(kOp, "topk_ids", topk_ids,
+                   Present(topk_weights) ? &*topk_weights : nullptr, t,
+                   d.experts, d.non_finite);
   at::Tensor y = at::empty({t, d.hidden}, x.options());
   if (t == 0) return y;
   // Rows are read in place when each is contiguous and they do not
@@ -184,6 +187,10 @@ std::string MoeClass::activation() const {
     default:
       return "silu";
   }
+}
+
+std::string MoeClass::non_finite() const {
+  return ToString(layer_->desc().non_finite);
 }
 
 double MoeClass::swiglu_alpha() const { return layer_->desc().swiglu_alpha; }
@@ -226,9 +233,10 @@ static auto ObjFlatten(const MoeClass& c) {
 void RegisterMoeClass(torch::Library& m) {
   using List = std::vector<at::Tensor>;
   m.class_<MoeClass>("MoE")
-      .def(torch::init<std::string, List, List, List, List, List, List, List,
-                       List, List, List, std::string, int64_t, std::string,
-                       bool, std::string, std::string, double, double>())
+      .def(
+          torch::init<std::string, List, List, List, List, List, List, List,
+                      List, List, List, std::string, int64_t, std::string, bool,
+                      std::string, std::string, double, double, std::string>())
       .def("forward", &MoeClass::forward)
       .def("experts", &MoeClass::experts)
       .def("hidden", &MoeClass::hidden)
@@ -239,6 +247,7 @@ void RegisterMoeClass(torch::Library& m) {
       .def("act_quant", &MoeClass::act_quant)
       .def("swiglu_alpha", &MoeClass::swiglu_alpha)
       .def("swiglu_limit", &MoeClass::swiglu_limit)
+      .def("non_finite", &MoeClass::non_finite)
       .def("kernel_names", &MoeClass::kernel_names)
       .def("packed_bytes", &MoeClass::packed_bytes)
       .def("expert_packed_bytes", &MoeClass::expert_packed_bytes)

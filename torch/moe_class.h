@@ -27,9 +27,11 @@ class MoeClass : public torch::CustomClassHolder {
   // "float32" (x and y); groups_major as for w4jit.Linear; activation
   // "silu", "gelu", "gelu_tanh" or "swigluoai" (gpt-oss: w13 rows
   // interleaved gate, up, ...; swiglu_alpha and swiglu_limit its
-  // constants); act_quant (DA8W4) "per_token" or "per_group". Every
-  // mismatch is a RuntimeError naming the expert, the projection, the
-  // argument and the value.
+  // constants); act_quant (DA8W4) "per_token" or "per_group"; non_finite
+  // "error" or "propagate" (MoeDesc::non_finite: a token with a
+  // non-finite routing weight, NaN / Inf in x or an id outside [0, E)
+  // raises, or gets a NaN row of y). Every mismatch is a RuntimeError
+  // naming the expert, the projection, the argument and the value.
   MoeClass(const std::string& format,
            const std::vector<at::Tensor>& w13_qweight,
            const std::vector<at::Tensor>& w13_scales,
@@ -43,7 +45,8 @@ class MoeClass : public torch::CustomClassHolder {
            const std::vector<at::Tensor>& w2_bias, const std::string& mode,
            int64_t group_size, const std::string& act_dtype, bool groups_major,
            const std::string& activation, const std::string& act_quant,
-           double swiglu_alpha, double swiglu_limit);
+           double swiglu_alpha, double swiglu_limit,
+           const std::string& non_finite);
 
   // x [T, H] in act_dtype, topk_ids [T, k] int32/int64, topk_weights
   // [T, k] float (None: every weight 1). Returns y [T, H] in act_dtype.
@@ -59,6 +62,7 @@ class MoeClass : public torch::CustomClassHolder {
   std::string act_quant() const;
   double swiglu_alpha() const;
   double swiglu_limit() const;
+  std::string non_finite() const;
   std::vector<std::string> kernel_names() const;
   int64_t packed_bytes() const;
   int64_t expert_packed_bytes() const;

@@ -4,7 +4,7 @@
 //           Tensor? w13_scales, Tensor? w2_scales, *,
 //           Tensor? w13_zero_points, Tensor? w2_zero_points,
 //           str mode, str act_quant, float swiglu_alpha,
-//           float swiglu_limit, str zentorch_op_name) -> ()
+//           float swiglu_limit, str non_finite, str zentorch_op_name) -> ()
 //
 // The positional part is zentorch_fused_moe's, so that vLLM's call works
 // with the op's namespace replaced; everything after * is ours.
@@ -23,7 +23,10 @@
 // rule, ResolveMoeMode: DA8W4 for s4 weights and bf16 input, else W4A16),
 // "w4a16" or "da8w4"; act_quant (da8w4 only, as dynamic_qlinear's):
 // "per_token" (zentorch's) or "per_group" activation scales for x and the
-// intermediate.
+// intermediate. non_finite: "error" (default: a non-finite routing weight,
+// NaN / Inf in input or an id outside [0, E) raises, naming it) or
+// "propagate" (that token's row of output is NaN, the others computed;
+// MoeDesc::non_finite).
 //
 // `output` [T, H] (input's dtype) is OVERWRITTEN with the result: zentorch
 // requires a zero-initialised output and accumulates into it, which gives
@@ -102,12 +105,13 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
               const OptTensor& w13_zero_points, const OptTensor& w2_zero_points,
               c10::string_view mode_name, c10::string_view act_quant_name,
               double swiglu_alpha, double swiglu_limit,
-              c10::string_view op_name) {
+              c10::string_view non_finite_name, c10::string_view op_name) {
   const std::string op_str(op_name);
   const char* op = op_str.c_str();
   const Activation activation = ParseMoeActivation(op, "act", act);
   // per_group with W4A16 is refused by MoeLayer::Create (the desc checks).
   const ActQuant act_quant = ParseActQuant(op, act_quant_name);
+  const NonFinitePolicy non_finite = ParseNonFinite(op, non_finite_name);
   CheckCpu(op, "input", input);
   CheckDim(op, "input", input, 2);
   CheckDType(op, "input", input, {at::kFloat, at::kBFloat16});
@@ -190,9 +194,9 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
               input.scalar_type());
   TORCH_CHECK(input.stride(1) == 1 && output.stride(1) == 1, op,
               ": input and output rows must be contiguous");
-  const RoutingTensors routing =
-      CheckRouting(op, "topk_id", topk_id,
-                   skip_weighted ? nullptr : &topk_weights, t, experts);
+  const RoutingTensors routing = CheckRouting(
+      op, "topk_id", topk_id, skip_weighted ? nullptr : &topk_weights, t,
+      experts, non_finite);
   MoeDesc d;
   d.experts = experts;
   d.hidden = hidden;
@@ -244,6 +248,8 @@ void FusedMoe(at::Tensor& output, const at::Tensor& input,
       });
   MoeRunOptions options;
   options.unweighted = skip_weighted;
+  // Per call: the cached layer serves both policies.
+  options.non_finite = non_finite;
   const absl::Status s = layer->Run(
       t, input.data_ptr(), input.stride(0), routing.ids.data_ptr<int32_t>(),
       skip_weighted ? nullptr : routing.weights.data_ptr<float>(), routing.k,
@@ -261,12 +267,12 @@ at::Tensor FusedMoeFunctional(
     const OptTensor& w2_scales, const OptTensor& w13_zero_points,
     const OptTensor& w2_zero_points, c10::string_view mode_name,
     c10::string_view act_quant_name, double swiglu_alpha, double swiglu_limit,
-    c10::string_view op_name) {
+    c10::string_view non_finite_name, c10::string_view op_name) {
   at::Tensor output = at::empty(input.sizes(), input.options());
   FusedMoe(output, input, w13, w2, w13_bias, w2_bias, topk_weights, topk_id,
            skip_weighted, act, w13_scales, w2_scales, w13_zero_points,
            w2_zero_points, mode_name, act_quant_name, swiglu_alpha,
-           swiglu_limit, op_name);
+           swiglu_limit, non_finite_name, op_name);
   return output;
 }
 
@@ -287,7 +293,7 @@ void FusedMoeFunctionalize(
     const OptTensor& w2_scales, const OptTensor& w13_zero_points,
     const OptTensor& w2_zero_points, c10::string_view mode_name,
     c10::string_view act_quant_name, double swiglu_alpha, double swiglu_limit,
-    c10::string_view op_name) {
+    c10::string_view non_finite_name, c10::string_view op_name) {
   namespace fz = at::functionalization::impl;
   const std::string op(op_name);
   auto unwrap = [](const at::Tensor& t) {
@@ -330,10 +336,11 @@ void FusedMoeFunctionalize(
                         const at::Tensor&, const at::Tensor&, bool,
                         c10::string_view, const OptTensor&, const OptTensor&,
                         const OptTensor&, const OptTensor&, c10::string_view,
-                        c10::string_view, double, double, c10::string_view)>();
+                        c10::string_view, double, double, c10::string_view,
+                        c10::string_view)>();
     mutable_op.call(output, x, q13, q2, b13, b2, weights, ids, skip_weighted,
                     act, s13, s2, z13, z2, mode_name, act_quant_name,
-                    swiglu_alpha, swiglu_limit, op_name);
+                    swiglu_alpha, swiglu_limit, non_finite_name, op_name);
     return;
   }
   // fused_moe's own check (its kernel no longer sees output): shape and
@@ -357,10 +364,11 @@ void FusedMoeFunctionalize(
               const at::Tensor&, bool, c10::string_view, const OptTensor&,
               const OptTensor&, const OptTensor&, const OptTensor&,
               c10::string_view, c10::string_view, double, double,
-              c10::string_view)>();
-  const at::Tensor result = functional_op.call(
-      x, q13, q2, b13, b2, weights, ids, skip_weighted, act, s13, s2, z13, z2,
-      mode_name, act_quant_name, swiglu_alpha, swiglu_limit, op_name);
+              c10::string_view, c10::string_view)>();
+  const at::Tensor result =
+      functional_op.call(x, q13, q2, b13, b2, weights, ids, skip_weighted, act,
+                         s13, s2, z13, z2, mode_name, act_quant_name,
+                         swiglu_alpha, swiglu_limit, non_finite_name, op_name);
   fz::replace_(output, result);
   fz::commit_update(output);
   fz::sync(output);
@@ -377,6 +385,7 @@ void FusedMoeFunctionalize(
   "Tensor? w13_zero_points=None, Tensor? w2_zero_points=None, " \
   "str mode=\"auto\", str act_quant=\"per_token\", "            \
   "float swiglu_alpha=1.702, float swiglu_limit=7.0, "          \
+  "str non_finite=\"error\", "                                  \
   "str zentorch_op_name=\"w4jit::fused_moe\""
 
 void RegisterMoeOps(torch::Library& m) {

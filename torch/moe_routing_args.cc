@@ -12,7 +12,7 @@ namespace w4jit::torch_ext {
 RoutingTensors CheckRouting(const char* op, const char* ids_name,
                             const at::Tensor& topk_ids,
                             const at::Tensor* weights, int64_t t,
-                            int64_t experts) {
+                            int64_t experts, NonFinitePolicy non_finite) {
   CheckCpu(op, ids_name, topk_ids);
   CheckDim(op, ids_name, topk_ids, 2);
   CheckSize(op, ids_name, topk_ids, 0, t, "T, from the input");
@@ -21,7 +21,10 @@ RoutingTensors CheckRouting(const char* op, const char* ids_name,
   r.k = topk_ids.size(1);
   if (topk_ids.scalar_type() == at::kLong && topk_ids.numel() > 0) {
     const at::Tensor bad = (topk_ids < 0).logical_or(topk_ids >= experts);
-    if (bad.any().item<bool>()) {
+    const bool any_bad = bad.any().item<bool>();
+    if (any_bad && non_finite == NonFinitePolicy::kPropagate) {
+      r.ids = topk_ids.masked_fill(bad, -1).to(at::kInt).contiguous();
+    } else if (any_bad) {
       const at::Tensor at = bad.nonzero()[0];
       const int64_t i = at[0].item<int64_t>(), j = at[1].item<int64_t>();
       TORCH_CHECK(false, op, ": ", ids_name, "[", i, ", ", j,
@@ -29,7 +32,7 @@ RoutingTensors CheckRouting(const char* op, const char* ids_name,
                   " is not an expert id in [0, ", experts, ")");
     }
   }
-  r.ids = topk_ids.to(at::kInt).contiguous();
+  if (!r.ids.defined()) r.ids = topk_ids.to(at::kInt).contiguous();
   if (weights != nullptr) {
     CheckCpu(op, "topk_weights", *weights);
     CheckDim(op, "topk_weights", *weights, 2);

@@ -21,12 +21,14 @@ struct RoutingTensors {
 // ids_name: the ids argument's name in the caller's signature. `weights`
 // null: unweighted (not read). int64 ids are narrowed to int32
 // after checking that each is an expert id in [0, experts) (MoeLayer::Run
-// checks int32 ones), so a large id cannot wrap onto a valid one. Errors
+// checks int32 ones), so a large id cannot wrap onto a valid one: with
+// NonFinitePolicy::kError an id outside is an error, with kPropagate it
+// becomes -1, which MoeLayer::Run then treats as the bad id it was. Errors
 // are c10::Errors naming the op, the argument and the value.
 RoutingTensors CheckRouting(const char* op, const char* ids_name,
                             const at::Tensor& topk_ids,
                             const at::Tensor* weights, int64_t t,
-                            int64_t experts);
+                            int64_t experts, NonFinitePolicy non_finite);
 
 // The MoE gate of a host's `act` string: "silu", "gelu" / "gelu_erf",
 // "gelu_tanh" (ParseGateActivation) or "swigluoai" (gpt-oss, interleaved

@@ -32,13 +32,17 @@ namespace {
 // The schemas are zentorch's (python/w4jit/zentorch_contract.py holds them
 // and tests/python/test_contract.py compares): the linear ops end in a
 // keyword-only `zentorch_op_name` string, accepted so calls written for
-// them bind unchanged, and ignored.
+// them bind unchanged, and ignored. non_finite (w4jit's own keyword):
+// "propagate" (default, NaN / Inf in a row of x gives a non-finite row of
+// the result) or "error" (NonFinitePolicy).
 at::Tensor WoqLinearOp(const at::Tensor& x, const at::Tensor& packed,
                        const at::Tensor& scales,
                        const c10::optional<at::Tensor>& zero_points,
                        const c10::optional<at::Tensor>& bias,
+                       c10::string_view non_finite,
                        c10::string_view /*op_name*/) {
-  return WoqLinear(x, packed, scales, zero_points, bias);
+  return WoqLinear(x, packed, scales, zero_points, bias,
+                   ParseNonFinite("w4jit::woq_linear", non_finite));
 }
 
 // act_quant (w4jit's own keyword): "per_token" (zentorch's) or "per_group".
@@ -48,11 +52,13 @@ at::Tensor DynamicQLinearOp(const at::Tensor& x, const at::Tensor& packed,
                             const c10::optional<at::Tensor>& bias,
                             bool is_weight_prepacked,
                             c10::string_view act_quant,
+                            c10::string_view non_finite,
                             c10::string_view /*op_name*/) {
   constexpr const char* kOp = "w4jit::dynamic_qlinear";
   CheckNotPrepacked(kOp, is_weight_prepacked);
   return DynamicQLinear(x, packed, scales, bias, nullptr,
-                        ParseActQuant(kOp, act_quant));
+                        ParseActQuant(kOp, act_quant),
+                        ParseNonFinite(kOp, non_finite));
 }
 
 int64_t CacheSize() {
@@ -143,14 +149,15 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
           .findSchemaOrThrow("w4jit::woq_linear", "")
           .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
                             const at::Tensor&, const c10::optional<at::Tensor>&,
-                            const c10::optional<at::Tensor>&,
+                            const c10::optional<at::Tensor>&, c10::string_view,
                             c10::string_view)>();
   static auto dq_op =
       c10::Dispatcher::singleton()
           .findSchemaOrThrow("w4jit::dynamic_qlinear", "")
           .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
                             const at::Tensor&, const c10::optional<at::Tensor>&,
-                            bool, c10::string_view, c10::string_view)>();
+                            bool, c10::string_view, c10::string_view,
+                            c10::string_view)>();
   at::Tensor out = at::empty({2, iters}, at::kDouble);
   double* t = out.data_ptr<double>();
   for (int64_t i = 0; i < iters; ++i) {
@@ -160,8 +167,9 @@ at::Tensor OverheadProbe(c10::string_view op, const at::Tensor& x,
     double t1 = NowNs();
     TORCH_CHECK(s.ok(), "w4jit::_overhead_probe: ", std::string(s.message()));
     at::Tensor r =
-        woq ? woq_op.call(x, packed, scales, zero_points, bias, "")
-            : dq_op.call(x, packed, scales, bias, false, "per_token", "");
+        woq ? woq_op.call(x, packed, scales, zero_points, bias, "propagate", "")
+            : dq_op.call(x, packed, scales, bias, false, "per_token",
+                         "propagate", "");
     double t2 = NowNs();
     t[i] = t1 - t0;
     t[iters + i] = t2 - t1;
@@ -183,12 +191,13 @@ TORCH_LIBRARY(w4jit, m) {
   m.def(
       "woq_linear(Tensor input, Tensor weight, Tensor weight_scales, "
       "Tensor? weight_zero_points, Tensor? bias=None, *, "
+      "str non_finite=\"propagate\", "
       "str zentorch_op_name=\"w4jit::woq_linear\") -> Tensor",
       torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(WoqLinearOp)));
   m.def(
       "dynamic_qlinear(Tensor input, Tensor weight, Tensor weight_scales, "
       "Tensor? bias=None, *, bool is_weight_prepacked=False, "
-      "str act_quant=\"per_token\", "
+      "str act_quant=\"per_token\", str non_finite=\"propagate\", "
       "str zentorch_op_name=\"w4jit::dynamic_qlinear\") -> Tensor",
       torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(DynamicQLinearOp)));
   m.def("_cache_size() -> int", TORCH_FN(CacheSize));

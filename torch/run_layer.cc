@@ -29,7 +29,8 @@ int64_t RowStride(const at::Tensor& x, int64_t k) {
 }  // namespace
 
 at::Tensor RunLayer(const char* op, const Layer& layer, const at::Tensor& x,
-                    c10::ArrayRef<at::Tensor> operands, const at::Tensor* out) {
+                    c10::ArrayRef<at::Tensor> operands, const at::Tensor* out,
+                    const LayerRunOptions& options) {
   const LayerDesc& d = layer.desc();
   std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
   out_sizes.back() = d.out_n();
@@ -76,7 +77,7 @@ at::Tensor RunLayer(const char* op, const Layer& layer, const at::Tensor& x,
     ldx = d.k;
   }
   absl::Status s =
-      layer.Run(m, rows.data_ptr(), ldx, y.data_ptr(), d.out_n(), in);
+      layer.Run(m, rows.data_ptr(), ldx, y.data_ptr(), d.out_n(), in, options);
   TORCH_CHECK(s.ok(), op, ": ", std::string(s.message()));
   return y;
 }

@@ -18,10 +18,12 @@ namespace w4jit::torch_ext {
 // are the binary post-ops' inputs, each [..., N_out] like y (read in
 // place when contiguous); `out`, when given, is the caller's contiguous
 // tensor of y's shape and dtype that receives the result (and is
-// returned). Every mismatch is a RuntimeError naming the op and value.
+// returned). `options` as for Layer::Run (a per-call NonFinitePolicy).
+// Every mismatch is a RuntimeError naming the op and value.
 at::Tensor RunLayer(const char* op, const Layer& layer, const at::Tensor& x,
                     c10::ArrayRef<at::Tensor> operands = {},
-                    const at::Tensor* out = nullptr);
+                    const at::Tensor* out = nullptr,
+                    const LayerRunOptions& options = {});
 
 }  // namespace w4jit::torch_ext
 

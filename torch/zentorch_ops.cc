@@ -239,6 +239,14 @@ std::shared_ptr<const Layer> CachedDq(
       });
 }
 
+// The ops pass their non_finite keyword per call: one cached layer serves
+// both policies.
+LayerRunOptions RunOptions(NonFinitePolicy non_finite) {
+  LayerRunOptions o;
+  o.non_finite = non_finite;
+  return o;
+}
+
 // [..., N] with no rows: an empty batch needs no layer.
 at::Tensor EmptyResult(const at::Tensor& x, int64_t n) {
   std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
@@ -265,21 +273,23 @@ std::shared_ptr<const Layer> DynamicQLinearLayer(
 at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
                      const at::Tensor& scales,
                      const c10::optional<at::Tensor>& zero_points,
-                     const c10::optional<at::Tensor>& bias) {
+                     const c10::optional<at::Tensor>& bias,
+                     NonFinitePolicy non_finite) {
   const Dims dims = CheckWoq(x, packed, scales, zero_points, bias);
   if (x.numel() == 0) return EmptyResult(x, dims.n);
   return RunLayer(kWoq, *CachedWoq(dims, x, packed, scales, zero_points, bias),
-                  x);
+                  x, {}, nullptr, RunOptions(non_finite));
 }
 
 at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
                           const at::Tensor& scales,
                           const c10::optional<at::Tensor>& bias,
-                          const at::Tensor* out, ActQuant act_quant) {
+                          const at::Tensor* out, ActQuant act_quant,
+                          NonFinitePolicy non_finite) {
   const Dims dims = CheckDq(x, packed, scales, bias);
   if (x.numel() == 0 && out == nullptr) return EmptyResult(x, dims.n);
   return RunLayer(kDq, *CachedDq(dims, x, packed, scales, bias, act_quant), x,
-                  {}, out);
+                  {}, out, RunOptions(non_finite));
 }
 
 at::Tensor WoqLinearEpilogue(const char* op, const at::Tensor& x,
@@ -287,7 +297,8 @@ at::Tensor WoqLinearEpilogue(const char* op, const at::Tensor& x,
                              const c10::optional<at::Tensor>& zero_points,
                              const c10::optional<at::Tensor>& bias, Epilogue e,
                              c10::ArrayRef<at::Tensor> operands,
-                             const at::Tensor* out) {
+                             const at::Tensor* out,
+                             NonFinitePolicy non_finite) {
   const Dims dims = CheckWoq(x, packed, scales, zero_points, bias);
   TORCH_CHECK(!e.silu_mul || dims.n % 2 == 0, op,
               ": the merged [gate | up] weight has N = ", dims.n,
@@ -302,7 +313,7 @@ at::Tensor WoqLinearEpilogue(const char* op, const at::Tensor& x,
     return EmptyResult(x, e.silu_mul ? dims.n / 2 : dims.n);
   }
   return RunLayer(op, *CachedWoq(dims, x, packed, scales, zero_points, bias, e),
-                  x, operands, out);
+                  x, operands, out, RunOptions(non_finite));
 }
 
 }  // namespace w4jit::torch_ext

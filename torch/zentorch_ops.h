@@ -20,11 +20,13 @@ at::Tensor WoqRepackWeight(const at::Tensor& w);
 // WoqRepackWeight's result; scales [G, N] f32/bf16/f16; zero_points int8
 // [G, N] (u4, (u - z) * s), bf16/f32 [G, N] (u4 with float zero points,
 // (u - 8) * s + z) or None (s4); bias [N] or None; x f32/bf16 [..., K]. Output
-// [..., N] in x's dtype.
+// [..., N] in x's dtype. `non_finite`: this call's policy for NaN / Inf in
+// x (LayerRunOptions; the cached layer is the same for both).
 at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
                      const at::Tensor& scales,
                      const c10::optional<at::Tensor>& zero_points,
-                     const c10::optional<at::Tensor>& bias);
+                     const c10::optional<at::Tensor>& bias,
+                     NonFinitePolicy non_finite = NonFinitePolicy::kPropagate);
 
 // DA8W4, symmetric s4. packed: int8 [N, K/2] (or the same bytes as int32
 // [N, K/8]); scales [G, N]; bias [N] or None; x bf16 (or f32) [..., K].
@@ -32,23 +34,23 @@ at::Tensor WoqLinear(const at::Tensor& x, const at::Tensor& packed,
 // With `out`, the result goes into the caller's contiguous tensor (of the
 // result's shape and dtype), which is returned. `act_quant` picks the
 // activation scales (LayerDesc::act_quant); a layer is cached per choice.
-at::Tensor DynamicQLinear(const at::Tensor& x, const at::Tensor& packed,
-                          const at::Tensor& scales,
-                          const c10::optional<at::Tensor>& bias,
-                          const at::Tensor* out = nullptr,
-                          ActQuant act_quant = ActQuant::kPerToken);
+at::Tensor DynamicQLinear(
+    const at::Tensor& x, const at::Tensor& packed, const at::Tensor& scales,
+    const c10::optional<at::Tensor>& bias, const at::Tensor* out = nullptr,
+    ActQuant act_quant = ActQuant::kPerToken,
+    NonFinitePolicy non_finite = NonFinitePolicy::kPropagate);
 
 // woq_linear with a fused epilogue (zentorch's woq_linear_relu, _add,
 // _mul_add, ... and woq_linear_silu_mul): `e` gives the activation, the
 // binary ops and silu_mul; the operand dtypes are those of `operands`
 // (one per binary op, each the output's shape). `op` names the op in
-// errors; `out` as for DynamicQLinear.
-at::Tensor WoqLinearEpilogue(const char* op, const at::Tensor& x,
-                             const at::Tensor& packed, const at::Tensor& scales,
-                             const c10::optional<at::Tensor>& zero_points,
-                             const c10::optional<at::Tensor>& bias, Epilogue e,
-                             c10::ArrayRef<at::Tensor> operands,
-                             const at::Tensor* out);
+// errors; `out` and `non_finite` as for DynamicQLinear.
+at::Tensor WoqLinearEpilogue(
+    const char* op, const at::Tensor& x, const at::Tensor& packed,
+    const at::Tensor& scales, const c10::optional<at::Tensor>& zero_points,
+    const c10::optional<at::Tensor>& bias, Epilogue e,
+    c10::ArrayRef<at::Tensor> operands, const at::Tensor* out,
+    NonFinitePolicy non_finite = NonFinitePolicy::kPropagate);
 
 // The validated, cached layer a call with these arguments would run
 // (built on the first call). For the overhead probe.

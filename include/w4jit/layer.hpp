@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,16 @@ struct EpilogueInputs {
   int64_t ld[2] = {0, 0};
 };
 
+// Per-call switches of Layer::Run.
+struct LayerRunOptions {
+  // This call's NonFinitePolicy (w4jit/types.hpp) in place of
+  // desc().non_finite: kError checks x (one read of it) and returns
+  // INVALID_ARGUMENT naming the first NaN / Inf, "x[i, j] = nan", writing
+  // nothing; kPropagate runs, and a row of x holding NaN or Inf gives a
+  // non-finite row of y (docs/numerics.md), other rows unaffected.
+  std::optional<NonFinitePolicy> non_finite;
+};
+
 class Layer {
  public:
   // Validates `desc` and `weights`, imports the weights and packs them for
@@ -65,15 +76,18 @@ class Layer {
   // elements apart (ldy >= N) in desc().out_dtype. Only y[m, 0..N) is
   // written. M = 0 is an empty batch: it succeeds without reading x or
   // writing y, which may then be null. M < 0 is an error.
-  // RESOURCE_EXHAUSTED if its scratch cannot be allocated.
+  // RESOURCE_EXHAUSTED if its scratch cannot be allocated. NaN / Inf in x:
+  // desc().non_finite (LayerRunOptions).
   absl::Status Run(int64_t m, const void* x, int64_t ldx, void* y,
                    int64_t ldy) const;
   // The same for a layer whose epilogue has binary post-ops: `inputs`
   // holds their operands (entries past num_binary must be null). y has
   // N_out = desc().out_n() columns (N / 2 with silu_mul): ldy >= N_out and
-  // only y[m, 0..N_out) is written.
+  // only y[m, 0..N_out) is written. A layer without binary post-ops takes
+  // EpilogueInputs{} (to pass `options`).
   absl::Status Run(int64_t m, const void* x, int64_t ldx, void* y, int64_t ldy,
-                   const EpilogueInputs& inputs) const;
+                   const EpilogueInputs& inputs,
+                   const LayerRunOptions& options = {}) const;
 
   const LayerDesc& desc() const { return desc_; }
   // Bytes of packed weights, scales, zero points and bias this layer holds.

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,13 @@ struct MoeDesc {
   // (kept in f32 between the projections) may always be rounded to bf16
   // for w2, as a bf16 host stores it.
   bool allow_bf16_compute = false;
+  // Bad input to Run (w4jit/types.hpp, NonFinitePolicy): a non-finite
+  // routing weight, NaN / Inf in x, an expert id outside [0, E). kError
+  // (default) returns an error naming the first; kPropagate gives each
+  // such token an all-NaN row of y and computes the others as if it were
+  // absent (a host's warm-up with garbage activations: vLLM's compiled
+  // mode).
+  NonFinitePolicy non_finite = NonFinitePolicy::kError;
 };
 
 // The experts' checkpoint tensors: w13[e] and w2[e] for e in [0, E), each
@@ -103,6 +111,8 @@ struct MoeRunOptions {
   // Every routing weight is 1 (vLLM's skip_weighted / apply_router_weight
   // on the input); topk_weights is then not read and may be null.
   bool unweighted = false;
+  // This call's policy for bad input in place of MoeDesc::non_finite.
+  std::optional<NonFinitePolicy> non_finite;
 };
 
 class MoeLayer {
@@ -120,10 +130,21 @@ class MoeLayer {
   // For t tokens: x [t, H] (rows ldx >= H elements apart, act_dtype),
   // topk_ids [t, k] int32 and topk_weights [t, k] f32 (rows k apart),
   // y [t, H] (rows ldy >= H apart, out_dtype). Only y[i, 0..H) is
-  // written. An expert id outside [0, E), k < 1, a non-finite routing
-  // weight, a null pointer or a bad stride is an error that names it, and
-  // then nothing is written. t = 0 is an empty batch (nothing read or
-  // written). The result does not depend on the thread count or backend.
+  // written. k < 1, a null pointer or a bad stride is an error that names
+  // it, and then nothing is written. Bad input, by the policy in force
+  // (MoeRunOptions::non_finite, else MoeDesc::non_finite):
+  //   kError: an expert id outside [0, E) ("topk_ids[1, 0] = 12 is not an
+  //     expert id in [0, 8)"), a non-finite routing weight
+  //     ("topk_weights[2, 1] = nan is not finite"), or NaN / Inf in x
+  //     ("x[3, 17] = inf is not finite") is an error naming the first such
+  //     slot or element (ids and weights are checked before x), and
+  //     nothing is written.
+  //   kPropagate: a token with any of these gets y[t, 0..H) = NaN (also
+  //     with accumulate); its slots are skipped, so a bad id is never used
+  //     to address weights, and the other tokens' rows are those of a call
+  //     without it. No error.
+  // t = 0 is an empty batch (nothing read or written). The result does
+  // not depend on the thread count or backend.
   absl::Status Run(int64_t t, const void* x, int64_t ldx,
                    const int32_t* topk_ids, const float* topk_weights,
                    int64_t k, void* y, int64_t ldy,

@@ -51,6 +51,24 @@ enum class ActQuant : int { kPerToken = 0, kPerGroup = 1 };
 //              (w4jit/layer.hpp's NumericsFromEnvironment).
 enum class Numerics : int { kExact = 0, kZentorch = 1 };
 
+// What a layer does with non-finite input (NaN or +-Inf in x, and in a
+// MoE layer also in the routing weights, or an expert id outside [0, E)),
+// docs/numerics.md "Bad values":
+//   kError:     Run returns INVALID_ARGUMENT naming the first bad value
+//               (row, column or slot, and the value) and writes nothing.
+//               Checking x costs one read of it per call.
+//   kPropagate: no error; every output row of a token with bad input is
+//               non-finite (a MoE layer makes it all NaN), the other rows
+//               are computed as if it were absent. Nothing is read outside
+//               the weights or written outside the output. This is what
+//               a host's warm-up with garbage activations needs (vLLM's
+//               own kernels compute garbage there and carry on).
+// LayerDesc::non_finite defaults to kPropagate (what the kernels have
+// always done), MoeDesc::non_finite to kError (routing has always been
+// checked); both can be overridden per call (LayerRunOptions,
+// MoeRunOptions).
+enum class NonFinitePolicy : int { kError = 0, kPropagate = 1 };
+
 // Checkpoint layouts the library can import (docs/formats.md).
 enum class WeightFormat : int {
   // int8 [N, K], one value per element (s4 in [-8,7], or u4 in [0,15]).
@@ -77,8 +95,9 @@ enum class WeightFormat : int {
   // its low nibble and row d + 32 in its high one, byte 16 + d rows d + 16
   // and d + 48; a last block of N % 64 rows holds adjacent rows per byte.
   // (torch's AVX2 and DEFAULT layouts: docs/formats.md, through the torch
-  // op woq_repack_from_int4pack.) Values u in [0, 15]. u4 layers with float zero points only: scales and
-  // zero points [G, N] (torchao's scales_and_zeros[..., 0] and [..., 1]).
+  // op woq_repack_from_int4pack.) Values u in [0, 15]. u4 layers with float
+  // zero points only: scales and zero points [G, N] (torchao's
+  // scales_and_zeros[..., 0] and [..., 1]).
   kTinygemmInt4Pack = 6,
 };
 
@@ -181,6 +200,9 @@ struct LayerDesc {
   ActQuant act_quant = ActQuant::kPerToken;
   // W4A16: exact (default) or zentorch-compatible numerics (above).
   Numerics numerics = Numerics::kExact;
+  // NaN / Inf in x: the row's output is non-finite (default, as the kernels
+  // compute it), or an error (NonFinitePolicy).
+  NonFinitePolicy non_finite = NonFinitePolicy::kPropagate;
 
   // Columns of y: N, or N / 2 with epilogue.silu_mul.
   int64_t out_n() const { return epilogue.silu_mul ? n / 2 : n; }
@@ -230,8 +252,9 @@ struct WeightsView {
 const char* ToString(DType t);
 const char* ToString(WeightType t);
 const char* ToString(Mode m);
-const char* ToString(ActQuant a);  // "per_token" / "per_group"
-const char* ToString(Numerics n);  // "exact" / "zentorch"
+const char* ToString(ActQuant a);         // "per_token" / "per_group"
+const char* ToString(Numerics n);         // "exact" / "zentorch"
+const char* ToString(NonFinitePolicy p);  // "error" / "propagate"
 const char* ToString(WeightFormat f);
 const char* ToString(ZeroPointDomain z);
 const char* ToString(Activation a);

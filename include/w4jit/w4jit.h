@@ -46,6 +46,18 @@ typedef enum w4jit_numerics {
   W4JIT_NUMERICS_ZENTORCH = 1
 } w4jit_numerics;
 
+/* Non-finite input (w4jit::NonFinitePolicy, docs/numerics.md): NaN / Inf
+ * in x, and for a MoE layer a non-finite routing weight or an expert id
+ * outside [0, E). ERROR: the run fails naming the first bad value and
+ * writes nothing. PROPAGATE: no error; a bad row of x gives a non-finite
+ * row of y (a MoE layer: the bad token's row all NaN, its slots skipped),
+ * other rows unaffected. Layers default to PROPAGATE, MoE layers to ERROR
+ * (after the desc_init functions). */
+typedef enum w4jit_non_finite {
+  W4JIT_NON_FINITE_ERROR = 0,
+  W4JIT_NON_FINITE_PROPAGATE = 1
+} w4jit_non_finite;
+
 typedef enum w4jit_weight_format {
   W4JIT_FORMAT_UNPACKED_INT8 = 0,
   W4JIT_FORMAT_ZENTORCH_INT32 = 1,
@@ -111,6 +123,7 @@ typedef struct w4jit_layer_desc {
   w4jit_zero_point_domain zero_point_domain; /* integer after init */
   w4jit_dtype zero_point_dtype;              /* float domain: bf16 or f32 */
   w4jit_numerics numerics;                   /* W4A16 only; exact after init */
+  w4jit_non_finite non_finite;               /* propagate after init */
 } w4jit_layer_desc;
 
 /* Mirrors w4jit::WeightsView. */
@@ -187,6 +200,7 @@ typedef struct w4jit_moe_desc {
    * after init. */
   float swiglu_alpha;
   float swiglu_limit;
+  w4jit_non_finite non_finite; /* error after init */
 } w4jit_moe_desc;
 
 /* Bytes between consecutive experts of stacked [E, ...] tensors (g_idx:
@@ -221,8 +235,10 @@ w4jit_status w4jit_moe_create_per_expert(const w4jit_moe_desc* desc,
 #define W4JIT_MOE_ACCUMULATE 1
 #define W4JIT_MOE_UNWEIGHTED 2
 /* x [t, H] (rows ldx apart), topk_ids [t, k] int32, topk_weights [t, k]
- * f32, y [t, H] (rows ldy apart). Bad routing (an id outside [0, E), a
- * non-finite weight, k < 1) is an error and then y is not written. */
+ * f32, y [t, H] (rows ldy apart). k < 1 is an error and then y is not
+ * written. An id outside [0, E), a non-finite weight or NaN / Inf in x:
+ * desc.non_finite (ERROR: an error naming the first, y not written;
+ * PROPAGATE: that token's row of y is NaN, its slots skipped). */
 w4jit_status w4jit_moe_run(const w4jit_moe* moe, int64_t t, const void* x,
                            int64_t ldx, const int32_t* topk_ids,
                            const float* topk_weights, int64_t k, void* y,

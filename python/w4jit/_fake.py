@@ -53,7 +53,7 @@ def _unary_linear_fake(name):
     """The fake of woq_linear or one of its activation post-ops: they share
     the schema (zentorch's) and the result, [..., N] in input's dtype."""
     def fake(input, weight, weight_scales, weight_zero_points, bias=None, *,
-             zentorch_op_name=""):
+             non_finite="propagate", zentorch_op_name=""):
         return _linear_result(name, input, weight)
     fake.__name__ = f"{name}_fake"
     return fake
@@ -68,26 +68,29 @@ woq_linear_gelu_erf_fake = _unary_linear_fake("woq_linear_gelu_erf")
 
 def woq_linear_silu_mul_fake(input, weight, weight_scales,
                              weight_zero_points, bias=None, *,
-                             zentorch_op_name=""):
+                             non_finite="propagate", zentorch_op_name=""):
     torch._check(weight.shape[1] % 2 == 0,
                  lambda: "woq_linear_silu_mul: N must be even")
     return _linear_result("woq_linear_silu_mul", input, weight, n_div=2)
 
 
 def woq_linear_add_fake(input, weight, weight_scales, weight_zero_points,
-                        add_input, bias=None, *, zentorch_op_name=""):
+                        add_input, bias=None, *, non_finite="propagate",
+                        zentorch_op_name=""):
     return _linear_result("woq_linear_add", input, weight)
 
 
 def woq_linear_mul_add_fake(input, weight, weight_scales,
                             weight_zero_points, mul_input, add_input,
-                            bias=None, *, zentorch_op_name=""):
+                            bias=None, *, non_finite="propagate",
+                            zentorch_op_name=""):
     return _linear_result("woq_linear_mul_add", input, weight)
 
 
 def woq_linear_add_add_fake(input, weight, weight_scales,
                             weight_zero_points, add_input, add_input_2,
-                            bias=None, *, zentorch_op_name=""):
+                            bias=None, *, non_finite="propagate",
+                            zentorch_op_name=""):
     return _linear_result("woq_linear_add_add", input, weight)
 
 
@@ -100,7 +103,7 @@ def out_fake(*args, **kwargs):
 
 def dynamic_qlinear_fake(input, weight, weight_scales, bias=None, *,
                          is_weight_prepacked=False, act_quant="per_token",
-                         zentorch_op_name=""):
+                         non_finite="propagate", zentorch_op_name=""):
     """weight int8 [N, K/2] or int32 [N, K/8] -> [..., N]."""
     torch._check(weight.dim() == 2,
                  lambda: "dynamic_qlinear: weight must be 2-dim")

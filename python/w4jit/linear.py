@@ -55,6 +55,7 @@ class Linear(torch.nn.Module):
         self.mode = impl.mode()
         self.act_quant = impl.act_quant()
         self.numerics = impl.numerics()
+        self.non_finite = impl.non_finite()
 
     def forward(self, x, *operands):
         """operands: the epilogue's binary inputs, each [..., out_features]
@@ -73,14 +74,16 @@ class Linear(torch.nn.Module):
         return (f"in_features={self.in_features}, "
                 f"out_features={self.out_features}, "
                 f"group_size={self.group_size}, mode={self.mode}, "
-                f"act_quant={self.act_quant}, numerics={self.numerics}")
+                f"act_quant={self.act_quant}, numerics={self.numerics}, "
+                f"non_finite={self.non_finite}")
 
     @classmethod
     def from_checkpoint(cls, fmt, qweight, scales, zero_points=None,
                         g_idx=None, bias=None, *, group_size=None,
                         mode="w4a16", dtype=torch.bfloat16,
                         groups_major=True, epilogue="none",
-                        act_quant="per_token", numerics=None):
+                        act_quant="per_token", numerics=None,
+                        non_finite="propagate"):
         """Any format: "compressed_tensors", "gptq_v1", "gptq_v2", "awq",
         "unpacked_int8", "zentorch_int32". group_size None derives it from
         the scales' shape (K / G; -1 when G == 1). zero_points given means
@@ -96,7 +99,11 @@ class Linear(torch.nn.Module):
         dequantized weight (u - z) * s rounded to bf16 before the dot
         products, as zentorch / AOCL compute it (slower at small M;
         docs/numerics-zentorch.md). None takes W4JIT_NUMERICS (unset:
-        exact)."""
+        exact). non_finite: "propagate" (default: a row of x holding NaN
+        or Inf gives a non-finite row of the result, other rows
+        unaffected, as the kernels have always computed) or "error"
+        (forward raises RuntimeError naming the row, column and value,
+        at the cost of one read of x; docs/numerics.md)."""
         if dtype not in _ACT_DTYPES:
             raise ValueError(f"w4jit.Linear: dtype {dtype} is not "
                              "torch.bfloat16 or torch.float32")
@@ -107,7 +114,7 @@ class Linear(torch.nn.Module):
             fmt, qweight, scales, zero_points, g_idx, bias, mode,
             int(group_size), _ACT_DTYPES[dtype], bool(groups_major),
             str(epilogue), str(act_quant),
-            "" if numerics is None else str(numerics))
+            "" if numerics is None else str(numerics), str(non_finite))
         return cls(impl)
 
     @classmethod

@@ -69,6 +69,7 @@ class MoE(torch.nn.Module):
         self.mode = impl.mode()
         self.activation = impl.activation()
         self.act_quant = impl.act_quant()
+        self.non_finite = impl.non_finite()
         # swigluoai's constants (read only with activation "swigluoai").
         self.swiglu_alpha = impl.swiglu_alpha()
         self.swiglu_limit = impl.swiglu_limit()
@@ -90,7 +91,8 @@ class MoE(torch.nn.Module):
         return (f"experts={self.experts}, hidden={self.hidden}, "
                 f"intermediate={self.intermediate}, "
                 f"group_size={self.group_size}, mode={self.mode}, "
-                f"activation={self.activation}, act_quant={self.act_quant}")
+                f"activation={self.activation}, act_quant={self.act_quant}, "
+                f"non_finite={self.non_finite}")
 
     @classmethod
     def from_checkpoint(cls, fmt, w13_qweight, w13_scales, w2_qweight,
@@ -99,7 +101,8 @@ class MoE(torch.nn.Module):
                         w13_bias=None, w2_bias=None, group_size=None,
                         mode="w4a16", activation="silu", dtype=torch.bfloat16,
                         groups_major=True, act_quant="per_token",
-                        swiglu_alpha=1.702, swiglu_limit=7.0):
+                        swiglu_alpha=1.702, swiglu_limit=7.0,
+                        non_finite="error"):
         """Any format w4jit.Linear takes: "compressed_tensors", "gptq_v1",
         "gptq_v2", "awq", "unpacked_int8", "zentorch_int32"; each tensor
         stacked [E, ...] or a list of E per-expert tensors in that format's
@@ -110,7 +113,14 @@ class MoE(torch.nn.Module):
         interleaved gate, up, gate, up, ...; act = g' * sigmoid(swiglu_alpha
         * g') * (u' + 1), g' = min(g, swiglu_limit), u' = clamp(u,
         -swiglu_limit, swiglu_limit)); mode "w4a16" or "da8w4"; act_quant
-        (da8w4): "per_token" or "per_group", as for w4jit.Linear."""
+        (da8w4): "per_token" or "per_group", as for w4jit.Linear.
+        non_finite: what forward does with a token whose routing weight is
+        NaN / Inf, whose x row holds NaN / Inf, or whose expert id is
+        outside [0, E): "error" (default) raises RuntimeError naming the
+        first such slot or element and its value; "propagate" returns NaN
+        in that token's row and computes the other tokens as if it were
+        absent (what a host's warm-up with garbage activations needs:
+        vLLM's compiled mode; docs/numerics.md)."""
         if dtype not in _ACT_DTYPES:
             raise ValueError(f"{_OP}: dtype {dtype} is not torch.bfloat16 or "
                              "torch.float32")
@@ -131,7 +141,7 @@ class MoE(torch.nn.Module):
         impl = torch.classes.w4jit.MoE(
             fmt, *w13, *w2, mode, int(group_size), _ACT_DTYPES[dtype],
             bool(groups_major), str(activation), str(act_quant),
-            float(swiglu_alpha), float(swiglu_limit))
+            float(swiglu_alpha), float(swiglu_limit), str(non_finite))
         return cls(impl)
 
     @classmethod

@@ -66,11 +66,17 @@ ZENTORCH_SCHEMAS = (
 
 # w4jit's own keyword-only arguments beyond zentorch's, by w4jit op name
 # ("<op>" or "<op>.out"), each with a default.
+# non_finite (NaN / Inf in x and, for fused_moe, in the routing; "error"
+# or "propagate", w4jit::NonFinitePolicy) is on every op that computes.
+_WOQ_OPS = ("woq_linear", "woq_linear_relu", "woq_linear_sigmoid",
+            "woq_linear_gelu_tanh", "woq_linear_gelu_erf", "woq_linear_add",
+            "woq_linear_mul_add", "woq_linear_add_add")
 KEYWORD_EXTRAS = {
-    "dynamic_qlinear": ("act_quant",),
-    "dynamic_qlinear.out": ("act_quant",),
+    **{f"{op}{o}": ("non_finite",) for op in _WOQ_OPS for o in ("", ".out")},
+    "dynamic_qlinear": ("act_quant", "non_finite"),
+    "dynamic_qlinear.out": ("act_quant", "non_finite"),
     "fused_moe": ("w13_zero_points", "w2_zero_points", "mode", "act_quant",
-                  "swiglu_alpha", "swiglu_limit"),
+                  "swiglu_alpha", "swiglu_limit", "non_finite"),
 }
 
 # zentorch's ops in the same family that w4jit does not register.

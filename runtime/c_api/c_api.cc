@@ -54,6 +54,7 @@ w4jit::LayerDesc ToCpp(const w4jit_layer_desc& d) {
       static_cast<w4jit::ZeroPointDomain>(RawEnum(d.zero_point_domain));
   out.zero_point_dtype = static_cast<w4jit::DType>(RawEnum(d.zero_point_dtype));
   out.numerics = static_cast<w4jit::Numerics>(RawEnum(d.numerics));
+  out.non_finite = static_cast<w4jit::NonFinitePolicy>(RawEnum(d.non_finite));
   return out;
 }
 
@@ -93,6 +94,7 @@ void w4jit_layer_desc_init(w4jit_layer_desc* desc) {
       static_cast<w4jit_zero_point_domain>(d.zero_point_domain);
   desc->zero_point_dtype = static_cast<w4jit_dtype>(d.zero_point_dtype);
   desc->numerics = static_cast<w4jit_numerics>(d.numerics);
+  desc->non_finite = static_cast<w4jit_non_finite>(d.non_finite);
 }
 
 w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,

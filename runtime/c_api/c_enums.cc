@@ -24,6 +24,8 @@ static_assert(Same(W4JIT_ACT_QUANT_PER_TOKEN, ActQuant::kPerToken) &&
               Same(W4JIT_ACT_QUANT_PER_GROUP, ActQuant::kPerGroup));
 static_assert(Same(W4JIT_NUMERICS_EXACT, Numerics::kExact) &&
               Same(W4JIT_NUMERICS_ZENTORCH, Numerics::kZentorch));
+static_assert(Same(W4JIT_NON_FINITE_ERROR, NonFinitePolicy::kError) &&
+              Same(W4JIT_NON_FINITE_PROPAGATE, NonFinitePolicy::kPropagate));
 static_assert(Same(W4JIT_FORMAT_UNPACKED_INT8, WeightFormat::kUnpackedInt8) &&
               Same(W4JIT_FORMAT_ZENTORCH_INT32, WeightFormat::kZentorchInt32) &&
               Same(W4JIT_FORMAT_COMPRESSED_TENSORS,

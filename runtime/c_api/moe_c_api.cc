@@ -38,6 +38,7 @@ w4jit::MoeDesc ToCpp(const w4jit_moe_desc& d) {
   out.act_quant = static_cast<w4jit::ActQuant>(RawEnum(d.act_quant));
   out.swiglu_alpha = d.swiglu_alpha;
   out.swiglu_limit = d.swiglu_limit;
+  out.non_finite = static_cast<w4jit::NonFinitePolicy>(RawEnum(d.non_finite));
   return out;
 }
 
@@ -89,6 +90,7 @@ void w4jit_moe_desc_init(w4jit_moe_desc* desc) {
   desc->act_quant = static_cast<w4jit_act_quant>(d.act_quant);
   desc->swiglu_alpha = d.swiglu_alpha;
   desc->swiglu_limit = d.swiglu_limit;
+  desc->non_finite = static_cast<w4jit_non_finite>(d.non_finite);
 }
 
 w4jit_status w4jit_moe_create(const w4jit_moe_desc* desc,

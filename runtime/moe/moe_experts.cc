@@ -13,6 +13,7 @@
 #include "runtime/make_kernel.h"
 #include "runtime/moe/routing.h"
 #include "runtime/moe/work_items.h"
+#include "runtime/non_finite.h"
 #include "runtime/threads/parallel.h"
 
 namespace w4jit::internal {
@@ -225,11 +226,12 @@ void MoeExperts::RunPhase(const Projection& p, const Routing& routing,
 
 void MoeExperts::Run(int64_t t, const void* x, int64_t ldx, const int32_t* ids,
                      const float* weights, int64_t k, void* y, int64_t ldy,
-                     const MoeRunOptions& options) const {
+                     const MoeRunOptions& options, const uint8_t* skip) const {
   const int64_t hidden = desc_.hidden;
   const int64_t inter = desc_.intermediate;
-  const int64_t slots = t * k;
-  const Routing routing = GroupByExpert(t, k, desc_.experts, ids);
+  const Routing routing = GroupByExpert(t, k, desc_.experts, ids, skip);
+  // The routed rows: t * k less the skipped tokens' slots.
+  const int64_t rows = routing.offset[desc_.experts];
   const size_t x_size = DTypeSize(desc_.act_dtype);
 
   // x rows in expert order. One token routed to distinct experts needs no
@@ -242,12 +244,12 @@ void MoeExperts::Run(int64_t t, const void* x, int64_t ldx, const int32_t* ids,
     distinct = routing.rows(e) <= 1;
   }
   if (!distinct) {
-    gathered.resize(static_cast<size_t>(slots * hidden) * x_size);
+    gathered.resize(static_cast<size_t>(rows * hidden) * x_size);
     const size_t row_bytes = static_cast<size_t>(hidden) * x_size;
     const int chunks = static_cast<int>(std::min<int64_t>(
-        Concurrency(), std::max<int64_t>(1, slots * hidden / (64 * 1024))));
+        Concurrency(), std::max<int64_t>(1, rows * hidden / (64 * 1024))));
     ParallelRun(chunks, [&](int c) {
-      const Range r = SplitRange(slots, chunks, c);
+      const Range r = SplitRange(rows, chunks, c);
       for (int64_t p = r.begin; p < r.end; ++p) {
         std::memcpy(gathered.data() + p * row_bytes,
                     xs + routing.slot_at[p] / k * ldx * x_size, row_bytes);
@@ -257,19 +259,29 @@ void MoeExperts::Run(int64_t t, const void* x, int64_t ldx, const int32_t* ids,
     ldxs = hidden;
   }
 
-  AlignedVector<float> h(static_cast<size_t>(slots * inter));
-  RunPhase(w13_, routing, xs, ldxs, x_size, !distinct, h.data(), inter);
-  AlignedVector<float> o(static_cast<size_t>(slots * hidden));
-  RunPhase(w2_, routing, reinterpret_cast<const char*>(h.data()), inter,
-           sizeof(float), true, o.data(), hidden);
+  AlignedVector<float> o(static_cast<size_t>(rows * hidden));
+  if (rows > 0) {
+    AlignedVector<float> h(static_cast<size_t>(rows * inter));
+    RunPhase(w13_, routing, xs, ldxs, x_size, !distinct, h.data(), inter);
+    RunPhase(w2_, routing, reinterpret_cast<const char*>(h.data()), inter,
+             sizeof(float), true, o.data(), hidden);
+  }
+  WeightedSum(t, k, routing, o.data(), weights, y, ldy, options, skip);
+}
 
+void MoeExperts::WeightedSum(int64_t t, int64_t k, const Routing& routing,
+                             const float* o, const float* weights, void* y,
+                             int64_t ldy, const MoeRunOptions& options,
+                             const uint8_t* skip) const {
   // y[i] = sum_j w[i, j] * o[pos(i, j)], j in order: every element is the
   // same sum of the same terms whatever the chunking.
+  const int64_t hidden = desc_.hidden;
   const int64_t col_blocks = (hidden + kSumCols - 1) / kSumCols;
   const int64_t units = t * col_blocks;
   const int chunks = static_cast<int>(std::min<int64_t>(
       Concurrency(), std::max<int64_t>(1, units * kSumCols / 4096)));
   const DType out = desc_.out_dtype;
+  const size_t out_size = DTypeSize(out);
   ParallelRun(chunks, [&](int c) {
     const Range r = SplitRange(units, chunks, c);
     float acc[kSumCols];
@@ -277,14 +289,20 @@ void MoeExperts::Run(int64_t t, const void* x, int64_t ldx, const int32_t* ids,
       const int64_t i = u / col_blocks;
       const int64_t c0 = u % col_blocks * kSumCols;
       const int64_t n = std::min(kSumCols, hidden - c0);
+      const int64_t base = i * ldy + c0;
+      if (skip != nullptr && skip[i] != 0) {
+        // A skipped token (NonFinitePolicy::kPropagate): NaN, whatever y
+        // held, as the sum over its bad input would be.
+        FillNaN(out, static_cast<char*>(y) + base * out_size, n);
+        continue;
+      }
       std::fill(acc, acc + n, 0.0f);
       for (int64_t j = 0; j < k; ++j) {
         const int64_t s = i * k + j;
         const float w = options.unweighted ? 1.0f : weights[s];
-        const float* row = o.data() + routing.pos_of[s] * hidden + c0;
+        const float* row = o + routing.pos_of[s] * hidden + c0;
         for (int64_t q = 0; q < n; ++q) acc[q] += w * row[q];
       }
-      const int64_t base = i * ldy + c0;
       if (out == DType::kF32) {
         float* yr = static_cast<float*>(y) + base;
         for (int64_t q = 0; q < n; ++q) {

@@ -44,10 +44,12 @@ class MoeExperts {
   static absl::StatusOr<std::unique_ptr<MoeExperts>> Create(
       const MoeDesc& desc, const MoeWeights& weights, bool force_reference);
 
-  // Arguments validated by MoeLayer (t >= 1).
+  // Arguments validated by MoeLayer (t >= 1). skip: [t] or null; a
+  // token with skip[i] != 0 is not routed (its ids and weights are not
+  // read) and its row of y becomes NaN (NonFinitePolicy::kPropagate).
   void Run(int64_t t, const void* x, int64_t ldx, const int32_t* ids,
            const float* weights, int64_t k, void* y, int64_t ldy,
-           const MoeRunOptions& options) const;
+           const MoeRunOptions& options, const uint8_t* skip) const;
 
   size_t packed_bytes() const;
   size_t expert_packed_bytes() const;
@@ -71,6 +73,12 @@ class MoeExperts {
   void RunPhase(const Projection& p, const Routing& routing, const char* x,
                 int64_t ldx, size_t x_size, bool x_follows_rows, float* y,
                 int64_t ldy) const;
+
+  // Phase 3: y[i] = sum_j w[i, j] * o[pos(i, j)] (o: [routed rows, H]),
+  // NaN for the skipped tokens.
+  void WeightedSum(int64_t t, int64_t k, const Routing& routing, const float* o,
+                   const float* weights, void* y, int64_t ldy,
+                   const MoeRunOptions& options, const uint8_t* skip) const;
 
   MoeDesc desc_;
   Projection w13_;

@@ -3,12 +3,15 @@
 #include <limits>
 #include <new>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/memory.h"
+#include "base/numeric.h"
 #include "runtime/moe/moe_experts.h"
 #include "runtime/moe/routing.h"
+#include "runtime/non_finite.h"
 #include "runtime/validate.h"
 #include "w4jit/moe.hpp"
 
@@ -46,6 +49,11 @@ absl::Status ValidateMoeDesc(const MoeDesc& d) {
         "swiglu_alpha = %g, swiglu_limit = %g",
         d.swiglu_alpha, d.swiglu_limit));
   }
+  if (absl::Status s =
+          internal::ValidateNonFinitePolicy("non_finite", d.non_finite);
+      !s.ok()) {
+    return s;
+  }
   if (d.out_dtype != DType::kF32 && d.out_dtype != DType::kBF16) {
     return absl::InvalidArgumentError(
         absl::StrFormat("out_dtype = %s is not supported (bf16 or f32)",
@@ -79,6 +87,36 @@ absl::Status ValidateMoeWeights(const MoeDesc& d, const MoeWeights& w) {
     }
   }
   return absl::OkStatus();
+}
+
+// NonFinitePolicy::kError: the first bad id or weight (ValidateRouting),
+// then the first non-finite element of x, as an error.
+absl::Status CheckRunInput(const MoeDesc& d, int64_t t, const void* x,
+                           int64_t ldx, const int32_t* ids,
+                           const float* weights, int64_t k) {
+  if (absl::Status s = internal::ValidateRouting(t, k, d.experts, ids, weights);
+      !s.ok()) {
+    return s;
+  }
+  return internal::CheckFinite(d.act_dtype, t, x, ldx, d.hidden);
+}
+
+// NonFinitePolicy::kPropagate: the tokens with a bad id, a non-finite
+// weight or a non-finite x row (1), which MoeExperts::Run skips.
+std::vector<uint8_t> TokensToSkip(const MoeDesc& d, int64_t t, const void* x,
+                                  int64_t ldx, const int32_t* ids,
+                                  const float* weights, int64_t k) {
+  std::vector<uint8_t> skip;
+  internal::MarkBadRouting(t, k, d.experts, ids, weights, &skip);
+  const size_t row_bytes =
+      static_cast<size_t>(ldx) * internal::DTypeSize(d.act_dtype);
+  for (int64_t i = 0; i < t; ++i) {
+    const void* row = static_cast<const char*>(x) + i * row_bytes;
+    if (skip[i] == 0 && !internal::RowIsFinite(d.act_dtype, row, d.hidden)) {
+      skip[i] = 1;
+    }
+  }
+  return skip;
 }
 
 const void* Offset(const void* p, int64_t bytes) {
@@ -138,6 +176,12 @@ absl::Status MoeLayer::Run(int64_t t, const void* x, int64_t ldx,
     return absl::InvalidArgumentError(
         absl::StrFormat("T = %d tokens must not be negative", t));
   }
+  const NonFinitePolicy policy = options.non_finite.value_or(desc_.non_finite);
+  if (absl::Status s = internal::ValidateNonFinitePolicy(
+          "MoeRunOptions::non_finite", policy);
+      !s.ok()) {
+    return s;
+  }
   if (k < 1 || k > desc_.experts) {
     return absl::InvalidArgumentError(
         absl::StrFormat("k = %d experts per token is not in [1, experts = %d]",
@@ -165,14 +209,19 @@ absl::Status MoeLayer::Run(int64_t t, const void* x, int64_t ldx,
     return absl::InvalidArgumentError(
         "topk_weights is null (allowed only with MoeRunOptions::unweighted)");
   }
-  if (absl::Status s = internal::ValidateRouting(
-          t, k, desc_.experts, topk_ids,
-          options.unweighted ? nullptr : topk_weights);
-      !s.ok()) {
-    return s;
+  const float* weights = options.unweighted ? nullptr : topk_weights;
+  std::vector<uint8_t> skip;
+  if (policy == NonFinitePolicy::kError) {
+    if (absl::Status s = CheckRunInput(desc_, t, x, ldx, topk_ids, weights, k);
+        !s.ok()) {
+      return s;
+    }
+  } else {
+    skip = TokensToSkip(desc_, t, x, ldx, topk_ids, weights, k);
   }
   try {
-    experts_->Run(t, x, ldx, topk_ids, topk_weights, k, y, ldy, options);
+    experts_->Run(t, x, ldx, topk_ids, topk_weights, k, y, ldy, options,
+                  skip.empty() ? nullptr : skip.data());
   } catch (const internal::AllocationError& e) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "cannot allocate %d bytes of scratch for T = %d, k = %d", e.bytes(), t,

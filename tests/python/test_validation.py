@@ -155,7 +155,8 @@ def test_linear_class_rejects(over, needle):
                                    a["zp"], a["g_idx"], a["bias"], a["mode"],
                                    a["group_size"], a["act"], True, "none",
                                    a.get("act_quant", "per_token"),
-                                   a.get("numerics", ""))
+                                   a.get("numerics", ""),
+                                   a.get("non_finite", "propagate"))
     assert needle in str(e.value), str(e.value)
 
 
