@@ -22,6 +22,21 @@ import os
 _registered = False
 _log = logging.getLogger("vllm.w4jit")
 
+# The vLLM releases (major.minor) the plugin's hooks were written against
+# and scripts/test-vllm.sh runs; another release gets a warning at load,
+# and each hook still checks at install that vLLM's internals fit it.
+SUPPORTED_VLLM = ("0.31", "0.32")
+
+
+def _check_release():
+    """Says once, at load, when this vLLM is outside SUPPORTED_VLLM."""
+    import vllm
+    version = str(getattr(vllm, "__version__", "unknown"))
+    if ".".join(version.split("+")[0].split(".")[:2]) not in SUPPORTED_VLLM:
+        _log.warning("w4jit: vLLM %s is outside the releases the plugin is "
+                     "tested with (%s); its hooks install where vLLM's "
+                     "internals fit them", version, ", ".join(SUPPORTED_VLLM))
+
 
 def _init_amx_permission():
     """Asks Linux for the AMX tile state (XCOMP_PERM) once per process.
@@ -55,6 +70,7 @@ def register():
         _log.info("w4jit: vLLM's platform is %s, not a CPU; the plugin does "
                   "nothing", current_platform.device_name)
         return
+    _check_release()
     _init_amx_permission()
     try:
         import w4jit  # noqa: F401  (loads the op library)

@@ -12,11 +12,13 @@ _said = set()
 
 
 def say_once(message, *args):
-    """One log line per distinct message and process."""
-    key = (message,) + tuple(args)
-    if key not in _said:
-        _said.add(key)
-        _log.info("w4jit: " + message, *args)
+    """One log line per distinct text and process (keyed on the formatted
+    text, not on the arguments: an exception object is new at every layer,
+    its text is not)."""
+    text = message % args if args else message
+    if text not in _said:
+        _said.add(text)
+        _log.info("w4jit: %s", text)
 
 
 def warn(message, *args):
@@ -48,11 +50,11 @@ def build_with_fallback(build, what):
     mode = mode_from_env()
     try:
         return build(mode), None
-    except (RuntimeError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001  (any refusal: the next step)
         if mode != "da8w4":
             return None, f"w4jit refused it ({e})"
         say_once("%s not taken in DA8W4 (%s); W4A16 instead", what, e)
     try:
         return build("w4a16"), None
-    except (RuntimeError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001  (any refusal: vLLM's path)
         return None, f"w4jit refused it ({e})"

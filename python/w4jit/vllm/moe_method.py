@@ -27,6 +27,8 @@ for the oracle with vLLM's CPU backend as a placeholder and takes the layer
 itself, and a layer it then cannot take is an error at load time naming
 why, never vLLM's kernel on weights it does not support.
 """
+import inspect
+
 import torch
 from vllm.model_executor.layers.fused_moe.activation import MoEActivation
 from vllm.model_executor.layers.fused_moe.oracle.int_wna16 import (
@@ -34,6 +36,7 @@ from vllm.model_executor.layers.fused_moe.oracle.int_wna16 import (
 )
 
 from ..moe import MoE
+from . import ops
 from ._common import build_with_fallback, free_params, say_once
 
 # vLLM activation -> w4jit.MoE activation (gated, gate rows first in w13).
@@ -240,7 +243,10 @@ def _wrap_oracle(module):
         try:
             return vllm_select(config, weight_key, *args, **kwargs)
         except NotImplementedError as e:
-            why = _oracle_gap_reason(config, weight_key)
+            try:
+                why = _oracle_gap_reason(config, weight_key)
+            except Exception as gap:  # noqa: BLE001  (vLLM's config moved)
+                why = f"{type(gap).__name__}: {gap}"
             if why is not None:
                 raise
             from vllm.model_executor.layers.fused_moe.experts.cpu_moe import (
@@ -276,84 +282,140 @@ def _build(fmt, method, layer, mode):
         t.pop("w2_qweight"), t.pop("w2_scales"), **t,
         w13_bias=_bias(layer, "w13_bias"), w2_bias=_bias(layer, "w2_bias"),
         mode=mode, activation=_ACTIVATIONS[layer.activation],
-        dtype=_in_dtype(layer))
+        dtype=_in_dtype(layer), non_finite="propagate")
 
 
-def _compiled_mode():
-    """vLLM's compilation mode when it is not eager, else None. In vLLM's
-    compiled modes (torch.compile with inductor, its default) a model whose
-    experts run on w4jit decodes other tokens than eagerly (checked on the
-    tiny Qwen3-MoE model of the tests: the experts' inputs and outputs of
-    every layer equal the eager run's, the first token does not), so those
-    layers stay on vLLM's experts until that is understood; the dense
-    layers, equal in both modes, stay on w4jit."""
-    from vllm.config import get_current_vllm_config_or_none
-    from vllm.config.compilation import CompilationMode
-    config = get_current_vllm_config_or_none()
-    if config is None:
-        return None
-    mode = config.compilation_config.mode
-    return None if mode == CompilationMode.NONE else mode.name
+def _w4jit_only(method):
+    """True where vLLM had no CPU experts class of its own for the layer
+    (the wrapped oracle's placeholder)."""
+    return getattr(getattr(method, "experts_cls", None), "_w4jit_only",
+                   False)
+
+
+def _why_not(fmt, method, layer):
+    """Why the plugin leaves this layer to vLLM, or None; a layer or method
+    that does not look as this vLLM release's do is a reason too."""
+    try:
+        return _why_not_common(method, layer) or fmt.why_not(method, layer)
+    except Exception as e:  # noqa: BLE001  (vLLM's objects moved: decline)
+        return (f"the layer does not look as the plugin expects "
+                f"({type(e).__name__}: {e})")
 
 
 def take_layer(fmt, method, layer):
     """The w4jit.MoE for this layer, or None after one log line saying
-    why vLLM's experts keep it."""
-    why = _why_not_common(method, layer) or fmt.why_not(method, layer)
-    compiled = _compiled_mode()
-    if why is None and compiled is not None:
-        why = (f"vLLM's compiled mode ({compiled}; enforce_eager=True puts "
-               "the experts on w4jit)")
+    why vLLM's experts keep it. Where vLLM has no experts class of its own
+    for the layer, a layer w4jit cannot take is a ValueError naming why.
+
+    vLLM's compiled mode (its default) runs a warm-up step whose attention
+    output is left unwritten, so the router hands the experts garbage (NaN
+    routing weights); vLLM's kernels compute garbage rows there and carry
+    on. The layer is built with the "propagate" non-finite policy to do the
+    same: non-finite rows out, no exception (docs/vllm.md)."""
+    why = _why_not(fmt, method, layer)
     moe = None
     if why is None:
         moe, why = build_with_fallback(
             lambda mode: _build(fmt, method, layer, mode), "MoE layer")
     if moe is None:
-        if getattr(method.experts_cls, "_w4jit_only", False):
+        if _w4jit_only(method):
             raise ValueError(
                 f"w4jit: this {fmt.label} MoE layer has no vLLM CPU experts "
                 f"class and w4jit cannot take it either: {why}")
         say_once("%s MoE layer not taken: %s; vLLM's experts (%s) run it",
                  fmt.label, why, getattr(method.experts_cls, "__name__", "?"))
         return None
-    chose = method.experts_cls.__name__
-    if getattr(method.experts_cls, "_w4jit_only", False):
+    chose = getattr(method.experts_cls, "__name__", "?")
+    if _w4jit_only(method):
         chose = "no CPU experts class"
     say_once("%s MoE layers run on w4jit (%s, group size %d; vLLM had "
              "chosen %s)", fmt.label, moe.mode, moe.group_size, chose)
     return moe
 
 
+# The parameters of vLLM's `apply` the plugin reads, by name.
+_APPLY_INPUTS = ("x", "topk_weights", "topk_ids")
+
+
+def _apply_reader(vllm_apply):
+    """(args, kwargs) of an `apply(self, layer, ...)` call -> (x,
+    topk_weights, topk_ids), by the names of this vLLM's signature, so that
+    a call is read right whether vLLM passes them by position or by name.
+    Raises AttributeError (at install) where a name is missing."""
+    params = list(inspect.signature(vllm_apply).parameters)[2:]
+    missing = [n for n in _APPLY_INPUTS if n not in params]
+    if missing:
+        raise AttributeError(f"{vllm_apply.__qualname__} has no parameter "
+                             f"{', '.join(missing)}")
+    where = tuple((n, params.index(n)) for n in _APPLY_INPUTS)
+
+    def read(args, kwargs):
+        return tuple(kwargs[n] if n in kwargs else args[i] for n, i in where)
+    return read
+
+
+def _check_fits(cls):
+    """What _wrap relies on in vLLM's method class, checked before anything
+    is wrapped (install() then steps aside with the reason)."""
+    for name in ("process_weights_after_loading", "apply"):
+        if not callable(getattr(cls, name, None)):
+            raise AttributeError(f"{cls.__name__}.{name} is not a method")
+    prop = inspect.getattr_static(cls, "is_monolithic", None)
+    if not isinstance(prop, property) or prop.fget is None:
+        raise AttributeError(f"{cls.__name__}.is_monolithic is not a "
+                             "property")
+    return _apply_reader(cls.apply)
+
+
+def _take_or_decline(fmt, method, layer):
+    """take_layer, with anything unexpected it raises turned into a decline
+    (or, where vLLM has no experts class of its own, a load error)."""
+    try:
+        return take_layer(fmt, method, layer)
+    except Exception as e:  # noqa: BLE001  (any failure: vLLM keeps it)
+        if _w4jit_only(method):
+            if isinstance(e, ValueError) and str(e).startswith("w4jit:"):
+                raise
+            raise ValueError(
+                f"w4jit: this {fmt.label} MoE layer has no vLLM CPU experts "
+                f"class and w4jit failed to take it ({type(e).__name__}: "
+                f"{e})") from e
+        say_once("%s MoE layer not taken: %s; vLLM's experts run it",
+                 fmt.label, f"{type(e).__name__}: {e}")
+        return None
+
+
 def _wrap(fmt, cls):
+    read_inputs = _check_fits(cls)
     vllm_process = cls.process_weights_after_loading
     vllm_apply = cls.apply
-    vllm_is_monolithic = cls.is_monolithic
+    vllm_is_monolithic = inspect.getattr_static(cls, "is_monolithic").fget
 
-    def process_weights_after_loading(self, layer):
-        moe = take_layer(fmt, self, layer)
+    def process_weights_after_loading(self, layer, *args, **kwargs):
+        moe = _take_or_decline(fmt, self, layer)
         if moe is None:
-            return vllm_process(self, layer)
+            return vllm_process(self, layer, *args, **kwargs)
         # Not a submodule: vLLM walks the model's modules and parameters.
         layer.__dict__["_w4jit_moe"] = moe
+        layer.__dict__["_w4jit_moe_id"] = ops.register(moe)
         self.__dict__["_w4jit_taken"] = True
         free_params(layer, fmt.params)
         return None
 
-    def apply(self, layer, x, topk_weights, topk_ids, shared_experts,
-              shared_experts_input):
-        moe = layer.__dict__.get("_w4jit_moe")
-        if moe is None:
-            return vllm_apply(self, layer, x, topk_weights, topk_ids,
-                              shared_experts, shared_experts_input)
+    def apply(self, layer, *args, **kwargs):
+        layer_id = layer.__dict__.get("_w4jit_moe_id")
+        if layer_id is None:
+            return vllm_apply(self, layer, *args, **kwargs)
         # The runner has run the shared experts already: on a CPU they are
         # never overlapped with a kernel this method owns (it has none).
-        return moe(x, topk_ids, topk_weights)
+        x, topk_weights, topk_ids = read_inputs(args, kwargs)
+        return ops.experts(x, topk_ids, topk_weights, layer_id)
 
     @property
     def is_monolithic(self):
         if self.__dict__.get("_w4jit_taken"):
             return False  # the runner routes; apply gets the top-k
-        return vllm_is_monolithic.fget(self)
+        return vllm_is_monolithic(self)
 
     cls.process_weights_after_loading = process_weights_after_loading
     cls.apply = apply
@@ -369,7 +431,11 @@ def install():
                              fmt.cls_name)) for fmt in FORMATS]
     modules = [importlib.import_module(fmt.module) for fmt in FORMATS]
     for module in modules:
-        module.select_wna16_moe_backend  # noqa: B018  (present in each)
+        if not callable(getattr(module, "select_wna16_moe_backend", None)):
+            raise AttributeError(f"{module.__name__} has no "
+                                 "select_wna16_moe_backend")
+    for _, cls in classes:
+        _check_fits(cls)
     for fmt, cls in classes:
         if not cls.__dict__.get("_w4jit_wrapped", False):
             _wrap(fmt, cls)
