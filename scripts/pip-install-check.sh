@@ -44,10 +44,9 @@ want = x.double() @ w.t()
 err = (y.double() - want).abs().max().item()
 mag = (x.double().abs() @ w.abs().t()).max().item()
 assert err <= 1e-5 * mag + 1e-6, (err, mag)
-# The subpackages are installed too: the benchmarks and their old names.
+# The subpackages are installed too: the benchmarks and the vLLM plugin.
 import w4jit.bench.moe
-import w4jit.bench_moe
-assert w4jit.bench_moe is w4jit.bench.moe, w4jit.bench_moe
+import w4jit.vllm
 assert w4jit.bench.moe.__file__.startswith(venv), w4jit.bench.moe.__file__
 print(f"pip-install-check: PASS (torch {torch.__version__}, "
       f"{w4jit.library_path()}, max err {err:.2e})")

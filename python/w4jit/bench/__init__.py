@@ -7,7 +7,5 @@
     python3 -m w4jit.bench.vllm         whole models inside vLLM
     python3 -m w4jit.bench.vllm_models  the local models vLLM runs
 
-Importing the package imports none of them (and no vLLM). The old names
-(w4jit.bench_torch, bench_epilogue, bench_moe, bench_zentorch, vllm_bench,
-vllm_models) stay as aliases for one release.
+Importing the package imports none of them (and no vLLM).
 """

@@ -9,7 +9,7 @@
    same op with gelu_tanh, and with a residual add (operand read), at
    M = 1 and 256; the two variants of a pair are timed alternately.
 
-Run: PYTHONPATH=build/release/python /usr/bin/python3 -m w4jit.bench_epilogue
+Run: PYTHONPATH=build/release/python /usr/bin/python3 -m w4jit.bench.epilogue
 """
 import argparse
 import statistics
@@ -132,7 +132,7 @@ def bench_overhead(args, rows):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m w4jit.bench_epilogue",
+    p = argparse.ArgumentParser(prog="python3 -m w4jit.bench.epilogue",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--m", default="1,16,256")

@@ -1,6 +1,6 @@
 """Benchmark of the torch ops against torch's own bf16 linear.
 
-    python3 -m w4jit.bench_torch [--threads 2] [--m 1,16,256] [--quick]
+    python3 -m w4jit.bench.layers [--threads 2] [--m 1,16,256] [--quick]
                                  [--csv out.csv]
 
 Times, at one thread count (torch.set_num_threads), on the llama3-8b
@@ -219,7 +219,7 @@ def csv_lines(rows, over):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m w4jit.bench_torch",
+    p = argparse.ArgumentParser(prog="python3 -m w4jit.bench.layers",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--threads", type=int, default=2,
                    help="torch.set_num_threads (default 2)")

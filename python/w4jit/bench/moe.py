@@ -1,6 +1,6 @@
 """Benchmark of the fused int4 MoE layer against what a host writes today.
 
-    python3 -m w4jit.bench_moe [--presets qwen3-30b-a3b,gpt-oss-20b]
+    python3 -m w4jit.bench.moe [--presets qwen3-30b-a3b,gpt-oss-20b]
         [--tokens 1,4,16,64,256] [--modes w4a16,da8w4] [--threads 2]
         [--reps 10] [--budget 5] [--csv moe_torch.csv]
 
@@ -318,7 +318,7 @@ def positive_ints(text):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m w4jit.bench_moe",
+    p = argparse.ArgumentParser(prog="python3 -m w4jit.bench.moe",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--presets", type=_list("presets", str, list(PRESETS)),
                    default=["qwen3-30b-a3b"],

@@ -2,7 +2,7 @@
 same weights quantized by w4jit.formats to compressed-tensors W4A16
 (pack-quantized, group 128) or GPTQ. Nothing is downloaded.
 
-    python3 -m w4jit.vllm_models OUT_DIR [--shape tiny|small|1b|moe-tiny|moe]
+    python3 -m w4jit.bench.vllm_models OUT_DIR [--shape tiny|small|1b|moe-tiny|moe]
         [--seed 0] [--variants bf16,ct-w4a16-g128,...]
 
 writes OUT_DIR/{bf16, ct-w4a16-g128, ct-w4a16-g128-asym, gptq-w4a16-g128,

@@ -1,7 +1,7 @@
 """w4jit beside zentorch (and torch's own int4 matmul), in one process,
 called as vLLM calls them, in the host's own mode.
 
-    python3 -m w4jit.bench_zentorch [--threads 2] [--quick]
+    python3 -m w4jit.bench.zentorch [--threads 2] [--quick]
         [--m 1,4,16,64,256] [--tokens 1,4,16,64] [--layers ...]
         [--host-modes inference,no_grad] [--min-time 0.3] [--skip-moe]
         [--json out.json]
