@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "jit/emit_util.h"
+
 namespace w4jit::internal {
 namespace {
 
@@ -23,13 +25,18 @@ Da8w4AmxGenerator::Da8w4AmxGenerator(const Da8w4GemmConfig& config)
                              config.layout)) {}
 
 // GPRs as the AVX-512 kernel's; rcx and rdx hold the A and B tile strides
-// in the K loop, rax the stack rows' stride at a group end.
+// in the K loop, rax the stack rows' stride when tiles are stored.
 void Da8w4AmxGenerator::Generate() {
   Xbyak::Label tile_config;
+  // The group end of a half runs while the tiles compute the next half
+  // (EmitTileGroup); the last group's second half ends after the loop,
+  // its pointers one group back where the loop moved them on.
+  const int64_t last = cfg_.layout.groups() > 1 ? -1 : 0;
   EmitKernel([&] { ldtilecfg(ptr[rip + tile_config]); },
              [&] {
                EmitStepStart();
                EmitGroups([&] { EmitTileGroup(); });
+               EmitTileGroupEnd(1, last);
                EmitEpilogue();
                EmitStepEnd();
              },
@@ -39,61 +46,116 @@ void Da8w4AmxGenerator::Generate() {
   for (const uint8_t byte : amx_.TileConfig()) db(byte);
 }
 
+// One group, software-pipelined by column half: the tile dot products of
+// half 0, then the vector group end of the previous group's half 1 (which
+// the out-of-order core runs beside them), half 0 stored; the dot products
+// of half 1, then half 0's group end, half 1 stored (it ends in the next
+// group, or after the loop). Per (row, half) the groups still enter the f32
+// tile in order, so the arithmetic is the AVX-512 kernel's.
 void Da8w4AmxGenerator::EmitTileGroup() {
-  const int rts = amx_.row_tiles;
-  for (int t = 0; t < 2 * rts; ++t) tilezero(Tile(Da8w4AmxPlan::kC + t));
   mov(rcx, qa_stride_);
   mov(edx, kDecodedQuadBytes);
+  EmitTileDots(0, /*load_a=*/true);
+  if (cfg_.layout.groups() > 1) {
+    // Not in the first group: there is no previous half 1 yet.
+    Xbyak::Label first;
+    cmp(kGroupsLeft, cfg_.layout.groups());
+    je(first, T_NEAR);
+    EmitTileGroupEnd(1, -1);
+    L(first);
+  }
+  EmitStoreTiles(0);
+  // One K step: half 1 reuses the A tiles; more: K is walked again.
+  const bool one_step = amx_.k_steps == 1;
+  if (!one_step) {
+    sub(kQa, amx_.k_steps * amx_.k_step);
+    sub(kW, amx_.k_steps * (amx_.k_step / 4) * kDecodedQuadBytes);
+    mov(rcx, qa_stride_);
+    mov(edx, kDecodedQuadBytes);
+  }
+  EmitTileDots(1, /*load_a=*/!one_step);
+  EmitTileGroupEnd(0, 0);
+  EmitStoreTiles(1);
+}
+
+// C[rt][half] = sum over the group's K steps of A[rt] x B[half]; the K
+// cursors move on by the group.
+void Da8w4AmxGenerator::EmitTileDots(int half, bool load_a) {
+  const int rts = amx_.row_tiles;
+  for (int rt = 0; rt < rts; ++rt)
+    tilezero(Tile(Da8w4AmxPlan::kC + 2 * rt + half));
   auto k_step = [&] {
-    for (int rt = 0; rt < rts; ++rt) {
-      tileloadd(Tile(Da8w4AmxPlan::kA + rt),
-                ptr[kQa + rcx + rt * 16 * qa_stride_]);
-    }
-    for (int half = 0; half < 2; ++half) {
-      tileloadd(Tile(Da8w4AmxPlan::kB + half),
-                ptr[kW + rdx + half * cfg_.layout.quad_bytes()]);
-    }
-    for (int rt = 0; rt < rts; ++rt) {
-      for (int half = 0; half < 2; ++half) {
-        tdpbsud(Tile(Da8w4AmxPlan::kC + 2 * rt + half),
-                Tile(Da8w4AmxPlan::kA + rt), Tile(Da8w4AmxPlan::kB + half));
+    if (load_a) {
+      for (int rt = 0; rt < rts; ++rt) {
+        tileloadd(Tile(Da8w4AmxPlan::kA + rt),
+                  ptr[kQa + rcx + rt * 16 * qa_stride_]);
       }
+    }
+    tileloadd(Tile(Da8w4AmxPlan::kB + half),
+              ptr[kW + rdx + half * cfg_.layout.quad_bytes()]);
+    for (int rt = 0; rt < rts; ++rt) {
+      tdpbsud(Tile(Da8w4AmxPlan::kC + 2 * rt + half),
+              Tile(Da8w4AmxPlan::kA + rt), Tile(Da8w4AmxPlan::kB + half));
     }
     add(kQa, amx_.k_step);
     add(kW, amx_.k_step / 4 * kDecodedQuadBytes);
   };
   if (amx_.k_steps == 1) {
-    k_step();
-  } else {
-    Xbyak::Label loop;
-    mov(kChunksLeft, amx_.k_steps);
-    L(loop);
-    k_step();
-    dec(kChunksLeft);
-    jnz(loop, T_NEAR);
+    if (half == 0 || load_a) {
+      k_step();
+    } else {
+      // The cursors already moved on in half 0: read B one step back.
+      tileloadd(Tile(Da8w4AmxPlan::kB + half),
+                ptr[kW + rdx + half * cfg_.layout.quad_bytes() -
+                    amx_.k_step / 4 * kDecodedQuadBytes]);
+      for (int rt = 0; rt < rts; ++rt) {
+        tdpbsud(Tile(Da8w4AmxPlan::kC + 2 * rt + half),
+                Tile(Da8w4AmxPlan::kA + rt), Tile(Da8w4AmxPlan::kB + half));
+      }
+    }
+    return;
   }
-  EmitTileGroupEnd();
+  Xbyak::Label loop;
+  mov(kChunksLeft, amx_.k_steps);
+  L(loop);
+  k_step();
+  dec(kChunksLeft);
+  jnz(loop, T_NEAR);
 }
 
-// The int32 rows go to the stack where the AVX-512 kernel keeps its int32
-// tile (row r, half h at I32Tile(Acc(r, 0, h)), 128 bytes per row), then
-// its group-end code runs on each.
-void Da8w4AmxGenerator::EmitTileGroupEnd() {
+// The int32 rows of `half` go to the stack where the AVX-512 kernel keeps
+// its int32 tile (row r, half h at I32Tile(Acc(r, 0, h)), 128 bytes per
+// row).
+void Da8w4AmxGenerator::EmitStoreTiles(int half) {
   mov(eax, 2 * vec_.bytes());
   for (int rt = 0; rt < amx_.row_tiles; ++rt) {
-    for (int half = 0; half < 2; ++half) {
-      tilestored(ptr[rsp + rax + I32Tile(AccIndex(16 * rt, 0, half))],
-                 Tile(Da8w4AmxPlan::kC + 2 * rt + half));
-    }
+    tilestored(ptr[rsp + rax + I32Tile(AccIndex(16 * rt, 0, half))],
+               Tile(Da8w4AmxPlan::kC + 2 * rt + half));
   }
+}
+
+// The AVX-512 kernel's group-end code on each stored row of `half`, for
+// the group `group` (0 or -1) away from where the cursors point; the
+// group's scales (and zero points) loaded once for all rows.
+void Da8w4AmxGenerator::EmitTileGroupEnd(int half, int64_t group) {
+  const Da8w4Layout& lay = cfg_.layout;
+  const int64_t scales = group * lay.group_scale_bytes() +
+                         int64_t{half} * lay.lanes * lay.scale_size();
+  const int64_t zeros = group * lay.block_cols() * 4 + half * vec_.bytes();
+  const int64_t sums = group * 4;
   const Xbyak::Zmm acc(0), row_sum(amx_.vec.row_sum), tmp(amx_.vec.tmp);
+  const Xbyak::Xmm scale = Xbyak::Zmm(3), zero = Xbyak::Zmm(4);
+  const bool u4 = cfg_.weight_type == WeightType::kU4;
+  EmitLoadWidenedF32(this, lay.scale_dtype, ptr[kScales + scales], scale);
+  if (u4) vmovdqu32(zero, ptr[kZeros + zeros]);
   for (int r = 0; r < cfg_.mr; ++r) {
-    LoadRowSum(r, row_sum);
-    const Xbyak::Address row_sa = ptr_b[rsi + r * sums_stride_];
-    for (int half = 0; half < 2; ++half) {
-      vmovdqa32(acc, ptr[rsp + I32Tile(AccIndex(r, 0, half))]);
-      EmitGroupEndOne(r, 0, half, acc, row_sum, tmp, row_sa);
-    }
+    vpbroadcastd(row_sum, ptr[kSums + r * sums_stride_ + sums]);
+    // s4: z = 8 for every column, so z * sum is a shift.
+    if (!u4) vpslld(row_sum, row_sum, 3);
+    const Xbyak::Address row_sa = ptr_b[rsi + r * sums_stride_ + sums];
+    vmovdqa32(acc, ptr[rsp + I32Tile(AccIndex(r, 0, half))]);
+    EmitGroupEndOne(r, 0, half, acc, row_sum, tmp, row_sa, &scale,
+                    u4 ? &zero : nullptr);
   }
 }
 

@@ -17,6 +17,8 @@
 #ifndef W4JIT_JIT_DA8W4_AMX_GENERATOR_H_
 #define W4JIT_JIT_DA8W4_AMX_GENERATOR_H_
 
+#include <cstdint>
+
 #include "jit/da8w4_amx_plan.h"
 #include "jit/da8w4_gemm_generator.h"
 
@@ -31,9 +33,11 @@ class Da8w4AmxGenerator : public Da8w4GemmGenerator {
   void Generate() override;
 
  private:
-  // One group: the tile dot products of its K steps, then the group end.
+  // One group (the pipeline is described at the definitions).
   void EmitTileGroup();
-  void EmitTileGroupEnd();
+  void EmitTileDots(int half, bool load_a);
+  void EmitStoreTiles(int half);
+  void EmitTileGroupEnd(int half, int64_t group);
 
   const Da8w4AmxPlan amx_;
 };

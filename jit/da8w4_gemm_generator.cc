@@ -306,11 +306,16 @@ void Da8w4GemmGenerator::LoadRowSum(int row, const Xmm& dst) {
 void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
                                          const Xmm& acc, const Xmm& row_sum,
                                          const Xmm& tmp,
-                                         const Xbyak::Operand& row_sa) {
+                                         const Xbyak::Operand& row_sa,
+                                         const Xmm* scale, const Xmm* zeros) {
   const Da8w4Layout& lay = cfg_.layout;
   const int64_t param = blk * lay.block_param_bytes() + half * vec_.bytes();
   if (cfg_.weight_type == WeightType::kU4) {
-    vpmulld(tmp, row_sum, ptr[kZeros + param]);
+    if (zeros != nullptr) {
+      vpmulld(tmp, row_sum, *zeros);
+    } else {
+      vpmulld(tmp, row_sum, ptr[kZeros + param]);
+    }
     vpsubd(acc, acc, tmp);
   } else {
     vpsubd(acc, acc, row_sum);
@@ -319,11 +324,13 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
   if (cfg_.act_per_group) vmulps(acc, acc, row_sa);
   // tile += acc * s, one rounding (the scale widened exactly first).
   const int tile = F32Tile(AccIndex(row, blk, half));
-  EmitLoadWidenedF32(this, lay.scale_dtype,
-                     ptr[kScales + blk * lay.block_scale_bytes() +
-                         int64_t{half} * lay.lanes * lay.scale_size()],
-                     tmp);
-  vfmadd213ps(acc, tmp, ptr[rsp + tile]);
+  if (scale == nullptr) {
+    EmitLoadWidenedF32(this, lay.scale_dtype,
+                       ptr[kScales + blk * lay.block_scale_bytes() +
+                           int64_t{half} * lay.lanes * lay.scale_size()],
+                       tmp);
+  }
+  vfmadd213ps(acc, scale != nullptr ? *scale : tmp, ptr[rsp + tile]);
   vmovaps(ptr[rsp + tile], acc);
 }
 

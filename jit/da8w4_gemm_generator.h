@@ -189,9 +189,14 @@ class Da8w4GemmGenerator : public Generator {
   // acc (int32, one group) -> tile += float(acc - z * sum) * s; per
   // group the float is first multiplied by sa[row, g] from `row_sa` (a
   // register on AVX2, an embedded broadcast on AVX-512).
+  // `scale` (when given) already holds the widened scales of (blk, half)
+  // for this group, and `zeros` (u4, when given) their zero points: the
+  // AMX kernel loads them once for all rows.
   void EmitGroupEndOne(int row, int blk, int half, const Xbyak::Xmm& acc,
                        const Xbyak::Xmm& row_sum, const Xbyak::Xmm& tmp,
-                       const Xbyak::Operand& row_sa);
+                       const Xbyak::Operand& row_sa,
+                       const Xbyak::Xmm* scale = nullptr,
+                       const Xbyak::Xmm* zeros = nullptr);
   void LoadRowSum(int row, const Xbyak::Xmm& dst);
   void EmitGroupEndVnni();
   void EmitEpilogue();
