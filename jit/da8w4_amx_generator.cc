@@ -28,15 +28,15 @@ Da8w4AmxGenerator::Da8w4AmxGenerator(const Da8w4GemmConfig& config)
 // in the K loop, rax the stack rows' stride when tiles are stored.
 void Da8w4AmxGenerator::Generate() {
   Xbyak::Label tile_config;
-  // The group end of a half runs while the tiles compute the next half
-  // (EmitTileGroup); the last group's second half ends after the loop,
-  // its pointers one group back where the loop moved them on.
+  // A group's end runs while the tiles compute the next group
+  // (EmitTileGroup); the last group ends after the loop, its pointers one
+  // group back where the loop moved them on.
   const int64_t last = cfg_.layout.groups() > 1 ? -1 : 0;
   EmitKernel([&] { ldtilecfg(ptr[rip + tile_config]); },
              [&] {
                EmitStepStart();
                EmitGroups([&] { EmitTileGroup(); });
-               EmitTileGroupEnd(1, last);
+               EmitTileGroupEnd(last);
                EmitEpilogue();
                EmitStepEnd();
              },
@@ -46,73 +46,53 @@ void Da8w4AmxGenerator::Generate() {
   for (const uint8_t byte : amx_.TileConfig()) db(byte);
 }
 
-// One group, software-pipelined by column half: the tile dot products of
-// half 0, then the vector group end of the previous group's half 1 (which
-// the out-of-order core runs beside them), half 0 stored; the dot products
-// of half 1, then half 0's group end, half 1 stored (it ends in the next
-// group, or after the loop). Per (row, half) the groups still enter the f32
-// tile in order, so the arithmetic is the AVX-512 kernel's.
+// One group, software-pipelined: its tile dot products (the four
+// accumulators interleaved, so that four tdpbsud chains hide each other's
+// latency), then the vector group end of the previous group (which the
+// out-of-order core runs beside them, from the int32 rows stored before),
+// then this group's accumulators stored. Per (row, half) the groups still
+// enter the f32 tile in order, so the arithmetic is the AVX-512 kernel's.
 void Da8w4AmxGenerator::EmitTileGroup() {
   mov(rcx, qa_stride_);
   mov(edx, kDecodedQuadBytes);
-  EmitTileDots(0, /*load_a=*/true);
+  EmitTileDots();
   if (cfg_.layout.groups() > 1) {
-    // Not in the first group: there is no previous half 1 yet.
+    // Not in the first group: there is no previous group yet.
     Xbyak::Label first;
     cmp(kGroupsLeft, cfg_.layout.groups());
     je(first, T_NEAR);
-    EmitTileGroupEnd(1, -1);
+    EmitTileGroupEnd(-1);
     L(first);
   }
   EmitStoreTiles(0);
-  // One K step: half 1 reuses the A tiles; more: K is walked again.
-  const bool one_step = amx_.k_steps == 1;
-  if (!one_step) {
-    sub(kQa, amx_.k_steps * amx_.k_step);
-    sub(kW, amx_.k_steps * (amx_.k_step / 4) * kDecodedQuadBytes);
-    mov(rcx, qa_stride_);
-    mov(edx, kDecodedQuadBytes);
-  }
-  EmitTileDots(1, /*load_a=*/!one_step);
-  EmitTileGroupEnd(0, 0);
   EmitStoreTiles(1);
 }
 
 // C[rt][half] = sum over the group's K steps of A[rt] x B[half]; the K
 // cursors move on by the group.
-void Da8w4AmxGenerator::EmitTileDots(int half, bool load_a) {
+void Da8w4AmxGenerator::EmitTileDots() {
   const int rts = amx_.row_tiles;
-  for (int rt = 0; rt < rts; ++rt)
-    tilezero(Tile(Da8w4AmxPlan::kC + 2 * rt + half));
+  for (int t = 0; t < 2 * rts; ++t) tilezero(Tile(Da8w4AmxPlan::kC + t));
   auto k_step = [&] {
-    if (load_a) {
-      for (int rt = 0; rt < rts; ++rt) {
-        tileloadd(Tile(Da8w4AmxPlan::kA + rt),
-                  ptr[kQa + rcx + rt * 16 * qa_stride_]);
-      }
-    }
-    tileloadd(Tile(Da8w4AmxPlan::kB + half),
-              ptr[kW + rdx + half * cfg_.layout.quad_bytes()]);
     for (int rt = 0; rt < rts; ++rt) {
-      tdpbsud(Tile(Da8w4AmxPlan::kC + 2 * rt + half),
-              Tile(Da8w4AmxPlan::kA + rt), Tile(Da8w4AmxPlan::kB + half));
+      tileloadd(Tile(Da8w4AmxPlan::kA + rt),
+                ptr[kQa + rcx + rt * 16 * qa_stride_]);
+    }
+    for (int half = 0; half < 2; ++half) {
+      tileloadd(Tile(Da8w4AmxPlan::kB + half),
+                ptr[kW + rdx + half * cfg_.layout.quad_bytes()]);
+    }
+    for (int rt = 0; rt < rts; ++rt) {
+      for (int half = 0; half < 2; ++half) {
+        tdpbsud(Tile(Da8w4AmxPlan::kC + 2 * rt + half),
+                Tile(Da8w4AmxPlan::kA + rt), Tile(Da8w4AmxPlan::kB + half));
+      }
     }
     add(kQa, amx_.k_step);
     add(kW, amx_.k_step / 4 * kDecodedQuadBytes);
   };
   if (amx_.k_steps == 1) {
-    if (half == 0 || load_a) {
-      k_step();
-    } else {
-      // The cursors already moved on in half 0: read B one step back.
-      tileloadd(Tile(Da8w4AmxPlan::kB + half),
-                ptr[kW + rdx + half * cfg_.layout.quad_bytes() -
-                    amx_.k_step / 4 * kDecodedQuadBytes]);
-      for (int rt = 0; rt < rts; ++rt) {
-        tdpbsud(Tile(Da8w4AmxPlan::kC + 2 * rt + half),
-                Tile(Da8w4AmxPlan::kA + rt), Tile(Da8w4AmxPlan::kB + half));
-      }
-    }
+    k_step();
     return;
   }
   Xbyak::Label loop;
@@ -134,28 +114,37 @@ void Da8w4AmxGenerator::EmitStoreTiles(int half) {
   }
 }
 
-// The AVX-512 kernel's group-end code on each stored row of `half`, for
+// The AVX-512 kernel's group-end code on each stored row (both halves), for
 // the group `group` (0 or -1) away from where the cursors point; the
 // group's scales (and zero points) loaded once for all rows.
-void Da8w4AmxGenerator::EmitTileGroupEnd(int half, int64_t group) {
+void Da8w4AmxGenerator::EmitTileGroupEnd(int64_t group) {
   const Da8w4Layout& lay = cfg_.layout;
-  const int64_t scales = group * lay.group_scale_bytes() +
-                         int64_t{half} * lay.lanes * lay.scale_size();
-  const int64_t zeros = group * lay.block_cols() * 4 + half * vec_.bytes();
   const int64_t sums = group * 4;
   const Xbyak::Zmm acc(0), row_sum(amx_.vec.row_sum), tmp(amx_.vec.tmp);
-  const Xbyak::Xmm scale = Xbyak::Zmm(3), zero = Xbyak::Zmm(4);
+  const Xbyak::Xmm scales[2] = {Xbyak::Zmm(3), Xbyak::Zmm(4)};
+  const Xbyak::Xmm zeros[2] = {Xbyak::Zmm(5), Xbyak::Zmm(6)};
   const bool u4 = cfg_.weight_type == WeightType::kU4;
-  EmitLoadWidenedF32(this, lay.scale_dtype, ptr[kScales + scales], scale);
-  if (u4) vmovdqu32(zero, ptr[kZeros + zeros]);
+  for (int half = 0; half < 2; ++half) {
+    EmitLoadWidenedF32(this, lay.scale_dtype,
+                       ptr[kScales + group * lay.group_scale_bytes() +
+                           int64_t{half} * lay.lanes * lay.scale_size()],
+                       scales[half]);
+    if (u4) {
+      vmovdqu32(
+          zeros[half],
+          ptr[kZeros + group * lay.block_cols() * 4 + half * vec_.bytes()]);
+    }
+  }
   for (int r = 0; r < cfg_.mr; ++r) {
     vpbroadcastd(row_sum, ptr[kSums + r * sums_stride_ + sums]);
     // s4: z = 8 for every column, so z * sum is a shift.
     if (!u4) vpslld(row_sum, row_sum, 3);
     const Xbyak::Address row_sa = ptr_b[rsi + r * sums_stride_ + sums];
-    vmovdqa32(acc, ptr[rsp + I32Tile(AccIndex(r, 0, half))]);
-    EmitGroupEndOne(r, 0, half, acc, row_sum, tmp, row_sa, &scale,
-                    u4 ? &zero : nullptr);
+    for (int half = 0; half < 2; ++half) {
+      vmovdqa32(acc, ptr[rsp + I32Tile(AccIndex(r, 0, half))]);
+      EmitGroupEndOne(r, 0, half, acc, row_sum, tmp, row_sa, &scales[half],
+                      u4 ? &zeros[half] : nullptr);
+    }
   }
 }
 

@@ -35,9 +35,9 @@ class Da8w4AmxGenerator : public Da8w4GemmGenerator {
  private:
   // One group (the pipeline is described at the definitions).
   void EmitTileGroup();
-  void EmitTileDots(int half, bool load_a);
+  void EmitTileDots();
   void EmitStoreTiles(int half);
-  void EmitTileGroupEnd(int half, int64_t group);
+  void EmitTileGroupEnd(int64_t group);
 
   const Da8w4AmxPlan amx_;
 };
