@@ -125,15 +125,15 @@ const std::vector<DefaultsRow>& Da8w4Rows() {
        "of the read at 4096 bytes ahead, 76-77% without",
        {{"prefetch_distance", 4096}}},
       // The AMX tiles from M = 24 (decoded panels, one decode per work
-      // item); at M = 17 they were not faster on every layer, and decode
-      // (M <= 16) keeps the vector kernels.
+      // item); at M = 17 they were not faster on every layer (an earlier,
+      // loaded run), and decode (M <= 16) keeps the vector kernels.
       {"intel-avx512",
        IsaTier::kAmx,
        IsaTier::kAmx,
        Evidence::kMeasured,
-       "docs/performance/2026-12-06-xeon-amx-tiles.md: tiles 1.40-1.58x "
-       "faster than the AVX-512 kernels at M = 24 on the four Llama-3-8B "
-       "layers, 1.9-2.5x at M = 64 (mins); mixed at M = 17",
+       "docs/performance/2026-12-06-xeon-amx-tiles.md: tiles 1.34-1.55x "
+       "faster than the AVX-512 kernels at M = 24 on qkv, o_proj and down, "
+       "1.01x on gate_up; 1.69-2.42x from M = 64 (mins)",
        {{"amx_min_m", 24}}},
   };
   return *rows;
