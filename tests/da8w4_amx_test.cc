@@ -5,9 +5,12 @@
 // activation-scale choices, bias, every epilogue, M and N tails, any tile
 // height and thread count) and against the reference through the public
 // API. Elsewhere the runs skip with the reason.
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -159,8 +162,10 @@ class Da8w4AmxRun : public ::testing::Test {
 
   // The AMX tiles (every height in `heights`) against the AVX-512 kernels.
   void ExpectSameAsAvx512(const LayerDesc& desc, std::vector<int64_t> ms,
-                          std::vector<int> heights, uint32_t seed) {
-    const CanonicalWeights w = testing::RandomWeights(desc, seed);
+                          std::vector<int> heights, uint32_t seed,
+                          bool act_order = false) {
+    CanonicalWeights w = testing::RandomWeights(desc, seed);
+    if (act_order) w.k_perm = testing::RandomActOrder(desc, seed + 1);
     Da8w4Params vec = AmxParams(0, 32);
     vec.amx_min_m = Da8w4Params::kNoAmx;
     for (const int64_t m : ms) {
@@ -207,6 +212,47 @@ TEST_F(Da8w4AmxRun, EpiloguesMatchAvx512BitForBit) {
     LayerDesc desc = Desc(200, 256, 64, WeightType::kU4, DType::kBF16, true);
     desc.epilogue = e;
     ExpectSameAsAvx512(desc, {3, 40}, {32, 13}, seed++);
+  }
+}
+
+TEST_F(Da8w4AmxRun, F32ActivationsActOrderAndBf16BiasMatchAvx512) {
+  uint32_t seed = 60;
+  for (const int64_t group : {int64_t{32}, int64_t{128}, -1L}) {
+    LayerDesc desc =
+        testing::KernelTestDesc(Mode::kDA8W4, 96, 256, group, WeightType::kU4,
+                                DType::kF32, DType::kF32, true);
+    desc.bias_dtype = DType::kBF16;
+    ExpectSameAsAvx512(desc, {24, 50}, {32, 20}, seed++,
+                       /*act_order=*/group != -1);
+  }
+}
+
+// Each calling thread (not only the pool's) configures its own tiles: runs
+// from several threads at once agree with one run alone.
+TEST_F(Da8w4AmxRun, ConcurrentCallersGetIdenticalResults) {
+  const LayerDesc desc = Desc(160, 512, 64, WeightType::kS4, DType::kF32, true);
+  const CanonicalWeights w = testing::RandomWeights(desc, 70);
+  auto kernel = Make(desc, w, AmxParams(0, 32));
+  ASSERT_NE(kernel, nullptr);
+  const int64_t m = 48;
+  const std::vector<uint8_t> x =
+      testing::RandomActivations(desc, m, desc.k, 71);
+  auto run = [&] {
+    std::vector<float> y(static_cast<size_t>(m * desc.n));
+    kernel->Run({m, x.data(), desc.k, y.data(), desc.n});
+    return y;
+  };
+  const std::vector<float> want = run();
+  std::vector<std::vector<float>> got(3);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) got[t] = run();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::vector<float>& y : got) {
+    ASSERT_EQ(std::memcmp(y.data(), want.data(), want.size() * 4), 0);
   }
 }
 
