@@ -22,7 +22,11 @@ Da8w4AmxGenerator::Da8w4AmxGenerator(const Da8w4GemmConfig& config)
                                                   config.decoded, config.layout)
                                      ->vec),
       amx_(*MakeDa8w4AmxPlan(config.mr, config.nblk, config.decoded,
-                             config.layout)) {}
+                             config.layout)) {
+  // s4: the panel holds q = u - 8 (runtime/da8w4: the minus8 decoder), so
+  // tdpbssd gives sum qa * q = acc - 8 * sum qa exactly: no zero-point term.
+  zero_point_in_weights_ = config.weight_type == WeightType::kS4;
+}
 
 // GPRs as the AVX-512 kernel's; rcx and rdx hold the A and B tile strides
 // in the K loop, rax the stack rows' stride when tiles are stored.
@@ -84,8 +88,14 @@ void Da8w4AmxGenerator::EmitTileDots() {
     }
     for (int rt = 0; rt < rts; ++rt) {
       for (int half = 0; half < 2; ++half) {
-        tdpbsud(Tile(Da8w4AmxPlan::kC + 2 * rt + half),
-                Tile(Da8w4AmxPlan::kA + rt), Tile(Da8w4AmxPlan::kB + half));
+        const Xbyak::Tmm c = Tile(Da8w4AmxPlan::kC + 2 * rt + half),
+                         a = Tile(Da8w4AmxPlan::kA + rt),
+                         b = Tile(Da8w4AmxPlan::kB + half);
+        if (zero_point_in_weights_) {
+          tdpbssd(c, a, b);
+        } else {
+          tdpbsud(c, a, b);
+        }
       }
     }
     add(kQa, amx_.k_step);
@@ -136,9 +146,8 @@ void Da8w4AmxGenerator::EmitTileGroupEnd(int64_t group) {
     }
   }
   for (int r = 0; r < cfg_.mr; ++r) {
-    vpbroadcastd(row_sum, ptr[kSums + r * sums_stride_ + sums]);
-    // s4: z = 8 for every column, so z * sum is a shift.
-    if (!u4) vpslld(row_sum, row_sum, 3);
+    // u4: z * sum per column; s4 needs no sum (zero_point_in_weights_).
+    if (u4) vpbroadcastd(row_sum, ptr[kSums + r * sums_stride_ + sums]);
     const Xbyak::Address row_sa = ptr_b[rsi + r * sums_stride_ + sums];
     for (int half = 0; half < 2; ++half) {
       vmovdqa32(acc, ptr[rsp + I32Tile(AccIndex(r, 0, half))]);

@@ -317,7 +317,7 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
       vpmulld(tmp, row_sum, ptr[kZeros + param]);
     }
     vpsubd(acc, acc, tmp);
-  } else {
+  } else if (!zero_point_in_weights_) {
     vpsubd(acc, acc, row_sum);
   }
   vcvtdq2ps(acc, acc);

@@ -156,6 +156,10 @@ class Da8w4GemmGenerator : public Generator {
   static constexpr Xbyak::Reg64 kEpOperand0{Xbyak::Operand::R8};
   static constexpr Xbyak::Reg64 kEpOperand1{Xbyak::Operand::R9};
 
+  // s4 weights arrive as signed q = u - 8 (the AMX tiles' panels): the
+  // group end subtracts no zero-point term.
+  bool zero_point_in_weights_ = false;
+
   enum class Flush { kStore, kAdd, kFinal, kOnly };
   int NumAcc() const { return plan_.nacc; }
   int AccIndex(int row, int blk, int half) const {

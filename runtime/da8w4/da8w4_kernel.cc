@@ -148,13 +148,19 @@ class Da8w4JitKernel final : public LinearKernel {
     held_.push_back(*q);
     quantize_ = (*q)->entry<ActQuantFn>();
     names_.push_back((*q)->name());
-    if (params_.panels() || params_.amx()) {
-      absl::StatusOr<std::shared_ptr<const Generator>> d =
-          GetDa8w4DecodeKernel(isa_);
+    // The AMX tiles read s4 panels as signed q = u - 8
+    // (jit/da8w4_amx_generator.h); the vector panels read u.
+    for (const bool amx : {false, true}) {
+      if (!(amx ? params_.amx() : params_.panels())) continue;
+      absl::StatusOr<std::shared_ptr<const Generator>> d = GetDa8w4DecodeKernel(
+          isa_, amx && desc_.weight_type == WeightType::kS4);
       if (!d.ok()) return d.status();
       held_.push_back(*d);
-      decode_ = (*d)->entry<Da8w4DecodeFn>();
-      names_.push_back((*d)->name());
+      (amx ? decode_amx_ : decode_) = (*d)->entry<Da8w4DecodeFn>();
+      if (std::find(names_.begin(), names_.end(), (*d)->name()) ==
+          names_.end()) {
+        names_.push_back((*d)->name());
+      }
     }
 
     for (const bool decoded : {false, true}) {
@@ -272,7 +278,7 @@ class Da8w4JitKernel final : public LinearKernel {
       if (decode) {
         uint8_t* panel = PanelScratch((b1 - b0) * block_bytes);
         const Da8w4DecodeArgs d{w, panel, (b1 - b0) * lay.k_quads()};
-        decode_(&d);
+        (amx ? decode_amx_ : decode_)(&d);
         w = panel;
       }
       run_tiles(item.rows.begin, item.rows.end, b0, b1, w, block_bytes);
@@ -369,6 +375,7 @@ class Da8w4JitKernel final : public LinearKernel {
   std::vector<std::shared_ptr<const Generator>> held_;
   ActQuantFn quantize_ = nullptr;
   Da8w4DecodeFn decode_ = nullptr;        // packed -> decoded panel
+  Da8w4DecodeFn decode_amx_ = nullptr;    // the same for the AMX tiles
   std::vector<TileKernels> tiles_;        // [rows], 1 .. mr: unpacking
   std::vector<TileKernels> panel_tiles_;  // [rows], 1 .. panel_mr: decoded
   std::vector<TileKernels> amx_tiles_;    // [rows], 1 .. amx_mr: AMX tiles

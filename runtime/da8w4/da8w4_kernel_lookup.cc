@@ -24,8 +24,8 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetDa8w4GemmKernel(
 }
 
 absl::StatusOr<std::shared_ptr<const Generator>> GetDa8w4DecodeKernel(
-    IsaTier isa) {
-  const Da8w4DecodeConfig config{isa};
+    IsaTier isa, bool minus8) {
+  const Da8w4DecodeConfig config{isa, minus8};
   if (absl::Status s = CheckDa8w4DecodeConfig(config); !s.ok()) return s;
   return GetOrCreateKernel(config, [config] {
     return std::make_unique<Da8w4DecodeGenerator>(config);
