@@ -41,7 +41,11 @@ int ZenGeneration(int family, int model) {
 
 IsaTier TierFromFeatures(const CpuFeatures& f) {
   const bool avx512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
-  if (avx512 && f.avx512vnni && f.avx512bf16) return IsaTier::kAvx512Bf16;
+  const bool bf16 = avx512 && f.avx512vnni && f.avx512bf16;
+  // AMX as the kernels use it: int8 and bf16 tiles (Detect() lowers the
+  // tier again where Linux refuses the tile data).
+  if (bf16 && f.amx_tile && f.amx_int8 && f.amx_bf16) return IsaTier::kAmx;
+  if (bf16) return IsaTier::kAvx512Bf16;
   if (avx512 && f.avx512vnni) return IsaTier::kAvx512Vnni;
   if (f.avx2 && f.fma) return IsaTier::kAvx2;
   return IsaTier::kRef;

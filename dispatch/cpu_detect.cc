@@ -11,6 +11,7 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "cpuinfo.h"
+#include "dispatch/amx_permission.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/cpuid_caches.h"
 #include "dispatch/cpuid_features.h"
@@ -50,6 +51,18 @@ CpuProfile Detect() {
   f.fp256 = vendor == Vendor::kAmd && Fp256Datapath();
 
   CpuProfile p = ClassifyCpu(vendor, signature, f);
+  if (f.amx_tile) {
+    // Asked once per process, here (dispatch/amx_permission.h); without it
+    // the kernels stay on the vector tiers.
+    const absl::Status amx = RequestAmxTileData();
+    p.amx_permission = amx.ok() ? "granted" : std::string(amx.message());
+    if (!amx.ok() && p.isa == IsaTier::kAmx) {
+      p.isa = p.isa_cap = IsaTier::kAvx512Bf16;
+      Log(LogLevel::kWarning,
+          absl::StrCat("AMX tiles unused, the kernels use avx512_bf16: ",
+                       amx.message()));
+    }
+  }
   if (const cpuinfo_cache* c = cpuinfo_get_l1d_cache(0)) p.l1d_bytes = c->size;
   if (const cpuinfo_cache* c = cpuinfo_get_l2_cache(0)) p.l2_bytes = c->size;
   if (const cpuinfo_cache* c = cpuinfo_get_l3_cache(0)) p.l3_bytes = c->size;

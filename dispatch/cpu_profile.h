@@ -14,6 +14,7 @@ enum class IsaTier : int {
   kAvx2 = 1,        // AVX2 + FMA (Zen 2/3, Haswell and later)
   kAvx512Vnni = 2,  // AVX-512 F/BW/VL/DQ + VNNI
   kAvx512Bf16 = 3,  // ... + AVX512_BF16 (Zen 4/5, Cooper Lake, SPR)
+  kAmx = 4,         // ... + AMX-TILE/INT8/BF16, permitted (SPR and later)
 };
 
 enum class Vendor : int { kUnknown = 0, kIntel = 1, kAmd = 2 };
@@ -31,10 +32,9 @@ struct CpuFeatures {
   bool avx512bf16 = false;
   bool avx_vnni = false;
   // AMX (CPUID leaf 7 EDX bits 24, 22, 25), only where the OS saves the
-  // tile state (XCR0 bits 17-18). w4jit's kernels do not use AMX: the
-  // bench measures its peaks to judge peers (oneDNN) that do. Linux also
-  // wants a per-process permission request before the first tile
-  // instruction (perf/lib/ceilings/amx_permission.h).
+  // tile state (XCR0 bits 17-18). Linux also wants a per-process
+  // permission request before the first tile instruction
+  // (dispatch/amx_permission.h); the kAmx tier needs all three and it.
   bool amx_tile = false;
   bool amx_bf16 = false;
   bool amx_int8 = false;
@@ -52,7 +52,10 @@ struct CpuProfile {
   int zen_generation = 0;           // 1..5 for AMD Zen, 0 otherwise
   IsaTier isa = IsaTier::kRef;      // what the hardware supports
   IsaTier isa_cap = IsaTier::kRef;  // after W4JIT_ISA: what kernels use
-  int native_vector_bits = 128;     // width of the vector datapath
+  // The AMX tile data permission: "" where the CPU has no AMX (nothing
+  // was asked), "granted", or why not (then isa is below kAmx).
+  std::string amx_permission;
+  int native_vector_bits = 128;  // width of the vector datapath
   CpuFeatures features;
   int64_t l1d_bytes = 0;  // per core
   int64_t l2_bytes = 0;   // per core
@@ -70,7 +73,7 @@ CpuProfile ClassifyCpu(Vendor vendor, uint32_t signature,
 // W4JIT_ISA applied as a cap.
 const CpuProfile& HostCpu();
 
-// Parses "ref" | "avx2" | "avx512_vnni" | "avx512_bf16".
+// Parses "ref" | "avx2" | "avx512_vnni" | "avx512_bf16" | "amx".
 bool ParseIsaTier(const std::string& text, IsaTier* out);
 const char* ToString(IsaTier tier);
 

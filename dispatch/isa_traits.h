@@ -32,25 +32,37 @@ struct IsaTraits {
   // only the vector width (DA8W4, the quantizer: AVX512_BF16 runs the VNNI
   // code, which is then named "avx512vnni").
   IsaTier vector_tier;
+  // Intel AMX: tile registers with tdpb[su][su]d (AMX-INT8) and tdpbf16ps
+  // (AMX-BF16), where the OS saves the tile state and Linux granted this
+  // process the tile data (dispatch/amx_permission.h).
+  bool amx_int8;
+  bool amx_bf16;
+  // The tier of the vector kernels that run beside the tiles (small M,
+  // the quantizer, W4A16): the tier itself below AMX.
+  IsaTier simd_tier;
 
   int lanes32() const { return vector_bytes / 4; }
 };
 
 // One row per IsaTier, in its order (row i is tier i).
-inline constexpr std::array<IsaTraits, 4> kIsaTraits = {{
-    {IsaTier::kRef, "ref", "ref", 0, 0, false, false, false, IsaTier::kRef},
+inline constexpr std::array<IsaTraits, 5> kIsaTraits = {{
+    {IsaTier::kRef, "ref", "ref", 0, 0, false, false, false, IsaTier::kRef,
+     false, false, IsaTier::kRef},
     {IsaTier::kAvx2, "avx2", "avx2", 32, 16, false, false, false,
-     IsaTier::kAvx2},
+     IsaTier::kAvx2, false, false, IsaTier::kAvx2},
     {IsaTier::kAvx512Vnni, "avx512_vnni", "avx512vnni", 64, 32, true, true,
-     false, IsaTier::kAvx512Vnni},
+     false, IsaTier::kAvx512Vnni, false, false, IsaTier::kAvx512Vnni},
     {IsaTier::kAvx512Bf16, "avx512_bf16", "avx512bf16", 64, 32, true, true,
-     true, IsaTier::kAvx512Vnni},
+     true, IsaTier::kAvx512Vnni, false, false, IsaTier::kAvx512Bf16},
+    {IsaTier::kAmx, "amx", "amx", 64, 32, true, true, true,
+     IsaTier::kAvx512Vnni, true, true, IsaTier::kAvx512Bf16},
 }};
 
 static_assert(kIsaTraits[0].tier == IsaTier::kRef &&
                   kIsaTraits[1].tier == IsaTier::kAvx2 &&
                   kIsaTraits[2].tier == IsaTier::kAvx512Vnni &&
-                  kIsaTraits[3].tier == IsaTier::kAvx512Bf16,
+                  kIsaTraits[3].tier == IsaTier::kAvx512Bf16 &&
+                  kIsaTraits[4].tier == IsaTier::kAmx,
               "kIsaTraits rows follow the IsaTier values");
 
 constexpr const IsaTraits& TraitsOf(IsaTier tier) {
@@ -66,7 +78,8 @@ constexpr bool HasFeaturesOf(IsaTier have, IsaTier need) {
   const IsaTraits& h = TraitsOf(have);
   const IsaTraits& n = TraitsOf(need);
   return h.vector_bytes >= n.vector_bytes && (h.evex || !n.evex) &&
-         (h.int8_dot || !n.int8_dot) && (h.bf16_dot || !n.bf16_dot);
+         (h.int8_dot || !n.int8_dot) && (h.bf16_dot || !n.bf16_dot) &&
+         (h.amx_int8 || !n.amx_int8) && (h.amx_bf16 || !n.amx_bf16);
 }
 
 // The least tier whose code needs only vectors of `bytes` (its row's
@@ -75,14 +88,15 @@ constexpr bool HasFeaturesOf(IsaTier have, IsaTier need) {
 constexpr IsaTier TierOfVectorBytes(int bytes) {
   for (const IsaTraits& t : kIsaTraits) {
     if (t.vector_bytes > 0 && t.vector_bytes == bytes &&
-        t.vector_tier == t.tier) {
+        t.vector_tier == t.tier && !t.amx_int8) {
       return t.tier;
     }
   }
   return IsaTier::kRef;
 }
 
-// "ref, avx2, avx512_vnni, avx512_bf16": the W4JIT_ISA names, in order.
+// "ref, avx2, avx512_vnni, avx512_bf16, amx": the W4JIT_ISA names, in
+// order.
 std::string IsaTierNames();
 
 }  // namespace w4jit::internal

@@ -107,7 +107,11 @@ std::string EpilogueSuffix(uint32_t code) {
 std::string KernelName::str() const {
   // Shape-free kernels are named by family and ISA alone.
   if (family == KernelFamily::kDa8w4Decode) {
-    return absl::StrCat(FamilyName(family), "__", IsaSuffix(isa));
+    return absl::StrCat(FamilyName(family),
+                        variant_bits != 0
+                            ? absl::StrFormat("_f%x", variant_bits)
+                            : std::string(),
+                        "__", IsaSuffix(isa));
   }
   std::string s = absl::StrCat(FamilyName(family), "_",
                                weight_type == WeightType::kS4 ? "s4" : "u4");

@@ -22,18 +22,21 @@ absl::Status CheckDa8w4DecodeConfig(const Da8w4DecodeConfig& config) {
 }
 
 Da8w4DecodeConfig Da8w4DecodeConfig::Canonical() const {
-  return {TraitsOf(isa).vector_tier};
+  return {TraitsOf(isa).vector_tier, minus8};
 }
 
 std::string Da8w4DecodeConfig::name() const {
   KernelName key;
   key.family = KernelFamily::kDa8w4Decode;
   key.isa = Canonical().isa;
+  key.variant_bits = minus8 ? 1u : 0u;
   return key.str();
 }
 
 Da8w4DecodeGenerator::Da8w4DecodeGenerator(const Da8w4DecodeConfig& config)
-    : Generator(config.name(), 4096), vec_(this, config.isa) {}
+    : Generator(config.name(), 4096),
+      minus8_(config.minus8),
+      vec_(this, config.isa) {}
 
 // rsi src cursor, rdx dst cursor, rcx quads left; vector 0 the 0x0F mask,
 // 1 .. 2 * kUnroll the loaded and decoded quads.
@@ -47,13 +50,13 @@ void Da8w4DecodeGenerator::Generate() {
   L(unrolled);
   cmp(rcx, kUnroll);
   jl(single, T_NEAR);
-  EmitQuads(kUnroll);
+  EmitQuads(kUnroll, &pool);
   sub(rcx, kUnroll);
   jmp(unrolled, T_NEAR);
   L(single);
   test(rcx, rcx);
   jz(done, T_NEAR);
-  EmitQuads(1);
+  EmitQuads(1, &pool);
   dec(rcx);
   jmp(single, T_NEAR);
   L(done);
@@ -62,7 +65,7 @@ void Da8w4DecodeGenerator::Generate() {
   pool.Emit(this);
 }
 
-void Da8w4DecodeGenerator::EmitQuads(int quads) {
+void Da8w4DecodeGenerator::EmitQuads(int quads, ConstPool* pool) {
   const int qb = vec_.bytes();
   for (int q = 0; q < quads; ++q) {
     const Xbyak::Xmm lo = vec_.Vec(1 + 2 * q), hi = vec_.Vec(2 + 2 * q);
@@ -70,6 +73,10 @@ void Da8w4DecodeGenerator::EmitQuads(int quads) {
     vec_.And(lo, hi, vec_.Vec(0));
     vpsrlw(hi, hi, 4);
     vec_.And(hi, hi, vec_.Vec(0));
+    if (minus8_) {
+      vpsubb(lo, lo, pool->Splat32(0x08080808));
+      vpsubb(hi, hi, pool->Splat32(0x08080808));
+    }
   }
   for (int q = 0; q < quads; ++q) {
     vmovups(ptr[rdx + 2 * q * qb], vec_.Vec(1 + 2 * q));

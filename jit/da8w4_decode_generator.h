@@ -40,12 +40,15 @@ using Da8w4DecodeFn = void (*)(const Da8w4DecodeArgs*);
 // The decoder depends on the vector width alone.
 struct Da8w4DecodeConfig {
   IsaTier isa = IsaTier::kAvx2;
+  // Bytes u - 8 (s4's signed q, -8..7) instead of u: the AMX tiles' s4
+  // panels (tdpbssd needs no zero-point term then).
+  bool minus8 = false;
 
   // The kernel-cache key is the config (dispatch/config_key.h): every
   // field, with those that do not change the code here made canonical.
   template <class Self>
   static auto Fields(Self& c) {
-    return std::tie(c.isa);
+    return std::tie(c.isa, c.minus8);
   }
   // The tier whose code runs.
   Da8w4DecodeConfig Canonical() const;
@@ -72,7 +75,8 @@ class Da8w4DecodeGenerator final : public Generator {
   void Generate() override;
 
  private:
-  void EmitQuads(int quads);
+  void EmitQuads(int quads, ConstPool* pool);
+  const bool minus8_;
   VecEmitter vec_;  // ymm (AVX2) or zmm: the quad is one vector
 };
 

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <limits>
+#include <functional>
 
-#include "absl/strings/str_cat.h"
 #include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
@@ -13,120 +12,22 @@ namespace {
 using Xbyak::Xmm;
 
 // The vector registers are placed by the plan (jit/da8w4_gemm_plan.h);
-// the GPRs are described at Generate().
-
-// General-purpose register roles: the cursors that move along K, then the
-// loop counters (one role each for the whole kernel).
-using Xbyak::Operand;
-constexpr Xbyak::Reg64 kQa(Operand::R8);       // quantized activations
-constexpr Xbyak::Reg64 kW(Operand::R9);        // packed weights
-constexpr Xbyak::Reg64 kScales(Operand::R10);  // weight scales
-constexpr Xbyak::Reg64 kZeros(Operand::R11);   // zero points (u4)
-constexpr Xbyak::Reg64 kSums(Operand::R12);    // activation group sums
-constexpr Xbyak::Reg64 kGroupsLeft(Operand::R13);
-constexpr Xbyak::Reg64 kChunksLeft(Operand::R14);
-constexpr Xbyak::Reg64 kStepsLeft(Operand::R15);
-// The epilogue's binary operand rows (kQa and kW are free by then).
-constexpr Xbyak::Reg64 kEpOperand0(Operand::R8);
-constexpr Xbyak::Reg64 kEpOperand1(Operand::R9);
+// the GPRs are described at Generate() and named in the class. The
+// config's check and name are in da8w4_gemm_config.cc.
 
 }  // namespace
 
-absl::Status CheckDa8w4GemmConfig(const Da8w4GemmConfig& c) {
-  const Da8w4Layout& lay = c.layout;
-  const IsaTraits& isa = TraitsOf(c.isa);
-  if (TraitsOf(c.isa).vector_bytes == 0) {
-    return absl::InvalidArgumentError("DA8W4 kernels need AVX2 or AVX-512");
-  }
-  if (absl::Status s = CheckPrefetchDistance(c.prefetch); !s.ok()) return s;
-  if (lay.lanes != isa.lanes32()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "layout lanes ", lay.lanes, " do not match ", ToString(c.isa)));
-  }
-  if (lay.n <= 0 || lay.k <= 0 || lay.group_size <= 0 ||
-      lay.k % lay.group_size != 0) {
-    return absl::InvalidArgumentError("bad DA8W4 layout shape");
-  }
-  if (lay.groups() > 1 && lay.group_size % 4 != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("group ", lay.group_size, " is not a multiple of 4"));
-  }
-  const absl::StatusOr<Da8w4GemmPlan> plan =
-      MakeDa8w4GemmPlan(c.isa, c.mr, c.nblk, c.decoded);
-  if (!plan.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(plan.status().message(), " (", ToString(c.isa), ")"));
-  }
-  if (c.chunk_quads < 1 || c.chunk_quads > plan->max_chunk_quads) {
-    return absl::InvalidArgumentError(absl::StrCat("chunk of ", c.chunk_quads,
-                                                   " quads not in [1, ",
-                                                   plan->max_chunk_quads, "]"));
-  }
-  if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
-    return absl::InvalidArgumentError("output must be f32 or bf16");
-  }
-  if (c.epilogue.silu_mul && (lay.n % lay.block_cols() != 0 || c.out_n <= 0 ||
-                              c.out_n > lay.blocks() * lay.lanes ||
-                              c.out_n <= (lay.blocks() - 1) * lay.lanes)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("silu_mul: ", c.out_n, " output columns do not fit the ",
-                     lay.n, " interleaved columns"));
-  }
-  // Every address is base + a displacement that must fit 32 bits.
-  const int64_t limit = std::numeric_limits<int32_t>::max();
-  const int64_t wmul = c.decoded ? 2 : 1;
-  const int64_t max_disp = std::max(
-      {wmul * ((c.nblk - 1) * lay.block_weight_bytes() +
-               int64_t{c.chunk_quads} * lay.quad_bytes()),
-       c.nblk * lay.block_param_bytes(), c.nblk * lay.block_scale_bytes(),
-       c.mr * (QaRowStride(lay.k) + SumsRowStride(lay.groups()))});
-  if (max_disp >= limit) {
-    return absl::InvalidArgumentError(
-        "tile spans more than 2 GiB of packed data");
-  }
-  return absl::OkStatus();
-}
-
-Da8w4GemmConfig Da8w4GemmConfig::Canonical() const {
-  Da8w4GemmConfig c = *this;
-  c.isa = TraitsOf(c.isa).vector_tier;
-  if (!c.epilogue.silu_mul) c.out_n = 0;
-  if (c.decoded) c.prefetch = 0;
-  return c;
-}
-
-std::string Da8w4GemmConfig::name() const {
-  const Da8w4GemmConfig c = Canonical();
-  KernelName key;
-  key.family = KernelFamily::kDa8w4Gemm;
-  key.isa = c.isa;
-  key.act_dtype = c.act_dtype;
-  key.out_dtype = c.out_dtype;
-  key.weight_type = c.weight_type;
-  key.group_size = c.layout.group_size;
-  key.per_channel = c.layout.groups() == 1;
-  key.n = c.layout.n;
-  key.k = c.layout.k;
-  key.mr = c.mr;
-  key.nr = c.nblk * c.layout.block_cols();
-  key.bias = c.bias;
-  key.variant_bits =
-      (c.n_tail ? 1u : 0u) | (c.decoded ? 2u : 0u) |
-      (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
-  SetNameEpilogue(&key, c.epilogue);
-  key.out_n = c.out_n;
-  key.act_per_group = c.act_per_group;
-  key.prefetch = c.prefetch;
-  key.meta_dtype = c.layout.scale_dtype;
-  return key.str();
-}
-
 Da8w4GemmGenerator::Da8w4GemmGenerator(const Da8w4GemmConfig& config)
+    // Checked (CheckDa8w4GemmConfig) before a generator is made.
+    : Da8w4GemmGenerator(config,
+                         *MakeDa8w4GemmPlan(config.isa, config.mr, config.nblk,
+                                            config.decoded)) {}
+
+Da8w4GemmGenerator::Da8w4GemmGenerator(const Da8w4GemmConfig& config,
+                                       const Da8w4GemmPlan& plan)
     : Generator(config.name(), 256 * 1024),
       cfg_(config),
-      // Checked (CheckDa8w4GemmConfig) before a generator is made.
-      plan_(*MakeDa8w4GemmPlan(config.isa, config.mr, config.nblk,
-                               config.decoded)),
+      plan_(plan),
       vec_(this, config.isa),
       qa_stride_(QaRowStride(config.layout.k)),
       sums_stride_(SumsRowStride(config.layout.groups())),
@@ -146,6 +47,12 @@ int64_t Da8w4GemmGenerator::BlockStride() const {
 // activation scales: rsi the sa cursor (along K) before it. The stack holds
 // the int32 tile (AVX2), the f32 tile and the per-step pointers (locals).
 void Da8w4GemmGenerator::Generate() {
+  EmitKernel([] {}, [&] { EmitStep(); }, [] {});
+}
+
+void Da8w4GemmGenerator::EmitKernel(const std::function<void()>& enter,
+                                    const std::function<void()>& step,
+                                    const std::function<void()>& leave) {
   Preamble();
   mov(rbp, rsp);
   sub(rsp, Local(10));
@@ -167,43 +74,56 @@ void Da8w4GemmGenerator::Generate() {
   if (vec_.avx512() && !cfg_.decoded) {
     vmovups(vec_.Vec(plan_.mask), pool_.Splat32(0x0F0F0F0F));
   }
+  enter();
   mov(kStepsLeft, ptr[rdi + offsetof(Da8w4GemmArgs, steps)]);
   Xbyak::Label step_loop;
   L(step_loop);
-  EmitStep();
+  step();
   dec(kStepsLeft);
   jnz(step_loop, T_NEAR);
+  leave();
   mov(rsp, rbp);
   Postamble();
   pool_.Emit(this);
 }
 
 void Da8w4GemmGenerator::EmitStep() {
-  const Da8w4Layout& lay = cfg_.layout;
+  EmitStepStart();
+  EmitGroups([&] { EmitGroup(); });
+  EmitEpilogue();
+  EmitStepEnd();
+}
+
+void Da8w4GemmGenerator::EmitStepStart() {
   mov(kQa, ptr[rdi + offsetof(Da8w4GemmArgs, qa)]);
   mov(kW, ptr[rsp + Local(0)]);
   mov(kScales, ptr[rsp + Local(1)]);
   mov(kZeros, ptr[rsp + Local(2)]);
   mov(kSums, ptr[rdi + offsetof(Da8w4GemmArgs, sums)]);
   if (cfg_.act_per_group) mov(rsi, ptr[rdi + offsetof(Da8w4GemmArgs, sa)]);
-  const Xmm zero = vec_.Vec(NumAcc());
+  // AMX: the accumulators are tiles (register 0 is free here).
+  const Xmm zero = vec_.Vec(cfg_.amx ? 0 : NumAcc());
   if (vec_.avx512()) {
     vpxord(zero, zero, zero);
   } else {
     vpxor(zero, zero, zero);
   }
   for (int i = 0; i < NumAcc(); ++i) vmovaps(ptr[rsp + F32Tile(i)], zero);
-  if (vec_.avx512()) {
+  if (vec_.avx512() && !cfg_.amx) {
     for (int i = 0; i < NumAcc(); ++i) vmovaps(vec_.Vec(i), zero);
   }
+}
+
+void Da8w4GemmGenerator::EmitGroups(const std::function<void()>& group) {
+  const Da8w4Layout& lay = cfg_.layout;
   const int64_t groups = lay.groups();
   if (groups == 1) {
-    EmitGroup();
+    group();
   } else {
     Xbyak::Label group_loop;
     mov(kGroupsLeft, groups);
     L(group_loop);
-    EmitGroup();
+    group();
     add(kScales, static_cast<uint32_t>(lay.group_scale_bytes()));
     add(kZeros, lay.block_cols() * 4);
     add(kSums, 4);
@@ -211,7 +131,10 @@ void Da8w4GemmGenerator::EmitStep() {
     dec(kGroupsLeft);
     jnz(group_loop, T_NEAR);
   }
-  EmitEpilogue();
+}
+
+void Da8w4GemmGenerator::EmitStepEnd() {
+  const Da8w4Layout& lay = cfg_.layout;
   // Next nblk blocks.
   const int64_t nblk = cfg_.nblk;
   mov(rax, nblk * BlockStride());
@@ -383,24 +306,31 @@ void Da8w4GemmGenerator::LoadRowSum(int row, const Xmm& dst) {
 void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
                                          const Xmm& acc, const Xmm& row_sum,
                                          const Xmm& tmp,
-                                         const Xbyak::Operand& row_sa) {
+                                         const Xbyak::Operand& row_sa,
+                                         const Xmm* scale, const Xmm* zeros) {
   const Da8w4Layout& lay = cfg_.layout;
   const int64_t param = blk * lay.block_param_bytes() + half * vec_.bytes();
   if (cfg_.weight_type == WeightType::kU4) {
-    vpmulld(tmp, row_sum, ptr[kZeros + param]);
+    if (zeros != nullptr) {
+      vpmulld(tmp, row_sum, *zeros);
+    } else {
+      vpmulld(tmp, row_sum, ptr[kZeros + param]);
+    }
     vpsubd(acc, acc, tmp);
-  } else {
+  } else if (!zero_point_in_weights_) {
     vpsubd(acc, acc, row_sum);
   }
   vcvtdq2ps(acc, acc);
   if (cfg_.act_per_group) vmulps(acc, acc, row_sa);
   // tile += acc * s, one rounding (the scale widened exactly first).
   const int tile = F32Tile(AccIndex(row, blk, half));
-  EmitLoadWidenedF32(this, lay.scale_dtype,
-                     ptr[kScales + blk * lay.block_scale_bytes() +
-                         int64_t{half} * lay.lanes * lay.scale_size()],
-                     tmp);
-  vfmadd213ps(acc, tmp, ptr[rsp + tile]);
+  if (scale == nullptr) {
+    EmitLoadWidenedF32(this, lay.scale_dtype,
+                       ptr[kScales + blk * lay.block_scale_bytes() +
+                           int64_t{half} * lay.lanes * lay.scale_size()],
+                       tmp);
+  }
+  vfmadd213ps(acc, scale != nullptr ? *scale : tmp, ptr[rsp + tile]);
   vmovaps(ptr[rsp + tile], acc);
 }
 

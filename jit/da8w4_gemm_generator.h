@@ -29,6 +29,7 @@
 #define W4JIT_JIT_DA8W4_GEMM_GENERATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -99,6 +100,10 @@ struct Da8w4GemmConfig {
   // Software prefetch of each block's stream, bytes ahead (0: none). Not
   // with `decoded` (the panel is in L2).
   int prefetch = 0;
+  // AMX tiles instead of vector dot products (jit/da8w4_amx_generator.h):
+  // decoded panels, nblk = 1, mr up to 32; the vector code (group ends,
+  // epilogue) stays the AVX-512 one.
+  bool amx = false;
 
   // The kernel-cache key is the config (dispatch/config_key.h): every
   // field, with those that do not change the code here made canonical.
@@ -106,7 +111,7 @@ struct Da8w4GemmConfig {
   static auto Fields(Self& c) {
     return std::tie(c.isa, c.act_dtype, c.out_dtype, c.weight_type, c.layout,
                     c.bias, c.mr, c.nblk, c.n_tail, c.chunk_quads, c.decoded,
-                    c.epilogue, c.out_n, c.act_per_group, c.prefetch);
+                    c.epilogue, c.out_n, c.act_per_group, c.prefetch, c.amx);
   }
   // The tier whose code runs (AVX512_BF16 runs the VNNI code); out_n is 0
   // without silu_mul, prefetch 0 with decoded weights.
@@ -133,9 +138,28 @@ class Da8w4GemmGenerator : public Generator {
   explicit Da8w4GemmGenerator(const Da8w4GemmConfig& config);
 
  protected:
+  // For a derived generator with its own plan (the AMX one).
+  Da8w4GemmGenerator(const Da8w4GemmConfig& config, const Da8w4GemmPlan& plan);
   void Generate() override;
 
- private:
+  // General-purpose register roles: the cursors that move along K, then
+  // the loop counters (one role each for the whole kernel); the epilogue's
+  // binary operand rows (kQa and kW are free by then).
+  static constexpr Xbyak::Reg64 kQa{Xbyak::Operand::R8};  // activations
+  static constexpr Xbyak::Reg64 kW{Xbyak::Operand::R9};   // packed weights
+  static constexpr Xbyak::Reg64 kScales{Xbyak::Operand::R10};
+  static constexpr Xbyak::Reg64 kZeros{Xbyak::Operand::R11};  // u4
+  static constexpr Xbyak::Reg64 kSums{Xbyak::Operand::R12};   // qa sums
+  static constexpr Xbyak::Reg64 kGroupsLeft{Xbyak::Operand::R13};
+  static constexpr Xbyak::Reg64 kChunksLeft{Xbyak::Operand::R14};
+  static constexpr Xbyak::Reg64 kStepsLeft{Xbyak::Operand::R15};
+  static constexpr Xbyak::Reg64 kEpOperand0{Xbyak::Operand::R8};
+  static constexpr Xbyak::Reg64 kEpOperand1{Xbyak::Operand::R9};
+
+  // s4 weights arrive as signed q = u - 8 (the AMX tiles' panels): the
+  // group end subtracts no zero-point term.
+  bool zero_point_in_weights_ = false;
+
   enum class Flush { kStore, kAdd, kFinal, kOnly };
   int NumAcc() const { return plan_.nacc; }
   int AccIndex(int row, int blk, int half) const {
@@ -149,6 +173,17 @@ class Da8w4GemmGenerator : public Generator {
   int64_t QuadStride() const;
   int64_t BlockStride() const;
 
+  // The entry: frame, locals (the args' per-step pointers), `enter`,
+  // then `step` per step, then `leave` before the frame goes.
+  void EmitKernel(const std::function<void()>& enter,
+                  const std::function<void()>& step,
+                  const std::function<void()>& leave);
+  // Loads the K cursors and zeroes the f32 tile (and the accumulators).
+  void EmitStepStart();
+  // `group` once per group, the cursors moved on between groups.
+  void EmitGroups(const std::function<void()>& group);
+  // Moves the per-step pointers on by nblk blocks.
+  void EmitStepEnd();
   void EmitStep();
   void EmitGroup();
   void EmitChunk(int quads);
@@ -158,9 +193,14 @@ class Da8w4GemmGenerator : public Generator {
   // acc (int32, one group) -> tile += float(acc - z * sum) * s; per
   // group the float is first multiplied by sa[row, g] from `row_sa` (a
   // register on AVX2, an embedded broadcast on AVX-512).
+  // `scale` (when given) already holds the widened scales of (blk, half)
+  // for this group, and `zeros` (u4, when given) their zero points: the
+  // AMX kernel loads them once for all rows.
   void EmitGroupEndOne(int row, int blk, int half, const Xbyak::Xmm& acc,
                        const Xbyak::Xmm& row_sum, const Xbyak::Xmm& tmp,
-                       const Xbyak::Operand& row_sa);
+                       const Xbyak::Operand& row_sa,
+                       const Xbyak::Xmm* scale = nullptr,
+                       const Xbyak::Xmm* zeros = nullptr);
   void LoadRowSum(int row, const Xbyak::Xmm& dst);
   void EmitGroupEndVnni();
   void EmitEpilogue();

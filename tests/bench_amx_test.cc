@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "dispatch/amx_permission.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "perf/lib/ceilings/amx_permission.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
 #include "perf/lib/ceilings/peak_loop_generator.h"
 #include "perf/lib/ceilings/roofline.h"
@@ -33,7 +33,7 @@ std::string WhyNoTiles(PeakOp op) {
   const std::string missing =
       MissingFeatureFor(op, internal::HostCpu().features);
   if (!missing.empty()) return "CPU lacks " + missing;
-  const absl::Status granted = RequestAmxTileData();
+  const absl::Status granted = internal::RequestAmxTileData();
   return granted.ok() ? "" : std::string(granted.message());
 }
 

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/amx_permission.h"
 #include "dispatch/cpu_profile.h"
 #include "gtest/gtest.h"
-#include "perf/lib/ceilings/amx_permission.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
 #include "perf/lib/ceilings/peak_loop_generator.h"
 #include "perf/lib/ceilings/read_loop_generator.h"
@@ -102,7 +102,8 @@ TEST(BenchRoofline, ComputePeaksArePositiveOrExplained) {
       continue;
     }
     // AMX also needs Linux's permission (bench_amx_test.cc).
-    if (absl::Status s = IsTileOp(op) ? RequestAmxTileData() : absl::OkStatus();
+    if (absl::Status s =
+            IsTileOp(op) ? internal::RequestAmxTileData() : absl::OkStatus();
         !s.ok()) {
       EXPECT_FALSE(peak->available);
       EXPECT_EQ(peak->note, absl::StrCat("n/a: ", s.message()));

@@ -135,6 +135,10 @@ int RunInfo(int argc, char** argv) {
   std::printf("isa detected   %s\n", internal::ToString(p.isa));
   std::printf("W4JIT_ISA      %s\n", env_isa && *env_isa ? env_isa : "(unset)");
   std::printf("isa chosen     %s\n", internal::ToString(internal::ActiveIsa()));
+  std::printf("amx tiles      %s\n",
+              p.amx_permission.empty()
+                  ? "none (the CPU or the OS has no AMX tile state)"
+                  : ("tile data permission " + p.amx_permission).c_str());
   std::printf("threads        %d\n", GetNumThreads());
   const internal::TuningState tuning = internal::ActiveTuning();
   std::printf("cpu class      %s (tuning files apply per class)\n",

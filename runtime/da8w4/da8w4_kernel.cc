@@ -107,6 +107,16 @@ Da8w4GemmConfig TileConfig(const LayerDesc& desc, const Da8w4Params& params,
   return c;
 }
 
+// The AMX tile kernel's config for `rows` rows: one decoded block a step.
+Da8w4GemmConfig AmxTileConfig(const LayerDesc& desc, const Da8w4Params& params,
+                              IsaTier isa, const Da8w4Layout& layout,
+                              int rows) {
+  Da8w4GemmConfig c = TileConfig(desc, params, isa, layout, rows, true);
+  c.amx = true;
+  c.nblk = 1;
+  return c;
+}
+
 class Da8w4JitKernel final : public LinearKernel {
  public:
   Da8w4JitKernel(const LayerDesc& desc, const Da8w4Params& params, IsaTier isa,
@@ -138,13 +148,19 @@ class Da8w4JitKernel final : public LinearKernel {
     held_.push_back(*q);
     quantize_ = (*q)->entry<ActQuantFn>();
     names_.push_back((*q)->name());
-    if (params_.panels()) {
-      absl::StatusOr<std::shared_ptr<const Generator>> d =
-          GetDa8w4DecodeKernel(isa_);
+    // The AMX tiles read s4 panels as signed q = u - 8
+    // (jit/da8w4_amx_generator.h); the vector panels read u.
+    for (const bool amx : {false, true}) {
+      if (!(amx ? params_.amx() : params_.panels())) continue;
+      absl::StatusOr<std::shared_ptr<const Generator>> d = GetDa8w4DecodeKernel(
+          isa_, amx && desc_.weight_type == WeightType::kS4);
       if (!d.ok()) return d.status();
       held_.push_back(*d);
-      decode_ = (*d)->entry<Da8w4DecodeFn>();
-      names_.push_back((*d)->name());
+      (amx ? decode_amx_ : decode_) = (*d)->entry<Da8w4DecodeFn>();
+      if (std::find(names_.begin(), names_.end(), (*d)->name()) ==
+          names_.end()) {
+        names_.push_back((*d)->name());
+      }
     }
 
     for (const bool decoded : {false, true}) {
@@ -160,6 +176,19 @@ class Da8w4JitKernel final : public LinearKernel {
         if (absl::Status s = Get(c, &tk.main); !s.ok()) return s;
         c.nblk = 1;
         if (absl::Status s = Get(c, &tk.one); !s.ok()) return s;
+        if (HasTail()) {
+          c.n_tail = true;
+          if (absl::Status s = Get(c, &tk.tail); !s.ok()) return s;
+        }
+      }
+    }
+    if (params_.amx()) {
+      amx_tiles_.resize(static_cast<size_t>(params_.amx_mr) + 1);
+      for (int rows = params_.amx_mr; rows >= 1; --rows) {
+        TileKernels& tk = amx_tiles_[rows];
+        Da8w4GemmConfig c = AmxTileConfig(desc_, params_, isa_, lay, rows);
+        if (absl::Status s = Get(c, &tk.main); !s.ok()) return s;
+        tk.one = tk.main;
         if (HasTail()) {
           c.n_tail = true;
           if (absl::Status s = Get(c, &tk.tail); !s.ok()) return s;
@@ -195,10 +224,17 @@ class Da8w4JitKernel final : public LinearKernel {
     });
 
     // Row tiles: ceil(m / mr) tiles whose heights differ by at most one.
-    const bool decode =
-        params_.panels() && m > params_.handover_m && m >= params_.panel_min_m;
-    const std::vector<TileKernels>& kernels = decode ? panel_tiles_ : tiles_;
-    const int64_t tiles = CeilDiv(m, decode ? params_.panel_mr : params_.mr);
+    // The AMX tiles run on decoded panels too.
+    const bool amx =
+        params_.amx() && m > params_.handover_m && m >= params_.amx_min_m;
+    const bool decode = amx || (params_.panels() && m > params_.handover_m &&
+                                m >= params_.panel_min_m);
+    const std::vector<TileKernels>& kernels = amx      ? amx_tiles_
+                                              : decode ? panel_tiles_
+                                                       : tiles_;
+    const int64_t tiles = CeilDiv(m, amx      ? params_.amx_mr
+                                     : decode ? params_.panel_mr
+                                              : params_.mr);
     const int64_t base_rows = m / tiles, extra = m % tiles;
     auto tile_row0 = [&](int64_t t) {
       return t * base_rows + std::min(t, extra);
@@ -242,7 +278,7 @@ class Da8w4JitKernel final : public LinearKernel {
       if (decode) {
         uint8_t* panel = PanelScratch((b1 - b0) * block_bytes);
         const Da8w4DecodeArgs d{w, panel, (b1 - b0) * lay.k_quads()};
-        decode_(&d);
+        (amx ? decode_amx_ : decode_)(&d);
         w = panel;
       }
       run_tiles(item.rows.begin, item.rows.end, b0, b1, w, block_bytes);
@@ -339,8 +375,10 @@ class Da8w4JitKernel final : public LinearKernel {
   std::vector<std::shared_ptr<const Generator>> held_;
   ActQuantFn quantize_ = nullptr;
   Da8w4DecodeFn decode_ = nullptr;        // packed -> decoded panel
+  Da8w4DecodeFn decode_amx_ = nullptr;    // the same for the AMX tiles
   std::vector<TileKernels> tiles_;        // [rows], 1 .. mr: unpacking
   std::vector<TileKernels> panel_tiles_;  // [rows], 1 .. panel_mr: decoded
+  std::vector<TileKernels> amx_tiles_;    // [rows], 1 .. amx_mr: AMX tiles
   std::vector<std::string> names_;
 };
 
@@ -348,8 +386,8 @@ class Da8w4JitKernel final : public LinearKernel {
 
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
-    IsaTier isa, const Da8w4Params& params, std::string* why_not) {
-  if (TraitsOf(isa).vector_bytes == 0) {
+    IsaTier tier, const Da8w4Params& params, std::string* why_not) {
+  if (TraitsOf(tier).vector_bytes == 0) {
     *why_not = "DA8W4 JIT kernels need AVX2";
     return std::unique_ptr<LinearKernel>();
   }
@@ -360,7 +398,9 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
     *why_not = absl::StrCat("group ", w.group_size, " is not a multiple of 4");
     return std::unique_ptr<LinearKernel>();
   }
-  if (absl::Status s = CheckDa8w4Params(params, isa); !s.ok()) return s;
+  if (absl::Status s = CheckDa8w4Params(params, tier); !s.ok()) return s;
+  // The vector kernels (and the tiles' vector code) are the SIMD tier's.
+  const IsaTier isa = TraitsOf(tier).simd_tier;
   const int lanes = TraitsOf(isa).lanes32();
   // silu_mul: pack gate and up columns into the two halves of each block.
   std::optional<CanonicalWeights> interleaved;
@@ -380,10 +420,23 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
       }
     }
   }
+  // AMX tiles where their K steps fit the groups; else the vector tiles
+  // at every M (one log line says why).
+  Da8w4Params run_params = params;
+  if (params.amx()) {
+    const Da8w4GemmConfig c = AmxTileConfig(desc, params, isa, layout, 1);
+    if (absl::Status s = CheckDa8w4GemmConfig(c); !s.ok()) {
+      Log(LogLevel::kInfo, absl::StrCat("layer n=", desc.n, " k=", desc.k,
+                                        " keeps the AVX-512 kernels at large "
+                                        "M: ",
+                                        s.message()));
+      run_params.amx_min_m = Da8w4Params::kNoAmx;
+    }
+  }
   // Packed as a call at M = 1 cuts it: tiles of one row (first touch).
   const int64_t m1_align = TileConfig(desc, params, isa, layout, 1, false).nblk;
   auto kernel = std::make_unique<Da8w4JitKernel>(
-      desc, params, isa, PackDa8w4(packed_w, layout, m1_align), w.k_perm);
+      desc, run_params, isa, PackDa8w4(packed_w, layout, m1_align), w.k_perm);
   if (absl::Status s = kernel->Build(); !s.ok()) return s;
   return std::unique_ptr<LinearKernel>(std::move(kernel));
 }

@@ -24,7 +24,7 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetActQuantizer(
 absl::StatusOr<std::shared_ptr<const Generator>> GetDa8w4GemmKernel(
     const Da8w4GemmConfig& config);
 absl::StatusOr<std::shared_ptr<const Generator>> GetDa8w4DecodeKernel(
-    IsaTier isa);
+    IsaTier isa, bool minus8 = false);
 
 }  // namespace w4jit::internal
 

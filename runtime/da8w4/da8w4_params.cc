@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "dispatch/default_rows.h"
 #include "dispatch/isa_traits.h"
+#include "jit/da8w4_amx_plan.h"
 #include "jit/da8w4_gemm_plan.h"
 #include "jit/emit_util.h"
 
@@ -83,6 +84,10 @@ const ParamField<Da8w4Params> kDa8w4Table[] = {
     {"prefetch_distance", &Da8w4Params::prefetch_distance, 0,
      kMaxPrefetchDistance},
     {"meta_16bit", &Da8w4Params::scales_16bit, 0, 1},
+    // kNoAmx or more: never the tiles.
+    {"amx_min_m", &Da8w4Params::amx_min_m, 0, Da8w4Params::kNoAmx,
+     /*saturate=*/true},
+    {"amx_mr", &Da8w4Params::amx_mr, 1, kDa8w4AmxMaxRows},
 };
 const ParamFamily<Da8w4Params> kDa8w4Family = {"DA8W4", kDa8w4Table,
                                                &CheckDa8w4Params};
@@ -96,7 +101,7 @@ const std::vector<DefaultsRow>& Da8w4Rows() {
       // vpdpbusd; a panel costs a decode pass and twice the bytes through L2.
       {"zen4",
        IsaTier::kAvx512Vnni,
-       IsaTier::kAvx512Bf16,
+       IsaTier::kAmx,
        Evidence::kMeasured,
        "docs/performance/2026-12-04-zen4-second-run.md: in-loop tiles "
        "faster than decoded panels at every M from 32 to 1024",
@@ -105,7 +110,7 @@ const std::vector<DefaultsRow>& Da8w4Rows() {
       // the one-pass tiles (`w4jit sweep` picked 2 from 2..64).
       {"zen4",
        IsaTier::kAvx512Vnni,
-       IsaTier::kAvx512Bf16,
+       IsaTier::kAmx,
        Evidence::kMeasured,
        "docs/performance/2026-12-04-zen4-third-run.md: 6 x 2 tiles with the "
        "2D split 10-24% faster at M = 4",
@@ -114,11 +119,22 @@ const std::vector<DefaultsRow>& Da8w4Rows() {
       // prefetch alone until measured.
       {"intel-avx512",
        IsaTier::kAvx512Vnni,
-       IsaTier::kAvx512Bf16,
+       IsaTier::kAmx,
        Evidence::kMeasured,
        "docs/performance/2026-12-05-xeon-amx-defaults.md: M = 1 at 84-85% "
        "of the read at 4096 bytes ahead, 76-77% without",
        {{"prefetch_distance", 4096}}},
+      // The AMX tiles from M = 24 (decoded panels, one decode per work
+      // item); at M = 17 they were not faster on every layer (an earlier,
+      // loaded run), and decode (M <= 16) keeps the vector kernels.
+      {"intel-avx512",
+       IsaTier::kAmx,
+       IsaTier::kAmx,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-06-xeon-amx-tiles.md: tiles 1.34-1.55x "
+       "faster than the AVX-512 kernels at M = 24 on qkv, o_proj and down, "
+       "1.01x on gate_up; 1.69-2.42x from M = 64 (mins)",
+       {{"amx_min_m", 24}}},
   };
   return *rows;
 }
@@ -179,6 +195,15 @@ absl::Status CheckDa8w4Params(const Da8w4Params& p, IsaTier isa) {
   }
   if (absl::Status s = CheckPrefetchDistance(p.prefetch_distance); !s.ok()) {
     return s;
+  }
+  if (p.amx_mr < 1 || p.amx_mr > kDa8w4AmxMaxRows) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "da8w4 amx_mr ", p.amx_mr, " not in [1, ", kDa8w4AmxMaxRows, "]"));
+  }
+  if (p.amx() && !TraitsOf(isa).amx_int8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("da8w4 amx_min_m ", p.amx_min_m, ": ", ToString(isa),
+                     " has no AMX tiles"));
   }
   return absl::OkStatus();
 }

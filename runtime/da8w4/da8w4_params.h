@@ -57,6 +57,16 @@ struct Da8w4Params {
   // prefetch each column block's stream this many bytes ahead (a multiple
   // of 64 up to kMaxPrefetchDistance; 0: no prefetch instructions).
   int prefetch_distance = 0;
+  // AMX tier only (dispatch/isa_traits.h): from M >= amx_min_m (and above
+  // the hand-over) each work item decodes its panel and runs the tile
+  // kernel (jit/da8w4_amx_generator.h) on row tiles of up to amx_mr rows
+  // (1..32) instead of the vector panel tiles. kNoAmx (the base value):
+  // never; a layer whose groups the tiles cannot step (a group or K not a
+  // multiple of 32) keeps the vector kernels.
+  static constexpr int kNoAmx = 1 << 30;
+  int amx_min_m = kNoAmx;
+  bool amx() const { return amx_min_m < kNoAmx; }
+  int amx_mr = 32;
   // Store the packed scales as bf16 or f16 where every one is exact in it
   // (jit/da8w4_layout.h). Tuning name "meta_16bit" (0 / 1), as W4A16's.
   bool scales_16bit = true;
@@ -74,7 +84,7 @@ absl::Status CheckDa8w4Params(const Da8w4Params& params, IsaTier isa);
 // The tunable parameters by name (dispatch/param_table.h): "mr", "nblk",
 // "small_m_nblk", "handover_m", "chunk_quads", "panel_bytes",
 // "panel_min_m", "panel_mr", "panel_nblk", "prefetch_distance",
-// "meta_16bit".
+// "meta_16bit", "amx_min_m", "amx_mr".
 absl::Span<const ParamField<Da8w4Params>> Da8w4ParamTable();
 
 // `base` with a tuning entry's (or a defaults row's) values, checked for

@@ -265,9 +265,11 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
 
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
-    IsaTier isa, const W4a16Params& given, std::string* why_not) {
+    IsaTier tier, const W4a16Params& given, std::string* why_not) {
   std::unique_ptr<LinearKernel> none;
   why_not->clear();
+  // No W4A16 tile kernels yet: the AMX tier runs its vector tier's code.
+  const IsaTier isa = TraitsOf(tier).simd_tier;
   W4a16Params params = given;
   if (desc.epilogue.silu_mul) {
     // A gate vector and its up vector share a block and a panel tile:
@@ -389,8 +391,9 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
     IsaTier isa, std::string* why_not) {
-  return MakeW4a16JitKernel(desc, w, cpu, isa,
-                            ResolveW4a16Params(cpu, isa, desc), why_not);
+  const IsaTier simd = TraitsOf(isa).simd_tier;
+  return MakeW4a16JitKernel(desc, w, cpu, simd,
+                            ResolveW4a16Params(cpu, simd, desc), why_not);
 }
 
 }  // namespace w4jit::internal

@@ -105,13 +105,13 @@ const std::vector<DefaultsRow>& W4a16Rows() {
       // instruction (Zen 4: 232 against 115 GMAC/s; Zen 5: 456 against 228).
       {"zen4",
        IsaTier::kAvx512Bf16,
-       IsaTier::kAvx512Bf16,
+       IsaTier::kAmx,
        Evidence::kMeasured,
        "docs/performance/2026-12-03-zen4-first-run.md",
        {{"flavor", 2}}},
       {"zen5",
        IsaTier::kAvx512Bf16,
-       IsaTier::kAvx512Bf16,
+       IsaTier::kAmx,
        Evidence::kMeasured,
        "docs/performance/2026-12-03-zen5-first-run.md",
        {{"flavor", 2}}},
@@ -120,14 +120,14 @@ const std::vector<DefaultsRow>& W4a16Rows() {
       // at DRAM rates (the measurements at the end of each run's file).
       {"zen5",
        IsaTier::kAvx512Vnni,
-       IsaTier::kAvx512Bf16,
+       IsaTier::kAmx,
        Evidence::kMeasured,
        "docs/performance/2026-12-03-zen5-first-run.md: M = 1 at 76-94% of "
        "the read at 8192 bytes ahead, 62-71% without",
        {{"prefetch_distance", 8192}}},
       {"zen4",
        IsaTier::kAvx512Vnni,
-       IsaTier::kAvx512Bf16,
+       IsaTier::kAmx,
        Evidence::kMeasured,
        "docs/performance/2026-12-04-zen4-second-run.md: best min at 4096",
        {{"prefetch_distance", 4096}}},
@@ -141,7 +141,7 @@ const std::vector<DefaultsRow>& W4a16Rows() {
       // The f32-FMA flavour stays on Intel (vdpbf16ps was slower there).
       {"intel-avx512",
        IsaTier::kAvx512Vnni,
-       IsaTier::kAvx512Bf16,
+       IsaTier::kAmx,
        Evidence::kMeasured,
        "docs/performance/2026-12-05-xeon-amx-defaults.md: M = 1 at 75-76% "
        "of the read at 4096 bytes ahead, 43-44% without",

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "dispatch/amx_permission.h"
 #include "dispatch/cpu_profile.h"
-#include "perf/lib/ceilings/amx_permission.h"
 #include "perf/lib/timing/all_threads_timer.h"
 #include "runtime/threads/parallel.h"
 #include "runtime/threads/work_split.h"
@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<CeilingProbe>> CeilingProbe::Read(
 absl::StatusOr<std::unique_ptr<CeilingProbe>> CeilingProbe::Compute(
     PeakOp op, double seconds) {
   if (IsTileOp(op)) {
-    if (absl::Status s = RequestAmxTileData(); !s.ok()) return s;
+    if (absl::Status s = internal::RequestAmxTileData(); !s.ok()) return s;
   }
   std::unique_ptr<CeilingProbe> p(new CeilingProbe);
   p->threads_ = internal::Concurrency();

@@ -42,7 +42,7 @@ struct PeakOpInfo {
 };
 
 // True for the AMX ops: they need the tile permission
-// (amx_permission.h) before they run.
+// (dispatch/amx_permission.h) before they run.
 bool IsTileOp(PeakOp op);
 
 const PeakOpInfo& GetPeakOpInfo(PeakOp op);

@@ -6,8 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "dispatch/amx_permission.h"
 #include "dispatch/cpu_profile.h"
-#include "perf/lib/ceilings/amx_permission.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
 #include "runtime/threads/parallel.h"
 
@@ -29,7 +29,7 @@ absl::StatusOr<ComputePeak> MeasureComputePeak(PeakOp op,
     return peak;
   }
   if (IsTileOp(op)) {
-    if (absl::Status s = RequestAmxTileData(); !s.ok()) {
+    if (absl::Status s = internal::RequestAmxTileData(); !s.ok()) {
       peak.note = absl::StrCat("n/a: ", s.message());
       return peak;
     }

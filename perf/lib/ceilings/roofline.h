@@ -19,7 +19,7 @@ struct ComputePeak {
   std::string description;  // GetPeakOpInfo(op).description
   bool available = false;
   // Why unavailable: "n/a: CPU lacks AVX512_VNNI", or for AMX "n/a: Linux
-  // refused AMX tile data: ..." (amx_permission.h).
+  // refused AMX tile data: ..." (dispatch/amx_permission.h).
   std::string note;
   double macs_per_s = 0.0;  // multiply-accumulates (FMA lanes) per second
   int threads = 0;

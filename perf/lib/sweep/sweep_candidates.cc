@@ -88,6 +88,15 @@ std::vector<CandidateGroup> Da8w4Groups(const internal::CpuProfile& cpu,
                     Each("panel_min_m", quick ? std::vector<int64_t>{32, kNever}
                                               : std::vector<int64_t>{
                                                     17, 32, 64, 128, kNever})});
+  // From which M the AMX tiles run (the amx tier only, docs/amx.md);
+  // kNoAmx: never.
+  if (internal::TraitsOf(isa).amx_int8) {
+    constexpr int64_t kNoAmx = internal::Da8w4Params::kNoAmx;
+    groups.push_back({"amx_min_m", Regime::kLargeM,
+                      Each("amx_min_m", quick ? std::vector<int64_t>{24, kNoAmx}
+                                              : std::vector<int64_t>{
+                                                    17, 24, 32, 64, kNoAmx})});
+  }
   if (!quick) {
     groups.push_back({"panel", Regime::kLargeM,
                       Each("panel_bytes", {128 << 10, 512 << 10, 1 << 20})});

@@ -1,4 +1,4 @@
-#include "perf/lib/ceilings/amx_permission.h"
+#include "dispatch/amx_permission.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -8,10 +8,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "dispatch/cpu_profile.h"
 #include "dispatch/cpuid_features.h"
 
-namespace w4jit::perf {
+namespace w4jit::internal {
 namespace {
 
 // From <asm/prctl.h> and the kernel's xstate numbering; spelled out so
@@ -22,7 +21,7 @@ constexpr int kXfeatureXtiledata = 18;
 constexpr uint64_t kXcr0TileBits = (uint64_t{1} << 17) | (uint64_t{1} << 18);
 
 absl::Status Request() {
-  if (!internal::HostCpu().features.amx_tile) {
+  if (!FeaturesFromCpuid(HostCpuidWords()).amx_tile) {
     return absl::FailedPreconditionError(
         "CPU lacks AMX_TILE (or the OS does not save the tile state)");
   }
@@ -42,7 +41,7 @@ absl::Status Request() {
         "XTILEDATA after the request");
   }
   // Asked again after the request: the state the OS saves is what counts.
-  if ((internal::HostCpuidWords().xcr0 & kXcr0TileBits) != kXcr0TileBits) {
+  if ((HostCpuidWords().xcr0 & kXcr0TileBits) != kXcr0TileBits) {
     return absl::FailedPreconditionError(
         "the OS does not save the AMX tile state (XCR0 bits 17-18 clear)");
   }
@@ -56,4 +55,4 @@ absl::Status RequestAmxTileData() {
   return *outcome;
 }
 
-}  // namespace w4jit::perf
+}  // namespace w4jit::internal

@@ -1,0 +1,63 @@
+#include "jit/da8w4_amx_plan.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace w4jit::internal {
+
+std::array<uint8_t, 64> Da8w4AmxPlan::TileConfig() const {
+  std::array<uint8_t, 64> cfg = {};
+  cfg[0] = 1;  // palette 1; start_row 0
+  // Bytes 16 + 2t: tile t's bytes per row (uint16); byte 48 + t: its rows.
+  auto set = [&](int tile, int rows, int colsb) {
+    cfg[16 + 2 * tile] = static_cast<uint8_t>(colsb & 0xFF);
+    cfg[17 + 2 * tile] = static_cast<uint8_t>(colsb >> 8);
+    cfg[48 + tile] = static_cast<uint8_t>(rows);
+  };
+  for (int rt = 0; rt < row_tiles; ++rt) {
+    for (int half = 0; half < 2; ++half) set(kC + 2 * rt + half, Rows(rt), 64);
+    set(kA + rt, Rows(rt), k_step);
+  }
+  for (int half = 0; half < 2; ++half) set(kB + half, k_step / 4, 64);
+  return cfg;
+}
+
+absl::StatusOr<Da8w4AmxPlan> MakeDa8w4AmxPlan(int mr, int nblk, bool decoded,
+                                              const Da8w4Layout& layout) {
+  if (mr < 1 || mr > kDa8w4AmxMaxRows) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AMX tile of ", mr, " rows not in [1, ", kDa8w4AmxMaxRows, "]"));
+  }
+  if (nblk != 1 || !decoded) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AMX tiles read one decoded block per step, not ", nblk,
+                     decoded ? " decoded" : " packed", " block(s)"));
+  }
+  if (layout.lanes != 16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AMX tiles need the 16-lane layout, not ", layout.lanes, " lanes"));
+  }
+  // K bytes of one group (per channel: the padded K).
+  const int64_t group_k = 4 * layout.group_quads();
+  Da8w4AmxPlan p;
+  p.k_step = group_k % 64 == 0 ? 64 : group_k % 32 == 0 ? 32 : 0;
+  if (p.k_step == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AMX tiles step K by 32 or 64 within a group: ",
+                     layout.groups() == 1 ? "K " : "group ", group_k,
+                     " is not a multiple of 32"));
+  }
+  p.mr = mr;
+  p.row_tiles = mr > 16 ? 2 : 1;
+  p.k_steps = group_k / p.k_step;
+  p.vec.mr = mr;
+  p.vec.nblk = 1;
+  p.vec.decoded = true;
+  p.vec.nacc = 2 * mr;
+  p.vec.row_sum = 1;
+  p.vec.tmp = 2;
+  p.vec.used = 7;  // the epilogue's registers 0-6
+  p.vec.max_chunk_quads = 1;
+  return p;
+}
+
+}  // namespace w4jit::internal
