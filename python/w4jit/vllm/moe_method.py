@@ -292,14 +292,13 @@ def _w4jit_only(method):
                    False)
 
 
-def _why_not(fmt, method, layer):
-    """Why the plugin leaves this layer to vLLM, or None; a layer or method
-    that does not look as this vLLM release's do is a reason too."""
-    try:
-        return _why_not_common(method, layer) or fmt.why_not(method, layer)
-    except Exception as e:  # noqa: BLE001  (vLLM's objects moved: decline)
-        return (f"the layer does not look as the plugin expects "
-                f"({type(e).__name__}: {e})")
+def _decide(fmt, method, layer):
+    """(the w4jit.MoE, None), or (None, why vLLM's experts keep it)."""
+    why = _why_not_common(method, layer) or fmt.why_not(method, layer)
+    if why is not None:
+        return None, why
+    return build_with_fallback(
+        lambda mode: _build(fmt, method, layer, mode), "MoE layer")
 
 
 def take_layer(fmt, method, layer):
@@ -312,11 +311,11 @@ def take_layer(fmt, method, layer):
     routing weights); vLLM's kernels compute garbage rows there and carry
     on. The layer is built with the "propagate" non-finite policy to do the
     same: non-finite rows out, no exception (docs/vllm.md)."""
-    why = _why_not(fmt, method, layer)
-    moe = None
-    if why is None:
-        moe, why = build_with_fallback(
-            lambda mode: _build(fmt, method, layer, mode), "MoE layer")
+    try:
+        moe, why = _decide(fmt, method, layer)
+    except Exception as e:  # noqa: BLE001  (vLLM's objects moved: decline)
+        moe, why = None, (f"the layer does not look as the plugin expects "
+                          f"({type(e).__name__}: {e})")
     if moe is None:
         if _w4jit_only(method):
             raise ValueError(
@@ -367,24 +366,6 @@ def _check_fits(cls):
     return _apply_reader(cls.apply)
 
 
-def _take_or_decline(fmt, method, layer):
-    """take_layer, with anything unexpected it raises turned into a decline
-    (or, where vLLM has no experts class of its own, a load error)."""
-    try:
-        return take_layer(fmt, method, layer)
-    except Exception as e:  # noqa: BLE001  (any failure: vLLM keeps it)
-        if _w4jit_only(method):
-            if isinstance(e, ValueError) and str(e).startswith("w4jit:"):
-                raise
-            raise ValueError(
-                f"w4jit: this {fmt.label} MoE layer has no vLLM CPU experts "
-                f"class and w4jit failed to take it ({type(e).__name__}: "
-                f"{e})") from e
-        say_once("%s MoE layer not taken: %s; vLLM's experts run it",
-                 fmt.label, f"{type(e).__name__}: {e}")
-        return None
-
-
 def _wrap(fmt, cls):
     read_inputs = _check_fits(cls)
     vllm_process = cls.process_weights_after_loading
@@ -392,7 +373,7 @@ def _wrap(fmt, cls):
     vllm_is_monolithic = inspect.getattr_static(cls, "is_monolithic").fget
 
     def process_weights_after_loading(self, layer, *args, **kwargs):
-        moe = _take_or_decline(fmt, self, layer)
+        moe = take_layer(fmt, self, layer)
         if moe is None:
             return vllm_process(self, layer, *args, **kwargs)
         # Not a submodule: vLLM walks the model's modules and parameters.
