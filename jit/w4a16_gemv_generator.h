@@ -126,8 +126,16 @@ struct W4a16GemvConfig {
 static_assert(CheckConfigFieldsListed<W4a16GemvConfig>());
 
 // Checks that the config describes a kernel the generator can emit
-// (register budget, group and K divisibility, flavour vs ISA).
+// (register budget, group and K divisibility, flavour vs ISA). With the
+// canonical form and the name in jit/w4a16_gemv_config.cc.
 absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& config);
+
+// k per step of the kernel's loop: a pair (one byte per column) for the
+// f32 flavour, an octet (one dword per column, w4a16_layout.h) for the dot
+// flavour. Groups are whole steps.
+inline constexpr int W4a16GemvStepK(Flavor flavor) {
+  return flavor == Flavor::kBf16Dot ? 8 : 2;
+}
 
 struct W4a16GemvPlan;
 
