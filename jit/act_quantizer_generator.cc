@@ -3,103 +3,75 @@
 #include <array>
 #include <cstddef>
 
-#include "absl/strings/str_cat.h"
-#include "dispatch/isa_traits.h"
-
 namespace w4jit::internal {
 namespace {
 
 using Xbyak::Address;
 using Xbyak::Opmask;
 using Xbyak::Xmm;
+using P = ActQuantPlan;
+
+// Register roles: jit/act_quant_plan.h.
+using act_quant_gpr::kArgs;
+using act_quant_gpr::kChunksLeft;
+using act_quant_gpr::kGroupsLeft;
+using act_quant_gpr::kLdx;
+using act_quant_gpr::kMaxBits;
+using act_quant_gpr::kQa;
+using act_quant_gpr::kQaRow;
+using act_quant_gpr::kRowsLeft;
+using act_quant_gpr::kSa;
+using act_quant_gpr::kSaRow;
+using act_quant_gpr::kScratch;
+using act_quant_gpr::kScratch32;
+using act_quant_gpr::kSums;
+using act_quant_gpr::kSumsRow;
+using act_quant_gpr::kTable;
+using act_quant_gpr::kTableRow;
+using act_quant_gpr::kX;
+using act_quant_gpr::kXRow;
+using act_quant_kmask::kGather;
+using act_quant_kmask::kGroupTail;
+using act_quant_kmask::kRowTail;
 
 constexpr uint32_t kF32Bits1e10 = 0x2EDBE6FF;  // 1e-10f
 constexpr uint32_t kF32Bits127 = 0x42FE0000;   // 127.0f
 constexpr uint32_t kF32QuietNan = 0x7FC00000;
 constexpr uint32_t kF32ExpAllOnes = 0x7F800000;  // Inf; NaN is above
-
-// General-purpose register roles, one each for the whole kernel: the
-// current row's outputs, then pass 2's cursors and counter.
-using Xbyak::Operand;
-constexpr Xbyak::Reg64 kQaRow(Operand::R8);     // quantized row
-constexpr Xbyak::Reg64 kSaRow(Operand::R9);     // its scale(s)
-constexpr Xbyak::Reg64 kSumsRow(Operand::R10);  // its group sums
-constexpr Xbyak::Reg64 kX(Operand::R11);        // x cursor
-constexpr Xbyak::Reg64 kQa(Operand::R12);       // quantized cursor
-constexpr Xbyak::Reg64 kSums(Operand::R13);     // group-sum cursor
-constexpr Xbyak::Reg64 kGroupsLeft(Operand::R14);
-constexpr Xbyak::Reg64 kTable(Operand::R15);  // act-order table cursor
+constexpr uint32_t kAbsBits = 0x7FFFFFFF;
 
 }  // namespace
-
-ActQuantConfig ActQuantConfig::Canonical() const {
-  ActQuantConfig c = *this;
-  c.isa = TraitsOf(c.isa).vector_tier;
-  if (c.x_k == c.k) c.x_k = 0;
-  return c;
-}
-
-std::string ActQuantConfig::name() const {
-  const ActQuantConfig c = Canonical();
-  KernelName key;
-  key.family = KernelFamily::kQuantizer;
-  key.isa = c.isa;
-  key.act_dtype = c.act_dtype;
-  key.out_dtype = c.act_dtype;  // unused by the quantizer: kept canonical
-  key.group_size = c.group_size;
-  key.per_channel = c.group_size == c.k;
-  key.k = c.k;
-  key.variant_bits = c.permuted ? 1 : 0;
-  key.act_per_group = c.per_group;
-  // n is no dimension of the quantizer otherwise: the x columns of pass 1
-  // when they are not K (x_k).
-  key.n = c.x_k;
-  return key.str();
-}
 
 ActQuantizerGenerator::ActQuantizerGenerator(const ActQuantConfig& config)
     : Generator(config.name(), 64 * 1024),
       cfg_(config),
+      plan_(MakeActQuantPlan(config)),
       vec_(this, config.isa),
       elem_bytes_(config.act_dtype == DType::kF32 ? 4 : 2),
       groups_(config.k / config.group_size) {}
 
-// Register plan (System V; Preamble saves the callee-saved ones):
-//   rsi x row, rdx ldx, rcx rows left, kQaRow, kSaRow, kSumsRow (below),
-//   rdi per group: sa cursor (the args are all loaded first),
-//   the cursors kX, kQa, kSums, the group counter kGroupsLeft,
-//   rbx chunk counter, rax scratch; act-order: rbp table, kTable its cursor.
-//   v4 abs mask (pass 1; act-order bf16: x[0] in every lane's high half
-//   in pass 2, so pass 1 reloads it), v5 sa, v6 group sum, v7 +127, v8 -127,
-//   v13 / v14 AVX2 lane masks for the row tail / group tail (f32 only),
-//   k1 / k2 the same for AVX-512; v0-v3, v9-v12 temporaries; act-order:
-//   v15 / k3 gather mask.
 void ActQuantizerGenerator::Generate() {
-  const Xmm v_abs = vec_.Vec(4), v_sa = vec_.Vec(5), v_pos = vec_.Vec(7),
-            v_neg = vec_.Vec(8);
   Preamble();
-  mov(rsi, ptr[rdi + offsetof(ActQuantArgs, x)]);
-  mov(rdx, ptr[rdi + offsetof(ActQuantArgs, ldx_bytes)]);
-  mov(rcx, ptr[rdi + offsetof(ActQuantArgs, rows)]);
-  mov(kQaRow, ptr[rdi + offsetof(ActQuantArgs, qa)]);
-  mov(kSaRow, ptr[rdi + offsetof(ActQuantArgs, sa)]);
-  mov(kSumsRow, ptr[rdi + offsetof(ActQuantArgs, sums)]);
-  if (cfg_.permuted) mov(rbp, ptr[rdi + offsetof(ActQuantArgs, k_perm)]);
-  vmovups(v_abs, pool_.Splat32(0x7FFFFFFF));
-  vmovups(v_pos, pool_.Splat32(127));
-  vmovups(v_neg, pool_.Splat32(static_cast<uint32_t>(-127)));
-
-  const int lanes = vec_.lanes32();
-  const int row_tail = static_cast<int>(RowMaxColumns() % lanes);
-  const int group_tail = static_cast<int>(cfg_.group_size % lanes);
+  mov(kXRow, ptr[kArgs + offsetof(ActQuantArgs, x)]);
+  mov(kLdx, ptr[kArgs + offsetof(ActQuantArgs, ldx_bytes)]);
+  mov(kRowsLeft, ptr[kArgs + offsetof(ActQuantArgs, rows)]);
+  mov(kQaRow, ptr[kArgs + offsetof(ActQuantArgs, qa)]);
+  mov(kSaRow, ptr[kArgs + offsetof(ActQuantArgs, sa)]);
+  mov(kSumsRow, ptr[kArgs + offsetof(ActQuantArgs, sums)]);
+  if (cfg_.permuted) {
+    mov(kTableRow, ptr[kArgs + offsetof(ActQuantArgs, k_perm)]);
+  }
+  vmovups(vec_.Vec(P::kAbsMask), pool_.Splat32(kAbsBits));
+  vmovups(vec_.Vec(P::kHi), pool_.Splat32(127));
+  vmovups(vec_.Vec(P::kLo), pool_.Splat32(static_cast<uint32_t>(-127)));
   if (vec_.avx512()) {
-    mov(eax, (1u << row_tail) - 1);
-    kmovw(k1, eax);
-    mov(eax, (1u << group_tail) - 1);
-    kmovw(k2, eax);
+    mov(kScratch32, (1u << plan_.row_tail) - 1);
+    kmovw(kRowTail, kScratch32);
+    mov(kScratch32, (1u << plan_.group_tail) - 1);
+    kmovw(kGroupTail, kScratch32);
   } else {
-    vmovups(vec_.Vec(13), LaneMask(row_tail));
-    vmovups(vec_.Vec(14), LaneMask(group_tail));
+    vmovups(vec_.Vec(P::kRowTailMask), LaneMask(plan_.row_tail));
+    vmovups(vec_.Vec(P::kGroupTailMask), LaneMask(plan_.group_tail));
   }
 
   Xbyak::Label row_loop, non_finite, next_row;
@@ -108,17 +80,13 @@ void ActQuantizerGenerator::Generate() {
     EmitPerGroupRow();
   } else {
     EmitAbsMax();
-    cmp(eax, kF32ExpAllOnes);
+    cmp(kMaxBits, kF32ExpAllOnes);
     jae(non_finite, T_NEAR);
-    // sa = max(amax, 1e-10f) / 127.0f, in f32 exactly as the reference.
-    vmovd(xmm9, eax);
-    vmaxss(xmm9, xmm9, pool_.Splat32(kF32Bits1e10));
-    vdivss(xmm9, xmm9, pool_.Splat32(kF32Bits127));
-    vmovss(ptr[kSaRow], xmm9);
-    vbroadcastss(v_sa, xmm9);
+    EmitScale(ptr[kSaRow]);
     EmitQuantizeGroups();
-    // r12 is now qa + K: zero the bytes up to RoundUp(K, 4) that the last
-    // chunk store may not have reached (group tails shorter than K's tail).
+    // The qa cursor is now at qa + K: zero the bytes up to RoundUp(K, 4)
+    // that the last chunk store may not have reached (group tails shorter
+    // than K's tail).
     if (cfg_.k % 4 != 0) mov(dword[kQa], 0);
     jmp(next_row, T_NEAR);
 
@@ -127,14 +95,23 @@ void ActQuantizerGenerator::Generate() {
   }
 
   L(next_row);
-  add(rsi, rdx);
+  add(kXRow, kLdx);
   add(kQaRow, QaRowStride(cfg_.k));
   add(kSaRow, SaRowStride(groups_, cfg_.per_group));
   add(kSumsRow, SumsRowStride(groups_));
-  dec(rcx);
+  dec(kRowsLeft);
   jnz(row_loop, T_NEAR);
   Postamble();
   pool_.Emit(this);
+}
+
+void ActQuantizerGenerator::EmitScale(const Address& dst) {
+  const Xmm s(P::kTmp);
+  vmovd(s, kMaxBits);
+  vmaxss(s, s, pool_.Splat32(kF32Bits1e10));
+  vdivss(s, s, pool_.Splat32(kF32Bits127));
+  vmovss(dst, s);
+  vbroadcastss(vec_.Vec(P::kSa), s);
 }
 
 Xbyak::Address ActQuantizerGenerator::LaneMask(int count) {
@@ -147,8 +124,7 @@ void ActQuantizerGenerator::LoadF32(const Xmm& v, const Xbyak::RegExp& at,
                                     int count, const Opmask& kmask,
                                     const Xmm& vmask) {
   const Address addr = ptr[at];
-  const int lanes = vec_.lanes32();
-  const bool partial = count < lanes;
+  const bool partial = count < plan_.lanes;
   if (cfg_.act_dtype == DType::kF32) {
     if (!partial) {
       vmovups(v, addr);
@@ -179,42 +155,42 @@ void ActQuantizerGenerator::LoadF32(const Xmm& v, const Xbyak::RegExp& at,
 void ActQuantizerGenerator::GatherF32(const Xmm& v, const Xmm& idx,
                                       const Address& table, int count,
                                       const Opmask& kmask, const Xmm& vmask) {
-  const bool partial = count < vec_.lanes32();
-  const Xmm vmask_all = vec_.Vec(15);
+  const bool partial = count < plan_.lanes;
+  const Xmm vmask_all = vec_.Vec(P::kGatherMask);
   vmovups(idx, table);
   if (cfg_.act_dtype == DType::kF32) {
     // Lanes left out of the gather keep the zero (row / group padding).
     vpxor(Xmm(v.getIdx()), Xmm(v.getIdx()), Xmm(v.getIdx()));
     if (vec_.avx512()) {
       if (partial) {
-        kmovw(k3, kmask);
+        kmovw(kGather, kmask);
       } else {
-        kxnorw(k3, k3, k3);
+        kxnorw(kGather, kGather, kGather);
       }
-      vpgatherdd(v | k3, ptr[rsi + idx * 4]);
+      vpgatherdd(v | kGather, ptr[kXRow + idx * 4]);
     } else {
       if (partial) {
         vmovaps(vmask_all, vmask);
       } else {
         vpcmpeqd(vmask_all, vmask_all, vmask_all);
       }
-      vpgatherdd(v, ptr[rsi + idx * 4], vmask_all);
+      vpgatherdd(v, ptr[kXRow + idx * 4], vmask_all);
     }
     return;
   }
   // bf16: the dword at x + 2 * k_perm[j] - 2 holds x[k_perm[j]] in its
   // high half. Lanes with k_perm[j] = 0 are left out (that dword would
-  // start before x) and keep x[0] from v4; lanes past `count` keep 0.
-  const Xmm x0 = vec_.Vec(4);
+  // start before x) and keep x[0] from kX0; lanes past `count` keep 0.
+  const Xmm x0 = vec_.Vec(P::kX0);
   if (vec_.avx512()) {
     if (partial) {
-      vpcmpgtd(k3 | kmask, idx, pool_.Splat32(0));
+      vpcmpgtd(kGather | kmask, idx, pool_.Splat32(0));
       vmovaps(v | kmask | T_z, x0);
     } else {
-      vpcmpgtd(k3, idx, pool_.Splat32(0));
+      vpcmpgtd(kGather, idx, pool_.Splat32(0));
       vmovaps(v, x0);
     }
-    vpgatherdd(v | k3, ptr[rsi + idx * 2 - 2]);
+    vpgatherdd(v | kGather, ptr[kXRow + idx * 2 - 2]);
   } else {
     vpcmpgtd(vmask_all, idx, pool_.Splat32(0));
     if (partial) {
@@ -223,49 +199,50 @@ void ActQuantizerGenerator::GatherF32(const Xmm& v, const Xmm& idx,
     } else {
       vmovaps(v, x0);
     }
-    vpgatherdd(v, ptr[rsi + idx * 2 - 2], vmask_all);
+    vpgatherdd(v, ptr[kXRow + idx * 2 - 2], vmask_all);
   }
   vec_.And(v, v, pool_.Splat32(0xFFFF0000));
 }
 
 void ActQuantizerGenerator::EmitAbsMax() {
-  const int lanes = vec_.lanes32();
-  const int64_t full = RowMaxColumns() / lanes;
-  const int64_t unrolled = full / 4;
-  const int rest = static_cast<int>(full % 4);
-  const int tail = static_cast<int>(RowMaxColumns() % lanes);
+  const int lanes = plan_.lanes;
+  const int64_t full = cfg_.RowMaxColumns() / lanes;
+  const int64_t unrolled = full / P::kUnroll;
+  const int rest = static_cast<int>(full % P::kUnroll);
   const int step = lanes * elem_bytes_;
-  const Xmm v_abs = vec_.Vec(4);
-  // Act-order bf16 uses v4 for x[0] in pass 2 of the previous row.
+  const Xmm v_abs = vec_.Vec(P::kAbsMask);
+  // Act-order bf16 keeps x[0] there in pass 2 of the previous row.
   if (cfg_.permuted && cfg_.act_dtype == DType::kBF16) {
-    vmovups(v_abs, pool_.Splat32(0x7FFFFFFF));
+    vmovups(v_abs, pool_.Splat32(kAbsBits));
   }
   // (VEX xor of the xmm clears the whole register at either width.)
-  for (int u = 0; u < 4; ++u) vpxor(Xmm(u), Xmm(u), Xmm(u));
-  mov(kX, rsi);
+  for (int u = 0; u < P::kUnroll; ++u) {
+    vpxor(Xmm(P::kMax + u), Xmm(P::kMax + u), Xmm(P::kMax + u));
+  }
+  mov(kX, kXRow);
   auto one = [&](int u, int offset, int count) {
-    const Xmm t = vec_.Vec(9 + u);
-    LoadF32(t, kX + offset, count, k1, vec_.Vec(13));
+    const Xmm t = vec_.Vec(P::kTmp + u), max = vec_.Vec(P::kMax + u);
+    LoadF32(t, kX + offset, count, kRowTail, vec_.Vec(P::kRowTailMask));
     vec_.And(t, t, v_abs);
-    vpmaxsd(vec_.Vec(u), vec_.Vec(u),
-            t);  // patterns are >= 0: a signed max works
+    vpmaxsd(max, max, t);  // patterns are >= 0: a signed max works
   };
   if (unrolled > 0) {
     Xbyak::Label loop;
-    mov(rbx, unrolled);
+    mov(kChunksLeft, unrolled);
     L(loop);
-    for (int u = 0; u < 4; ++u) one(u, u * step, lanes);
-    add(kX, 4 * step);
-    dec(rbx);
+    for (int u = 0; u < P::kUnroll; ++u) one(u, u * step, lanes);
+    add(kX, P::kUnroll * step);
+    dec(kChunksLeft);
     jnz(loop, T_NEAR);
   }
   for (int u = 0; u < rest; ++u) one(u, u * step, lanes);
-  if (tail > 0) one(3, rest * step, tail);
-  vpmaxsd(vec_.Vec(0), vec_.Vec(0), vec_.Vec(1));
-  vpmaxsd(vec_.Vec(2), vec_.Vec(2), vec_.Vec(3));
-  vpmaxsd(vec_.Vec(0), vec_.Vec(0), vec_.Vec(2));
-  ReduceLanes(0, 1, /*max=*/true);
-  vmovd(eax, xmm0);
+  if (plan_.row_tail > 0) one(3, rest * step, plan_.row_tail);
+  const auto max = [&](int u) { return vec_.Vec(P::kMax + u); };
+  vpmaxsd(max(0), max(0), max(1));
+  vpmaxsd(max(2), max(2), max(3));
+  vpmaxsd(max(0), max(0), max(2));
+  ReduceLanes(P::kMax, P::kMax + 1, /*max=*/true);
+  vmovd(kMaxBits, Xmm(P::kMax));
 }
 
 void ActQuantizerGenerator::ReduceLanes(int v, int t, bool max) {
@@ -290,24 +267,25 @@ void ActQuantizerGenerator::ReduceLanes(int v, int t, bool max) {
   op(xv, xv, xt);
 }
 
-// One chunk of up to `lanes` values at r11 -> int8 at r12, summed into v6.
-// `slot` picks independent temporaries so unrolled chunks overlap.
-void ActQuantizerGenerator::EmitChunk(int slot, int count, const Opmask& kmask,
-                                      const Xmm& vmask) {
-  const int lanes = vec_.lanes32();
-  const Xmm a = vec_.Vec(slot), b = vec_.Vec(9 + slot);
+// One chunk of up to `lanes` values at the x cursor -> int8 at the qa
+// cursor, summed into the group sum. `slot` picks independent temporaries
+// so unrolled chunks overlap.
+void ActQuantizerGenerator::EmitChunk(int slot, int count) {
+  const int lanes = plan_.lanes;
+  const Xmm a = vec_.Vec(P::kValue + slot), b = vec_.Vec(P::kTmp + slot);
+  const Xmm vmask = vec_.Vec(P::kGroupTailMask);
   const int x_off = slot * lanes * elem_bytes_;
   const int q_off = slot * lanes;
   if (cfg_.permuted) {
-    GatherF32(a, b, ptr[kTable + slot * lanes * 4], count, kmask, vmask);
+    GatherF32(a, b, ptr[kTable + slot * lanes * 4], count, kGroupTail, vmask);
   } else {
-    LoadF32(a, kX + x_off, count, kmask, vmask);
+    LoadF32(a, kX + x_off, count, kGroupTail, vmask);
   }
-  vdivps(a, a, vec_.Vec(5));
+  vdivps(a, a, vec_.Vec(P::kSa));
   vcvtps2dq(a, a);  // default MXCSR: round half to even
-  vpminsd(a, a, vec_.Vec(7));
-  vpmaxsd(a, a, vec_.Vec(8));
-  vpaddd(vec_.Vec(6), vec_.Vec(6), a);
+  vpminsd(a, a, vec_.Vec(P::kHi));
+  vpmaxsd(a, a, vec_.Vec(P::kLo));
+  vpaddd(vec_.Vec(P::kGroupSum), vec_.Vec(P::kGroupSum), a);
   if (vec_.avx512()) {
     vpmovsdb(ptr[kQa + q_off], a);  // 16 bytes; masked lanes are 0
   } else {
@@ -320,51 +298,51 @@ void ActQuantizerGenerator::EmitChunk(int slot, int count, const Opmask& kmask,
 }
 
 void ActQuantizerGenerator::EmitGroupCursors() {
-  mov(kX, rsi);
+  mov(kX, kXRow);
   mov(kQa, kQaRow);
   mov(kSums, kSumsRow);
   mov(kGroupsLeft, groups_);
   if (cfg_.permuted) {
-    mov(kTable, rbp);
+    mov(kTable, kTableRow);
     if (cfg_.act_dtype == DType::kBF16) {
       // x[0] as f32 bits in every lane: the value of the lane that the
       // gather leaves out (GatherF32).
-      movzx(eax, word[rsi]);
-      shl(eax, 16);
-      vmovd(xmm4, eax);
-      vpbroadcastd(vec_.Vec(4), xmm4);
+      movzx(kScratch32, word[kXRow]);
+      shl(kScratch32, 16);
+      vmovd(Xmm(P::kX0), kScratch32);
+      vpbroadcastd(vec_.Vec(P::kX0), Xmm(P::kX0));
     }
   }
 }
 
 void ActQuantizerGenerator::EmitQuantizeGroup() {
-  const int lanes = vec_.lanes32();
+  const int lanes = plan_.lanes;
   const int64_t full = cfg_.group_size / lanes;
-  const int64_t unrolled = full / 4;
-  const int rest = static_cast<int>(full % 4);
-  const int tail = static_cast<int>(cfg_.group_size % lanes);
-  vpxor(xmm6, xmm6, xmm6);
+  const int64_t unrolled = full / P::kUnroll;
+  const int rest = static_cast<int>(full % P::kUnroll);
+  const Xmm sum(P::kGroupSum);
+  vpxor(sum, sum, sum);
   if (unrolled > 0) {
     Xbyak::Label loop;
-    mov(rbx, unrolled);
+    mov(kChunksLeft, unrolled);
     L(loop);
-    for (int u = 0; u < 4; ++u) EmitChunk(u, lanes, k2, vec_.Vec(14));
-    add(kX, 4 * lanes * elem_bytes_);
-    add(kQa, 4 * lanes);
-    if (cfg_.permuted) add(kTable, 4 * lanes * 4);
-    dec(rbx);
+    for (int u = 0; u < P::kUnroll; ++u) EmitChunk(u, lanes);
+    add(kX, P::kUnroll * lanes * elem_bytes_);
+    add(kQa, P::kUnroll * lanes);
+    if (cfg_.permuted) add(kTable, P::kUnroll * lanes * 4);
+    dec(kChunksLeft);
     jnz(loop, T_NEAR);
   }
-  for (int u = 0; u < rest; ++u) EmitChunk(u, lanes, k2, vec_.Vec(14));
+  for (int u = 0; u < rest; ++u) EmitChunk(u, lanes);
   if (rest > 0) AdvanceCursors(rest * lanes);
-  if (tail > 0) {
+  if (plan_.group_tail > 0) {
     // The store writes a full chunk: bytes past the group are zeros that
     // the next group overwrites, or the row padding the kernels rely on.
-    EmitChunk(0, tail, k2, vec_.Vec(14));
-    AdvanceCursors(tail);
+    EmitChunk(0, plan_.group_tail);
+    AdvanceCursors(plan_.group_tail);
   }
-  ReduceLanes(6, 9, /*max=*/false);  // -> sums[g]
-  vmovd(ptr[kSums], xmm6);
+  ReduceLanes(P::kGroupSum, P::kTmp, /*max=*/false);  // -> sums[g]
+  vmovd(ptr[kSums], sum);
 }
 
 void ActQuantizerGenerator::AdvanceCursors(int64_t count) {
@@ -385,25 +363,20 @@ void ActQuantizerGenerator::EmitQuantizeGroups() {
 
 void ActQuantizerGenerator::EmitPerGroupRow() {
   EmitGroupCursors();
-  mov(rdi, kSaRow);
+  mov(kSa, kSaRow);
   Xbyak::Label group_loop, non_finite, next_group;
   L(group_loop);
   EmitGroupAbsMax();
-  cmp(eax, kF32ExpAllOnes);
+  cmp(kMaxBits, kF32ExpAllOnes);
   jae(non_finite, T_NEAR);
-  // sa[g] = max(amax_g, 1e-10f) / 127.0f, as per token.
-  vmovd(xmm9, eax);
-  vmaxss(xmm9, xmm9, pool_.Splat32(kF32Bits1e10));
-  vdivss(xmm9, xmm9, pool_.Splat32(kF32Bits127));
-  vmovss(ptr[rdi], xmm9);
-  vbroadcastss(vec_.Vec(5), xmm9);
+  EmitScale(ptr[kSa]);  // sa[g], as per token
   EmitQuantizeGroup();
   jmp(next_group, T_NEAR);
   L(non_finite);
   EmitNonFiniteGroup();
   L(next_group);
   add(kSums, 4);
-  add(rdi, 4);
+  add(kSa, 4);
   dec(kGroupsLeft);
   jnz(group_loop, T_NEAR);
   // As per token: zero the bytes up to RoundUp(K, 4).
@@ -411,73 +384,77 @@ void ActQuantizerGenerator::EmitPerGroupRow() {
 }
 
 // Max of |x| bit patterns over the group at the cursors, two chunks at a
-// time into v0 / v1 (temporaries v9 / v10, gather indices v11 / v12); the
-// x and table cursors end where they started, the qa cursor is not used.
+// time into maxima 0 / 1 (temporaries kTmp + u, gather indices
+// kGroupGatherIdx + u); the x and table cursors end where they started,
+// the qa cursor is not used.
 void ActQuantizerGenerator::EmitGroupAbsMax() {
-  const int lanes = vec_.lanes32();
+  const int lanes = plan_.lanes;
   const int64_t full = cfg_.group_size / lanes;
-  const int tail = static_cast<int>(cfg_.group_size % lanes);
-  const Address abs_mask = pool_.Splat32(0x7FFFFFFF);
-  vpxor(xmm0, xmm0, xmm0);
-  vpxor(xmm1, xmm1, xmm1);
-  // Chunk `at` (in chunks from the cursors) into accumulator u.
+  const int pairs = P::kGroupMaxUnroll;
+  const Address abs_mask = pool_.Splat32(kAbsBits);
+  vpxor(Xmm(P::kMax), Xmm(P::kMax), Xmm(P::kMax));
+  vpxor(Xmm(P::kMax + 1), Xmm(P::kMax + 1), Xmm(P::kMax + 1));
+  // Chunk `at` (in chunks from the cursors) into maximum u.
   auto one = [&](int u, int at, int count) {
-    const Xmm t = vec_.Vec(9 + u);
+    const Xmm t = vec_.Vec(P::kTmp + u), max = vec_.Vec(P::kMax + u);
+    const Xmm vmask = vec_.Vec(P::kGroupTailMask);
     if (cfg_.permuted) {
-      GatherF32(t, vec_.Vec(11 + u), ptr[kTable + at * lanes * 4], count, k2,
-                vec_.Vec(14));
+      GatherF32(t, vec_.Vec(P::kGroupGatherIdx + u),
+                ptr[kTable + at * lanes * 4], count, kGroupTail, vmask);
     } else {
-      LoadF32(t, kX + at * lanes * elem_bytes_, count, k2, vec_.Vec(14));
+      LoadF32(t, kX + at * lanes * elem_bytes_, count, kGroupTail, vmask);
     }
     vec_.And(t, t, abs_mask);
-    vpmaxsd(vec_.Vec(u), vec_.Vec(u), t);  // patterns >= 0: signed max
+    vpmaxsd(max, max, t);  // patterns >= 0: signed max
   };
-  if (full / 2 > 0) {
+  if (full / pairs > 0) {
     Xbyak::Label loop;
-    mov(rbx, full / 2);
+    mov(kChunksLeft, full / pairs);
     L(loop);
     one(0, 0, lanes);
     one(1, 1, lanes);
-    add(kX, 2 * lanes * elem_bytes_);
-    if (cfg_.permuted) add(kTable, 2 * lanes * 4);
-    dec(rbx);
+    add(kX, pairs * lanes * elem_bytes_);
+    if (cfg_.permuted) add(kTable, pairs * lanes * 4);
+    dec(kChunksLeft);
     jnz(loop, T_NEAR);
   }
-  if (full % 2 != 0) {
+  if (full % pairs != 0) {
     one(0, 0, lanes);
     add(kX, lanes * elem_bytes_);
     if (cfg_.permuted) add(kTable, lanes * 4);
   }
-  if (tail > 0) one(1, 0, tail);
+  if (plan_.group_tail > 0) one(1, 0, plan_.group_tail);
   if (full > 0) {  // back to the group start
     sub(kX, full * lanes * elem_bytes_);
     if (cfg_.permuted) sub(kTable, full * lanes * 4);
   }
-  vpmaxsd(vec_.Vec(0), vec_.Vec(0), vec_.Vec(1));
-  ReduceLanes(0, 1, /*max=*/true);
-  vmovd(eax, xmm0);
+  vpmaxsd(vec_.Vec(P::kMax), vec_.Vec(P::kMax), vec_.Vec(P::kMax + 1));
+  ReduceLanes(P::kMax, P::kMax + 1, /*max=*/true);
+  vmovd(kMaxBits, Xmm(P::kMax));
 }
 
 // A group with NaN or Inf: sa[g] = NaN, its qa (the extent pass 2 stores)
 // and sums[g] 0; the cursors move past the group.
 void ActQuantizerGenerator::EmitNonFiniteGroup() {
-  const int lanes = vec_.lanes32();
+  const int lanes = plan_.lanes;
   const int64_t chunks = (cfg_.group_size + lanes - 1) / lanes;
-  mov(dword[rdi], kF32QuietNan);
+  const Xmm zero(P::kTmp);
+  mov(dword[kSa], kF32QuietNan);
   mov(dword[kSums], 0);
-  vpxor(xmm9, xmm9, xmm9);
+  vpxor(zero, zero, zero);
   Xbyak::Label loop;
-  mov(rbx, chunks);
+  mov(kChunksLeft, chunks);
   L(loop);
   if (vec_.avx512()) {
-    vmovdqu(ptr[kQa], xmm9);  // 16 bytes, as vpmovsdb stores
+    vmovdqu(ptr[kQa], zero);  // 16 bytes, as vpmovsdb stores
   } else {
-    vmovq(ptr[kQa], xmm9);  // 8 bytes, as pass 2 stores
+    vmovq(ptr[kQa], zero);  // 8 bytes, as pass 2 stores
   }
   add(kQa, lanes);
-  dec(rbx);
+  dec(kChunksLeft);
   jnz(loop, T_NEAR);
-  // r12 moved by chunks * lanes; pass 2 would have moved it by the group.
+  // The qa cursor moved by chunks * lanes; pass 2 would have moved it by
+  // the group.
   add(kX, cfg_.group_size * elem_bytes_);
   if (chunks * lanes != cfg_.group_size) {
     sub(kQa, chunks * lanes - cfg_.group_size);
@@ -489,42 +466,23 @@ void ActQuantizerGenerator::EmitNonFiniteGroup() {
 // 0 * NaN = NaN for the whole row, and nothing else is disturbed).
 void ActQuantizerGenerator::EmitNonFiniteRow() {
   mov(dword[kSaRow], kF32QuietNan);
-  const Xmm zero = vec_.Vec(9);
-  vpxor(xmm9, xmm9, xmm9);
+  const Xmm zero = vec_.Vec(P::kTmp);
+  vpxor(Xmm(P::kTmp), Xmm(P::kTmp), Xmm(P::kTmp));
   Xbyak::Label qa_loop, sum_loop;
-  mov(rax, kQaRow);
-  mov(rbx, (cfg_.k + vec_.bytes() - 1) / vec_.bytes());
+  mov(kScratch, kQaRow);
+  mov(kChunksLeft, (cfg_.k + vec_.bytes() - 1) / vec_.bytes());
   L(qa_loop);
-  vmovups(ptr[rax], zero);
-  add(rax, vec_.bytes());
-  dec(rbx);
+  vmovups(ptr[kScratch], zero);
+  add(kScratch, vec_.bytes());
+  dec(kChunksLeft);
   jnz(qa_loop, T_NEAR);
-  mov(rax, kSumsRow);
-  mov(rbx, groups_);
+  mov(kScratch, kSumsRow);
+  mov(kChunksLeft, groups_);
   L(sum_loop);
-  mov(dword[rax], 0);
-  add(rax, 4);
-  dec(rbx);
+  mov(dword[kScratch], 0);
+  add(kScratch, 4);
+  dec(kChunksLeft);
   jnz(sum_loop, T_NEAR);
-}
-
-absl::Status CheckActQuantConfig(const ActQuantConfig& c) {
-  if (TraitsOf(c.isa).vector_bytes == 0) {
-    return absl::InvalidArgumentError("the quantizer needs AVX2 or AVX-512");
-  }
-  if (c.k <= 0 || c.group_size <= 0 || c.k % c.group_size != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "quantizer: group ", c.group_size, " does not divide K = ", c.k));
-  }
-  if (c.act_dtype != DType::kF32 && c.act_dtype != DType::kBF16) {
-    return absl::InvalidArgumentError("quantizer: x must be bf16 or f32");
-  }
-  if (c.x_k != 0 && (!c.permuted || c.x_k < 1 || c.x_k > c.k)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("quantizer: x_k = ", c.x_k,
-                     " needs act-order and 1 <= x_k <= K = ", c.k));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace w4jit::internal

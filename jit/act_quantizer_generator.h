@@ -22,7 +22,8 @@
 // group alone, then is quantized with it; a group holding NaN or Inf gets
 // sa[g] = NaN, qa and sums[g] 0 (the row's outputs are then NaN, as per
 // token). Pass 1 over the group reads x again (L1) and uses the |x| mask
-// from memory, since v4 may hold x[0] (act-order bf16).
+// from memory, since its register may hold x[0] (act-order bf16;
+// jit/act_quant_plan.h).
 #ifndef W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
 #define W4JIT_JIT_ACT_QUANTIZER_GENERATOR_H_
 
@@ -35,6 +36,7 @@
 #include "dispatch/config_key.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/kernel_key.h"
+#include "jit/act_quant_plan.h"
 #include "jit/da8w4_layout.h"
 #include "jit/emit_util.h"
 #include "jit/generator.h"
@@ -83,6 +85,8 @@ struct ActQuantConfig {
   }
   // The tier whose code runs; x_k is 0 when it is K.
   ActQuantConfig Canonical() const;
+  // The columns of x pass 1 (per row) reads: x_k, or K.
+  int64_t RowMaxColumns() const { return x_k != 0 ? x_k : k; }
   // The kernel's name ("{family}_..._{tier}").
   std::string name() const;
   bool operator==(const ActQuantConfig& o) const {
@@ -97,7 +101,8 @@ struct ActQuantConfig {
 static_assert(CheckConfigFieldsListed<ActQuantConfig>());
 
 // Why this config cannot be generated (a group that does not divide K, an
-// activation dtype other than bf16 / f32), or OK.
+// activation dtype other than bf16 / f32), or OK. With the canonical form
+// and the name in jit/act_quant_config.cc.
 absl::Status CheckActQuantConfig(const ActQuantConfig& config);
 
 class ActQuantizerGenerator : public Generator {
@@ -108,32 +113,33 @@ class ActQuantizerGenerator : public Generator {
   void Generate() override;
 
  private:
-  // The columns of x pass 1 (per row) reads: x_k, or K.
-  int64_t RowMaxColumns() const { return cfg_.x_k != 0 ? cfg_.x_k : cfg_.k; }
   // Loads chunk `lanes` values of x at `addr` as f32 into `v`; lanes past
   // `count` (< lanes) read as 0 and their memory is never touched.
   void LoadF32(const Xbyak::Xmm& v, const Xbyak::RegExp& at, int count,
                const Xbyak::Opmask& kmask, const Xbyak::Xmm& vmask);
   // The same for act-order: lanes [0, count) <- x[k_perm[j]] for the table
-  // entries j at `table`, gathered from the row at rsi; `idx` is clobbered.
+  // entries j at `table`, gathered from the row of x; `idx` is clobbered.
   void GatherF32(const Xbyak::Xmm& v, const Xbyak::Xmm& idx,
                  const Xbyak::Address& table, int count,
                  const Xbyak::Opmask& kmask, const Xbyak::Xmm& vmask);
-  void EmitAbsMax();          // pass 1 -> eax
+  void EmitAbsMax();  // pass 1 -> the maximum's bits (ActQuantPlan)
+  // sa = max(amax, 1e-10f) / 127.0f from pass 1's maximum, in f32 exactly
+  // as the reference: stored at `dst` and broadcast for pass 2.
+  void EmitScale(const Xbyak::Address& dst);
   void EmitQuantizeGroups();  // pass 2
   // The cursors of pass 2 (x, qa, sums, act-order table) at the row start.
   void EmitGroupCursors();
   // Pass 2 of the group at the cursors: qa, sums[g]; moves the x, qa and
   // table cursors past the group.
   void EmitQuantizeGroup();
-  // Per group: both passes for each group of the row (sa cursor rdi).
+  // Per group: both passes for each group of the row (its own sa cursor).
   void EmitPerGroupRow();
-  void EmitGroupAbsMax();  // of the group at the cursors -> eax
+  void EmitGroupAbsMax();  // of the group at the cursors, as EmitAbsMax
   void EmitNonFiniteGroup();
   // Moves the x, qa and table cursors by `count` elements of x.
   void AdvanceCursors(int64_t count);
-  void EmitChunk(int slot, int count, const Xbyak::Opmask& kmask,
-                 const Xbyak::Xmm& vmask);
+  // Pass 2 of one chunk of `count` (<= lanes) values.
+  void EmitChunk(int slot, int count);
   void EmitNonFiniteRow();
   // Lane 0 of vector register v <- max (or sum) of its 32-bit lanes; t is
   // clobbered.
@@ -142,6 +148,7 @@ class ActQuantizerGenerator : public Generator {
   Xbyak::Address LaneMask(int count);
 
   const ActQuantConfig cfg_;
+  const ActQuantPlan plan_;  // registers by role (jit/act_quant_plan.h)
   VecEmitter vec_;
   const int elem_bytes_;
   const int64_t groups_;
