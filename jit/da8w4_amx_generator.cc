@@ -14,6 +14,15 @@ constexpr int kDecodedQuadBytes = 128;
 
 Xbyak::Tmm Tile(int i) { return Xbyak::Tmm(i); }
 
+// GPR roles beside the AVX-512 kernel's (jit/da8w4_gemm_generator.h):
+// the A and B tiles' row strides in the K loop (rcx and rdx are free
+// there), and the stack rows' stride while the accumulators are stored.
+constexpr Xbyak::Reg64 kAStride(Xbyak::Operand::RCX);
+constexpr Xbyak::Reg64 kBStride(Xbyak::Operand::RDX);
+constexpr Xbyak::Reg32 kBStride32(Xbyak::Operand::EDX);
+constexpr Xbyak::Reg64 kRowStride(Xbyak::Operand::RAX);
+constexpr Xbyak::Reg32 kRowStride32(Xbyak::Operand::EAX);
+
 }  // namespace
 
 Da8w4AmxGenerator::Da8w4AmxGenerator(const Da8w4GemmConfig& config)
@@ -28,8 +37,6 @@ Da8w4AmxGenerator::Da8w4AmxGenerator(const Da8w4GemmConfig& config)
   zero_point_in_weights_ = config.weight_type == WeightType::kS4;
 }
 
-// GPRs as the AVX-512 kernel's; rcx and rdx hold the A and B tile strides
-// in the K loop, rax the stack rows' stride when tiles are stored.
 void Da8w4AmxGenerator::Generate() {
   Xbyak::Label tile_config;
   // A group's end runs while the tiles compute the next group
@@ -57,8 +64,8 @@ void Da8w4AmxGenerator::Generate() {
 // then this group's accumulators stored. Per (row, half) the groups still
 // enter the f32 tile in order, so the arithmetic is the AVX-512 kernel's.
 void Da8w4AmxGenerator::EmitTileGroup() {
-  mov(rcx, qa_stride_);
-  mov(edx, kDecodedQuadBytes);
+  mov(kAStride, qa_stride_);
+  mov(kBStride32, kDecodedQuadBytes);
   EmitTileDots();
   if (cfg_.layout.groups() > 1) {
     // Not in the first group: there is no previous group yet.
@@ -80,11 +87,11 @@ void Da8w4AmxGenerator::EmitTileDots() {
   auto k_step = [&] {
     for (int rt = 0; rt < rts; ++rt) {
       tileloadd(Tile(Da8w4AmxPlan::kA + rt),
-                ptr[kQa + rcx + rt * 16 * qa_stride_]);
+                ptr[kQa + kAStride + rt * 16 * qa_stride_]);
     }
     for (int half = 0; half < 2; ++half) {
       tileloadd(Tile(Da8w4AmxPlan::kB + half),
-                ptr[kW + rdx + half * cfg_.layout.quad_bytes()]);
+                ptr[kW + kBStride + half * cfg_.layout.quad_bytes()]);
     }
     for (int rt = 0; rt < rts; ++rt) {
       for (int half = 0; half < 2; ++half) {
@@ -117,9 +124,9 @@ void Da8w4AmxGenerator::EmitTileDots() {
 // its int32 tile (row r, half h at I32Tile(Acc(r, 0, h)), 128 bytes per
 // row).
 void Da8w4AmxGenerator::EmitStoreTiles(int half) {
-  mov(eax, 2 * vec_.bytes());
+  mov(kRowStride32, 2 * vec_.bytes());
   for (int rt = 0; rt < amx_.row_tiles; ++rt) {
-    tilestored(ptr[rsp + rax + I32Tile(AccIndex(16 * rt, 0, half))],
+    tilestored(ptr[rsp + kRowStride + I32Tile(AccIndex(16 * rt, 0, half))],
                Tile(Da8w4AmxPlan::kC + 2 * rt + half));
   }
 }
@@ -148,7 +155,7 @@ void Da8w4AmxGenerator::EmitTileGroupEnd(int64_t group) {
   for (int r = 0; r < cfg_.mr; ++r) {
     // u4: z * sum per column; s4 needs no sum (zero_point_in_weights_).
     if (u4) vpbroadcastd(row_sum, ptr[kSums + r * sums_stride_ + sums]);
-    const Xbyak::Address row_sa = ptr_b[rsi + r * sums_stride_ + sums];
+    const Xbyak::Address row_sa = ptr_b[kSaCursor + r * sums_stride_ + sums];
     for (int half = 0; half < 2; ++half) {
       vmovdqa32(acc, ptr[rsp + I32Tile(AccIndex(r, 0, half))]);
       EmitGroupEndOne(r, 0, half, acc, row_sum, tmp, row_sa, &scales[half],

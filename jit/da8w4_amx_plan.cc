@@ -53,6 +53,7 @@ absl::StatusOr<Da8w4AmxPlan> MakeDa8w4AmxPlan(int mr, int nblk, bool decoded,
   p.vec.nblk = 1;
   p.vec.decoded = true;
   p.vec.nacc = 2 * mr;
+  p.vec.zero = 0;  // the accumulators are tiles: register 0 is free
   p.vec.row_sum = 1;
   p.vec.tmp = 2;
   p.vec.used = 7;  // the epilogue's registers 0-6

@@ -1,3 +1,10 @@
+// The DA8W4 kernel's driver: the frame, the step and group loops, the
+// chunks of quads with their prefetch, the group end shared by every ISA
+// (and the AMX kernel) and the epilogue. The ISAs' dot products are in
+// jit/da8w4_gemm_avx2_steps.cc and jit/da8w4_gemm_vnni_steps.cc; the
+// registers are placed by the plan (jit/da8w4_gemm_plan.h) and the GPR
+// roles named in the class. The config's check and name are in
+// da8w4_gemm_config.cc.
 #include "jit/da8w4_gemm_generator.h"
 
 #include <algorithm>
@@ -10,10 +17,6 @@ namespace w4jit::internal {
 namespace {
 
 using Xbyak::Xmm;
-
-// The vector registers are placed by the plan (jit/da8w4_gemm_plan.h);
-// the GPRs are described at Generate() and named in the class. The
-// config's check and name are in da8w4_gemm_config.cc.
 
 }  // namespace
 
@@ -42,10 +45,8 @@ int64_t Da8w4GemmGenerator::BlockStride() const {
                       : cfg_.layout.block_weight_bytes();
 }
 
-// GPRs: rdi args; the cursors and counters above (kQa .. kStepsLeft);
-// rbp the entry rsp; rax, rbx, rcx, rdx, rsi scratch in the epilogue; per-group
-// activation scales: rsi the sa cursor (along K) before it. The stack holds
-// the int32 tile (AVX2), the f32 tile and the per-step pointers (locals).
+// The stack holds the int32 tile (AVX2), the f32 tile and the per-step
+// pointers (Slot).
 void Da8w4GemmGenerator::Generate() {
   EmitKernel([] {}, [&] { EmitStep(); }, [] {});
 }
@@ -54,35 +55,34 @@ void Da8w4GemmGenerator::EmitKernel(const std::function<void()>& enter,
                                     const std::function<void()>& step,
                                     const std::function<void()>& leave) {
   Preamble();
-  mov(rbp, rsp);
-  sub(rsp, Local(10));
+  mov(kSavedRsp, rsp);
+  sub(rsp, Local(kFrameSlots));
   and_(rsp, -64);
-  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, w)]);
-  mov(ptr[rsp + Local(0)], rax);
-  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, scales)]);
-  mov(ptr[rsp + Local(1)], rax);
-  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, zeros)]);
-  mov(ptr[rsp + Local(2)], rax);
-  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, bias)]);
-  mov(ptr[rsp + Local(3)], rax);
-  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, y)]);
-  mov(ptr[rsp + Local(4)], rax);
+  auto slot = [&](int at, size_t arg) {
+    mov(kScratch, ptr[kArgs + arg]);
+    mov(ptr[rsp + Local(at)], kScratch);
+  };
+  slot(kWSlot, offsetof(Da8w4GemmArgs, w));
+  slot(kScalesSlot, offsetof(Da8w4GemmArgs, scales));
+  slot(kZerosSlot, offsetof(Da8w4GemmArgs, zeros));
+  slot(kBiasSlot, offsetof(Da8w4GemmArgs, bias));
+  slot(kYSlot, offsetof(Da8w4GemmArgs, y));
   for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
-    mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, ep) + 8 * i]);
-    mov(ptr[rsp + Local(5 + i)], rax);
+    slot(kEpOperandSlot + i, offsetof(Da8w4GemmArgs, ep) + 8 * i);
   }
-  if (vec_.avx512() && !cfg_.decoded) {
+  // AVX-512 in-loop unpacking keeps its 0x0F mask in a register.
+  if (plan_.mask >= 0) {
     vmovups(vec_.Vec(plan_.mask), pool_.Splat32(0x0F0F0F0F));
   }
   enter();
-  mov(kStepsLeft, ptr[rdi + offsetof(Da8w4GemmArgs, steps)]);
+  mov(kStepsLeft, ptr[kArgs + offsetof(Da8w4GemmArgs, steps)]);
   Xbyak::Label step_loop;
   L(step_loop);
   step();
   dec(kStepsLeft);
   jnz(step_loop, T_NEAR);
   leave();
-  mov(rsp, rbp);
+  mov(rsp, kSavedRsp);
   Postamble();
   pool_.Emit(this);
 }
@@ -95,20 +95,23 @@ void Da8w4GemmGenerator::EmitStep() {
 }
 
 void Da8w4GemmGenerator::EmitStepStart() {
-  mov(kQa, ptr[rdi + offsetof(Da8w4GemmArgs, qa)]);
-  mov(kW, ptr[rsp + Local(0)]);
-  mov(kScales, ptr[rsp + Local(1)]);
-  mov(kZeros, ptr[rsp + Local(2)]);
-  mov(kSums, ptr[rdi + offsetof(Da8w4GemmArgs, sums)]);
-  if (cfg_.act_per_group) mov(rsi, ptr[rdi + offsetof(Da8w4GemmArgs, sa)]);
-  // AMX: the accumulators are tiles (register 0 is free here).
-  const Xmm zero = vec_.Vec(cfg_.amx ? 0 : NumAcc());
+  mov(kQa, ptr[kArgs + offsetof(Da8w4GemmArgs, qa)]);
+  mov(kW, ptr[rsp + Local(kWSlot)]);
+  mov(kScales, ptr[rsp + Local(kScalesSlot)]);
+  mov(kZeros, ptr[rsp + Local(kZerosSlot)]);
+  mov(kSums, ptr[kArgs + offsetof(Da8w4GemmArgs, sums)]);
+  if (cfg_.act_per_group) {
+    mov(kSaCursor, ptr[kArgs + offsetof(Da8w4GemmArgs, sa)]);
+  }
+  const Xmm zero = vec_.Vec(plan_.zero);
   if (vec_.avx512()) {
     vpxord(zero, zero, zero);
   } else {
     vpxor(zero, zero, zero);
   }
   for (int i = 0; i < NumAcc(); ++i) vmovaps(ptr[rsp + F32Tile(i)], zero);
+  // VNNI accumulates in registers (AMX in tiles, AVX2 from each chunk's
+  // first product).
   if (vec_.avx512() && !cfg_.amx) {
     for (int i = 0; i < NumAcc(); ++i) vmovaps(vec_.Vec(i), zero);
   }
@@ -127,7 +130,7 @@ void Da8w4GemmGenerator::EmitGroups(const std::function<void()>& group) {
     add(kScales, static_cast<uint32_t>(lay.group_scale_bytes()));
     add(kZeros, lay.block_cols() * 4);
     add(kSums, 4);
-    if (cfg_.act_per_group) add(rsi, 4);
+    if (cfg_.act_per_group) add(kSaCursor, 4);
     dec(kGroupsLeft);
     jnz(group_loop, T_NEAR);
   }
@@ -137,20 +140,18 @@ void Da8w4GemmGenerator::EmitStepEnd() {
   const Da8w4Layout& lay = cfg_.layout;
   // Next nblk blocks.
   const int64_t nblk = cfg_.nblk;
-  mov(rax, nblk * BlockStride());
-  add(ptr[rsp + Local(0)], rax);
-  mov(rax, nblk * lay.block_scale_bytes());
-  add(ptr[rsp + Local(1)], rax);
-  mov(rax, nblk * lay.block_param_bytes());
-  add(ptr[rsp + Local(2)], rax);
-  mov(rax, nblk * lay.block_cols() * 4);
-  add(ptr[rsp + Local(3)], rax);
-  mov(rax, nblk * OutBlockCols() * out_bytes_);
-  add(ptr[rsp + Local(4)], rax);
+  auto advance = [&](int at, int64_t bytes) {
+    mov(kScratch, bytes);
+    add(ptr[rsp + Local(at)], kScratch);
+  };
+  advance(kWSlot, nblk * BlockStride());
+  advance(kScalesSlot, nblk * lay.block_scale_bytes());
+  advance(kZerosSlot, nblk * lay.block_param_bytes());
+  advance(kBiasSlot, nblk * lay.block_cols() * 4);
+  advance(kYSlot, nblk * OutBlockCols() * out_bytes_);
   const EpilogueEmitter ep(this, vec_, &pool_, cfg_.epilogue);
   for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
-    mov(rax, nblk * OutBlockCols() * ep.OperandSize(i));
-    add(ptr[rsp + Local(5 + i)], rax);
+    advance(kEpOperandSlot + i, nblk * OutBlockCols() * ep.OperandSize(i));
   }
 }
 
@@ -168,43 +169,25 @@ int Da8w4GemmGenerator::OutCols(int blk) const {
 }
 
 void Da8w4GemmGenerator::EmitGroup() {
-  const int64_t gq = cfg_.layout.group_quads();
-  const int chunk = cfg_.chunk_quads;
-  auto chunk_loop = [&](int64_t count, const auto& body) {
-    if (count == 1) {
-      body();
-    } else if (count > 1) {
-      Xbyak::Label loop;
-      mov(kChunksLeft, count);
-      L(loop);
-      body();
-      dec(kChunksLeft);
-      jnz(loop, T_NEAR);
-    }
-  };
   if (vec_.avx512()) {
-    // int32 accumulators hold the whole group: no flushes.
-    chunk_loop(gq / chunk, [&] { EmitChunk(chunk); });
-    if (gq % chunk != 0) EmitChunk(static_cast<int>(gq % chunk));
-    EmitGroupEndVnni();
-    return;
+    EmitVnniGroup();
+  } else {
+    EmitAvx2Group();
   }
-  // AVX2: int16 partial sums of at most 8 quads, flushed into int32.
-  const int64_t chunks = (gq + chunk - 1) / chunk;
-  const int last = static_cast<int>(gq - (chunks - 1) * chunk);
-  if (chunks == 1) {
-    EmitChunk(last);
-    EmitFlush(Flush::kOnly);
-    return;
+}
+
+void Da8w4GemmGenerator::EmitChunkLoop(int64_t count,
+                                       const std::function<void()>& body) {
+  if (count == 1) {
+    body();
+  } else if (count > 1) {
+    Xbyak::Label loop;
+    mov(kChunksLeft, count);
+    L(loop);
+    body();
+    dec(kChunksLeft);
+    jnz(loop, T_NEAR);
   }
-  EmitChunk(chunk);
-  EmitFlush(Flush::kStore);
-  chunk_loop(chunks - 2, [&] {
-    EmitChunk(chunk);
-    EmitFlush(Flush::kAdd);
-  });
-  EmitChunk(last);
-  EmitFlush(Flush::kFinal);
 }
 
 void Da8w4GemmGenerator::EmitChunk(int quads) {
@@ -214,87 +197,17 @@ void Da8w4GemmGenerator::EmitChunk(int quads) {
                          quads * QuadStride(), cfg_.prefetch);
     }
   }
-  for (int q = 0; q < quads; ++q) EmitQuad(q, q == 0);
+  for (int q = 0; q < quads; ++q) {
+    if (!vec_.avx512()) {
+      EmitAvx2Quad(q, q == 0);
+    } else if (cfg_.decoded) {
+      EmitQuadDecodedVnni(q);
+    } else {
+      EmitVnniQuad(q);
+    }
+  }
   add(kQa, quads * 4);
   add(kW, quads * QuadStride());
-}
-
-// AVX-512 on a decoded panel: all blocks' weights of quad q in registers,
-// then per row one broadcast feeding 2 * nblk vpdpbusd. Per quad: 2 * nblk
-// + mr loads and 2 * mr * nblk vpdpbusd, nothing else.
-void Da8w4GemmGenerator::EmitQuadDecodedVnni(int q) {
-  const int nw = 2 * cfg_.nblk;
-  const Xmm b = vec_.Vec(plan_.bcast);
-  for (int i = 0; i < nw; ++i) {
-    vmovups(vec_.Vec(plan_.weights + i),
-            ptr[kW + (i / 2) * BlockStride() + q * QuadStride() +
-                (i % 2) * cfg_.layout.quad_bytes()]);
-  }
-  for (int r = 0; r < cfg_.mr; ++r) {
-    vpbroadcastd(b, ptr[kQa + r * qa_stride_ + q * 4]);
-    for (int blk = 0; blk < cfg_.nblk; ++blk) {
-      for (int half = 0; half < 2; ++half) {
-        vpdpbusd(vec_.Vec(AccIndex(r, blk, half)),
-                 vec_.Vec(plan_.weights + 2 * blk + half), b);
-      }
-    }
-  }
-}
-
-void Da8w4GemmGenerator::EmitQuad(int q, bool first_in_chunk) {
-  if (cfg_.decoded && vec_.avx512()) {
-    EmitQuadDecodedVnni(q);
-    return;
-  }
-  const Da8w4Layout& lay = cfg_.layout;
-  const Xmm wl = vec_.Vec(plan_.wl), wh = vec_.Vec(plan_.wh);
-  const Xmm b = vec_.Vec(plan_.b);  // AVX2 broadcast; AVX-512 t
-  // One row: broadcast its 4 activation bytes once for all blocks.
-  const bool shared_broadcast = cfg_.mr == 1;
-  if (shared_broadcast) vpbroadcastd(b, ptr[kQa + q * 4]);
-  for (int blk = 0; blk < cfg_.nblk; ++blk) {
-    const Xbyak::RegExp w = kW + blk * BlockStride() + q * QuadStride();
-    if (cfg_.decoded) {
-      vmovups(wl, ptr[w]);
-      vmovups(wh, ptr[w + lay.quad_bytes()]);
-    } else if (vec_.avx512()) {
-      vmovups(wh, ptr[w]);
-      const Xmm mask = vec_.Vec(plan_.mask);
-      vpandd(wl, wh, mask);
-      vpsrlw(wh, wh, 4);
-      vpandd(wh, wh, mask);
-    } else {
-      vmovups(wh, ptr[w]);
-      vpand(wl, wh, pool_.Splat32(0x0F0F0F0F));
-      vpsrlw(wh, wh, 4);
-      vpand(wh, wh, pool_.Splat32(0x0F0F0F0F));
-    }
-    for (int r = 0; r < cfg_.mr; ++r) {
-      const Xbyak::RegExp qa = kQa + r * qa_stride_ + q * 4;
-      if (vec_.avx512()) {
-        for (int half = 0; half < 2; ++half) {
-          const Xmm acc = vec_.Vec(AccIndex(r, blk, half));
-          if (shared_broadcast) {
-            vpdpbusd(acc, half ? wh : wl, b);
-          } else {
-            vpdpbusd(acc, half ? wh : wl, ptr_b[qa]);
-          }
-        }
-        continue;
-      }
-      if (!shared_broadcast) vpbroadcastd(b, ptr[qa]);
-      for (int half = 0; half < 2; ++half) {
-        const Xmm acc = vec_.Vec(AccIndex(r, blk, half));
-        if (first_in_chunk) {
-          vpmaddubsw(acc, half ? wh : wl, b);
-        } else {
-          const Xmm t = vec_.Vec(plan_.t);  // the product
-          vpmaddubsw(t, half ? wh : wl, b);
-          vpaddw(acc, acc, t);
-        }
-      }
-    }
-  }
 }
 
 void Da8w4GemmGenerator::LoadRowSum(int row, const Xmm& dst) {
@@ -334,66 +247,24 @@ void Da8w4GemmGenerator::EmitGroupEndOne(int row, int blk, int half,
   vmovaps(ptr[rsp + tile], acc);
 }
 
-void Da8w4GemmGenerator::EmitFlush(Flush mode) {
-  const Xmm wl = vec_.Vec(plan_.wl), wh = vec_.Vec(plan_.wh),
-            b = vec_.Vec(plan_.b), t = vec_.Vec(plan_.t);
-  const bool group_end = mode == Flush::kFinal || mode == Flush::kOnly;
-  for (int r = 0; r < cfg_.mr; ++r) {
-    if (group_end) LoadRowSum(r, b);
-    // Per group: sa[r, g] (the sa rows are laid out as the sums rows).
-    if (group_end && cfg_.act_per_group) {
-      vbroadcastss(wh, ptr[rsi + r * sums_stride_]);
-    }
-    for (int blk = 0; blk < cfg_.nblk; ++blk) {
-      for (int half = 0; half < 2; ++half) {
-        const int i = AccIndex(r, blk, half);
-        vpmaddwd(t, vec_.Vec(i), pool_.Splat16(1));
-        if (mode != Flush::kStore && mode != Flush::kOnly) {
-          vpaddd(t, t, ptr[rsp + I32Tile(i)]);
-        }
-        if (group_end) {
-          EmitGroupEndOne(r, blk, half, t, b, wl, wh);
-        } else {
-          vmovaps(ptr[rsp + I32Tile(i)], t);
-        }
-      }
-    }
-  }
-}
-
-void Da8w4GemmGenerator::EmitGroupEndVnni() {
-  const Xmm row_sum = vec_.Vec(plan_.row_sum), tmp = vec_.Vec(plan_.tmp);
-  for (int r = 0; r < cfg_.mr; ++r) {
-    LoadRowSum(r, row_sum);
-    // Per group: sa[r, g], an embedded broadcast (rows as the sums rows).
-    const Xbyak::Address row_sa = ptr_b[rsi + r * sums_stride_];
-    for (int blk = 0; blk < cfg_.nblk; ++blk) {
-      for (int half = 0; half < 2; ++half) {
-        const Xmm acc = vec_.Vec(AccIndex(r, blk, half));
-        EmitGroupEndOne(r, blk, half, acc, row_sum, tmp, row_sa);
-        vpxord(acc, acc, acc);
-      }
-    }
-  }
-}
-
 // y = epilogue(tile * sa (+ bias)), or per group epilogue(tile (+ bias)),
-// stored as f32 or bf16; only real
-// output columns. With silu_mul a block's two halves (gate, up) make one
-// output vector.
+// stored as f32 or bf16; only real output columns. With silu_mul a block's
+// two halves (gate, up) make one output vector.
 void Da8w4GemmGenerator::EmitEpilogue() {
   const Da8w4Layout& lay = cfg_.layout;
   const EpilogueEmitter ep(this, vec_, &pool_, cfg_.epilogue);
-  const Xmm sa = vec_.Vec(0), v = vec_.Vec(1), up = vec_.Vec(2);
-  const EpilogueEmitter::Temps t = {vec_.Vec(3), vec_.Vec(4), vec_.Vec(5),
-                                    vec_.Vec(6)};
+  const Xmm sa = vec_.Vec(plan_.ep_sa), v = vec_.Vec(plan_.ep_v),
+            up = vec_.Vec(plan_.ep_up);
+  const EpilogueEmitter::Temps t = {
+      vec_.Vec(plan_.ep_tmp), vec_.Vec(plan_.ep_tmp + 1),
+      vec_.Vec(plan_.ep_tmp + 2), vec_.Vec(plan_.ep_tmp + 3)};
   const Xbyak::Reg64 operands[2] = {kEpOperand0, kEpOperand1};
-  mov(rax, ptr[rdi + offsetof(Da8w4GemmArgs, sa)]);
-  mov(rcx, ptr[rsp + Local(4)]);
-  mov(rdx, ptr[rdi + offsetof(Da8w4GemmArgs, ldy_bytes)]);
-  mov(rsi, ptr[rsp + Local(3)]);
+  mov(kEpSa, ptr[kArgs + offsetof(Da8w4GemmArgs, sa)]);
+  mov(kEpY, ptr[rsp + Local(kYSlot)]);
+  mov(kEpLdy, ptr[kArgs + offsetof(Da8w4GemmArgs, ldy_bytes)]);
+  mov(kEpBias, ptr[rsp + Local(kBiasSlot)]);
   for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
-    mov(operands[i], ptr[rsp + Local(5 + i)]);
+    mov(operands[i], ptr[rsp + Local(kEpOperandSlot + i)]);
   }
   // v = sa * tile (+ bias) of (row, block, half); per group tile (+ bias).
   auto value = [&](const Xmm& dst, int r, int blk, int half) {
@@ -404,17 +275,18 @@ void Da8w4GemmGenerator::EmitEpilogue() {
       vmulps(dst, sa, tile);
     }
     const int col = blk * lay.block_cols() + half * lay.lanes;
-    if (cfg_.bias) vaddps(dst, dst, ptr[rsi + col * 4]);
+    if (cfg_.bias) vaddps(dst, dst, ptr[kEpBias + col * 4]);
   };
   auto store = [&](int col, int count) {
     if (cfg_.out_dtype == DType::kF32) {
-      vec_.StoreF32(rcx + col * 4, v, count, t[0], ebx);
+      vec_.StoreF32(kEpY + col * 4, v, count, t[0], kEpStoreTmp32);
     } else {
-      vec_.StoreBf16(rcx + col * 2, v, count, t[0], t[1], ebx, &pool_);
+      vec_.StoreBf16(kEpY + col * 2, v, count, t[0], t[1], kEpStoreTmp32,
+                     &pool_);
     }
   };
   for (int r = 0; r < cfg_.mr; ++r) {
-    if (!cfg_.act_per_group) vbroadcastss(sa, ptr[rax + 4 * r]);
+    if (!cfg_.act_per_group) vbroadcastss(sa, ptr[kEpSa + 4 * r]);
     for (int blk = 0; blk < cfg_.nblk; ++blk) {
       const int cols = OutCols(blk);
       if (cfg_.epilogue.silu_mul) {
@@ -435,10 +307,10 @@ void Da8w4GemmGenerator::EmitEpilogue() {
       }
     }
     if (r + 1 < cfg_.mr) {
-      add(rcx, rdx);
+      add(kEpY, kEpLdy);
       for (int i = 0; i < cfg_.epilogue.num_binary; ++i) {
         add(operands[i],
-            ptr[rdi + offsetof(Da8w4GemmArgs, ep_ld_bytes) + 8 * i]);
+            ptr[kArgs + offsetof(Da8w4GemmArgs, ep_ld_bytes) + 8 * i]);
       }
     }
   }

@@ -142,19 +142,50 @@ class Da8w4GemmGenerator : public Generator {
   Da8w4GemmGenerator(const Da8w4GemmConfig& config, const Da8w4GemmPlan& plan);
   void Generate() override;
 
-  // General-purpose register roles: the cursors that move along K, then
-  // the loop counters (one role each for the whole kernel); the epilogue's
-  // binary operand rows (kQa and kW are free by then).
+  // General-purpose register roles: the arguments and the entry rsp, the
+  // cursors that move along K, then the loop counters (one role each for
+  // the whole kernel); the epilogue's registers (the K cursors are free by
+  // then).
+  static constexpr Xbyak::Reg64 kArgs{Xbyak::Operand::RDI};  // Da8w4GemmArgs
+  static constexpr Xbyak::Reg64 kSavedRsp{Xbyak::Operand::RBP};
   static constexpr Xbyak::Reg64 kQa{Xbyak::Operand::R8};  // activations
   static constexpr Xbyak::Reg64 kW{Xbyak::Operand::R9};   // packed weights
   static constexpr Xbyak::Reg64 kScales{Xbyak::Operand::R10};
   static constexpr Xbyak::Reg64 kZeros{Xbyak::Operand::R11};  // u4
   static constexpr Xbyak::Reg64 kSums{Xbyak::Operand::R12};   // qa sums
+  // Per-group activation scales: sa[row 0, g] along K.
+  static constexpr Xbyak::Reg64 kSaCursor{Xbyak::Operand::RSI};
   static constexpr Xbyak::Reg64 kGroupsLeft{Xbyak::Operand::R13};
   static constexpr Xbyak::Reg64 kChunksLeft{Xbyak::Operand::R14};
   static constexpr Xbyak::Reg64 kStepsLeft{Xbyak::Operand::R15};
+  // Outside the K loop (the frame set-up, the step end): a scratch.
+  static constexpr Xbyak::Reg64 kScratch{Xbyak::Operand::RAX};
+  // The epilogue: the binary operands' rows (kQa and kW are free by then);
+  // the rows' per-token sa, the y row and its stride; the bias of the
+  // step's first block. The bias shares rsi with kSaCursor: the epilogue
+  // runs after the last group end, where the sa cursor is dead, and every
+  // other register has a role there already.
   static constexpr Xbyak::Reg64 kEpOperand0{Xbyak::Operand::R8};
   static constexpr Xbyak::Reg64 kEpOperand1{Xbyak::Operand::R9};
+  static constexpr Xbyak::Reg64 kEpSa{Xbyak::Operand::RAX};
+  static constexpr Xbyak::Reg64 kEpY{Xbyak::Operand::RCX};
+  static constexpr Xbyak::Reg64 kEpLdy{Xbyak::Operand::RDX};
+  static constexpr Xbyak::Reg64 kEpBias{Xbyak::Operand::RSI};
+  static constexpr Xbyak::Reg32 kEpStoreTmp32{Xbyak::Operand::EBX};
+
+  // The frame's 8-byte slots after the two stack tiles: the per-step
+  // pointers, which move on by nblk blocks each step (the args keep the
+  // first step's). The frame reserves kFrameSlots, three more than used
+  // (a few bytes of stack; changing it would change every kernel's code).
+  enum Slot : int {
+    kWSlot = 0,
+    kScalesSlot = 1,
+    kZerosSlot = 2,
+    kBiasSlot = 3,
+    kYSlot = 4,
+    kEpOperandSlot = 5,  // + i: binary operand i
+    kFrameSlots = 10,
+  };
 
   // s4 weights arrive as signed q = u - 8 (the AMX tiles' panels): the
   // group end subtracts no zero-point term.
@@ -168,7 +199,7 @@ class Da8w4GemmGenerator : public Generator {
   // Stack tiles (rsp-relative offsets).
   int I32Tile(int acc) const { return acc * vec_.bytes(); }
   int F32Tile(int acc) const { return (NumAcc() + acc) * vec_.bytes(); }
-  int Local(int i) const { return 2 * NumAcc() * vec_.bytes() + 8 * i; }
+  int Local(int slot) const { return 2 * NumAcc() * vec_.bytes() + 8 * slot; }
   // Bytes the weight cursor moves per quad and per block.
   int64_t QuadStride() const;
   int64_t BlockStride() const;
@@ -185,11 +216,28 @@ class Da8w4GemmGenerator : public Generator {
   // Moves the per-step pointers on by nblk blocks.
   void EmitStepEnd();
   void EmitStep();
+  // One group's dot products and group end, by the ISA's steps.
   void EmitGroup();
+  // `body` `count` times (a loop on kChunksLeft when more than once).
+  void EmitChunkLoop(int64_t count, const std::function<void()>& body);
+  // `quads` quads of every block of the tile; the K cursors move on.
   void EmitChunk(int quads);
-  void EmitQuad(int q, bool first_in_chunk);
+
+  // The ISAs' steps, each in its own file; the driver calls them per
+  // group and per quad.
+  // AVX2 (jit/da8w4_gemm_avx2_steps.cc): int16 partial sums of a chunk
+  // (vpmaddubsw), flushed into int32 (vpmaddwd) on the stack; the last
+  // flush of a group ends it.
+  void EmitAvx2Group();
+  void EmitAvx2Quad(int q, bool first_in_chunk);
+  void EmitFlush(Flush mode);
+  // AVX-512 VNNI (jit/da8w4_gemm_vnni_steps.cc): int32 accumulators in
+  // registers for the whole group (vpdpbusd), from nibbles unpacked in the
+  // loop or from a decoded panel; the group end from the registers.
+  void EmitVnniGroup();
+  void EmitVnniQuad(int q);
   void EmitQuadDecodedVnni(int q);
-  void EmitFlush(Flush mode);  // AVX2: int16 -> int32
+  void EmitGroupEndVnni();
   // acc (int32, one group) -> tile += float(acc - z * sum) * s; per
   // group the float is first multiplied by sa[row, g] from `row_sa` (a
   // register on AVX2, an embedded broadcast on AVX-512).
@@ -202,7 +250,6 @@ class Da8w4GemmGenerator : public Generator {
                        const Xbyak::Xmm* scale = nullptr,
                        const Xbyak::Xmm* zeros = nullptr);
   void LoadRowSum(int row, const Xbyak::Xmm& dst);
-  void EmitGroupEndVnni();
   void EmitEpilogue();
   // Output columns of one block, and of block `blk` of a step.
   int OutBlockCols() const;

@@ -31,8 +31,11 @@ absl::StatusOr<Da8w4GemmPlan> MakeDa8w4GemmPlan(IsaTier isa, int mr, int nblk,
   p.nacc = 2 * mr * nblk;
   p.max_chunk_quads = Da8w4MaxChunkQuads(isa);
   int next = p.nacc;
-  p.row_sum = next;
-  p.tmp = next + 1;
+  p.zero = next;
+  if (traits.evex) {
+    p.row_sum = next;
+    p.tmp = next + 1;
+  }
   if (decoded && traits.evex) {
     p.weights = next;
     next += 2 * nblk;
@@ -46,6 +49,9 @@ absl::StatusOr<Da8w4GemmPlan> MakeDa8w4GemmPlan(IsaTier isa, int mr, int nblk,
       p.mask = regs - 1;
     } else {
       p.t = next;
+      p.row_sum = p.b;
+      p.tmp = p.wl;
+      p.row_sa = p.wh;
     }
     p.used = p.nacc + kInLoopOthers;
   }

@@ -14,8 +14,13 @@
 //   decoded panels on AVX-512 (EmitQuadDecodedVnni): every block's two
 //     weight vectors, then one broadcast row;
 //   decoded panels on AVX2: as in-loop (the weights are loaded, not split).
-// At a group end the first two registers after the accumulators hold the
-// row's sum and a temporary.
+// At a group end (the loop's registers are free then) a row's sum and a
+// temporary: on AVX-512 the first two registers after the accumulators,
+// on AVX2 b and wl, with wh the row's per-group activation scale (AVX-512
+// reads that as an embedded broadcast) and t the widened int32 sums.
+// The step start zeroes the f32 tile from the first register after the
+// accumulators. The epilogue runs from the f32 tile on the stack, so every
+// register is free there: it takes the first seven.
 #ifndef W4JIT_JIT_DA8W4_GEMM_PLAN_H_
 #define W4JIT_JIT_DA8W4_GEMM_PLAN_H_
 
@@ -37,8 +42,14 @@ struct Da8w4GemmPlan {
   // AVX-512 decoded: 2 * nblk weight vectors from `weights`, a broadcast.
   int weights = -1;
   int bcast = -1;
-  // Group end: the row's sum and a temporary.
+  // Group end: the row's sum and a temporary; AVX2: the row's activation
+  // scale (per-group activation scales).
   int row_sum = -1, tmp = -1;
+  int row_sa = -1;
+  int zero = -1;  // step start: the zero the f32 tile is cleared from
+  // Epilogue: the row's activation scale (broadcast), the value, the up
+  // half (silu_mul) and four temporaries from ep_tmp on.
+  int ep_sa = 0, ep_v = 1, ep_up = 2, ep_tmp = 3;
   int used = 0;  // vector registers the tile needs
   // Quads of one unrolled chunk, at most (Da8w4MaxChunkQuads).
   int max_chunk_quads = 0;
