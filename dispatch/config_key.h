@@ -14,6 +14,12 @@
 // expects a different key, so a Canonical() that drops one fails there.
 // Before this, a hand-written mapper copied each config into a flat key,
 // and a field it forgot made two kernels share one cache entry unseen.
+// Beside Fields(), each config's
+//   KernelName NameParts() const;
+// fills the parts of its kernel name (dispatch/kernel_key.h: one meaning
+// per part) from the canonical config, and name() is NameParts().str(); the
+// same test expects every flip to change the name, and equal keys to have
+// one name.
 #ifndef W4JIT_DISPATCH_CONFIG_KEY_H_
 #define W4JIT_DISPATCH_CONFIG_KEY_H_
 

@@ -104,14 +104,31 @@ std::string EpilogueSuffix(uint32_t code) {
   return s;
 }
 
+uint32_t KernelName::VariantWord() const {
+  switch (family) {
+    case KernelFamily::kW4a16Gemm:
+      return static_cast<uint32_t>(tile_vectors);
+    case KernelFamily::kDa8w4Gemm:
+      return (n_tail ? 1u : 0u) | (decoded ? 2u : 0u) |
+             (chunk_quads != 8 ? static_cast<uint32_t>(chunk_quads) << 8 : 0u);
+    case KernelFamily::kQuantizer:
+      return permuted ? 1u : 0u;
+    case KernelFamily::kDa8w4Decode:
+      return minus8 ? 1u : 0u;
+    case KernelFamily::kW4a16Dequant:
+    case KernelFamily::kW4a16Panel:
+      return 0;
+  }
+  return 0;
+}
+
 std::string KernelName::str() const {
+  const uint32_t variant = VariantWord();
+  const std::string variant_word =
+      variant != 0 ? absl::StrFormat("_f%x", variant) : std::string();
   // Shape-free kernels are named by family and ISA alone.
   if (family == KernelFamily::kDa8w4Decode) {
-    return absl::StrCat(FamilyName(family),
-                        variant_bits != 0
-                            ? absl::StrFormat("_f%x", variant_bits)
-                            : std::string(),
-                        "__", IsaSuffix(isa));
+    return absl::StrCat(FamilyName(family), variant_word, "__", IsaSuffix(isa));
   }
   std::string s = absl::StrCat(FamilyName(family), "_",
                                weight_type == WeightType::kS4 ? "s4" : "u4");
@@ -121,15 +138,14 @@ std::string KernelName::str() const {
   } else {
     absl::StrAppend(&s, "_g", group_size);
   }
-  absl::StrAppend(&s, "_n", n, "_k", k, "_m", mr, "x", nr);
+  absl::StrAppend(&s, "_n", family == KernelFamily::kQuantizer ? x_k : n, "_k",
+                  k, "_m", mr, "x", nr);
   absl::StrAppend(&s, "_", ToString(act_dtype), "to", ToString(out_dtype));
   if (flavor == Flavor::kF32Fma) absl::StrAppend(&s, "_fma");
   if (flavor == Flavor::kBf16Dot) absl::StrAppend(&s, "_bf16dot");
   if (bias) absl::StrAppend(&s, "_bias");
   if (act_per_group) absl::StrAppend(&s, "_agroup");
-  if (variant_bits != 0) {
-    absl::StrAppend(&s, absl::StrFormat("_f%x", variant_bits));
-  }
+  absl::StrAppend(&s, variant_word);
   if (out_n != 0) absl::StrAppend(&s, "_o", out_n);
   absl::StrAppend(&s, EpilogueSuffix(epilogue));
   if (gate_alpha_bits != 0 || gate_limit_bits != 0) {

@@ -30,8 +30,10 @@ enum class Flavor : int { kNone = 0, kF32Fma = 1, kBf16Dot = 2 };
 // tier the kernel's code needs.
 const char* IsaSuffix(IsaTier t);
 
-// The parts of a kernel name. Each config fills the ones it has
-// (W4a16GemvConfig::name(), ...); str() writes them in one grammar.
+// The parts of a kernel name, one meaning per field. Each config fills the
+// ones it has (its NameParts(), beside its Fields(): W4a16GemvConfig, ...)
+// and leaves the others at their defaults; str() writes them in one
+// grammar, so a config's name() is NameParts().str().
 struct KernelName {
   KernelFamily family = KernelFamily::kDa8w4Gemm;
   IsaTier isa = IsaTier::kRef;
@@ -46,10 +48,17 @@ struct KernelName {
   int mr = 0;     // register tile rows
   int nr = 0;     // register tile columns
   bool bias = false;
-  // "_f<hex>": the family's code variants that have no word of their own
-  // (the W4A16 int4 tile's vectors; DA8W4's n_tail | decoded << 1 |
-  // chunk << 8; the quantizer's act-order bit).
-  uint32_t variant_bits = 0;
+  // The code variants that have no word of their own: str() writes the
+  // family's as one "_f<hex>" word (VariantWord).
+  int tile_vectors = 0;   // W4A16 int4: vectors per register tile (0: all)
+  bool n_tail = false;    // DA8W4: the last block's stores stop at N
+  bool decoded = false;   // DA8W4: reads a decoded panel
+  int chunk_quads = 8;    // DA8W4: quads per chunk (8, the default: no bits)
+  bool permuted = false;  // quantizer: act-order (x through k_perm)
+  bool minus8 = false;    // DA8W4 decoder: s4 panels as q = u - 8
+  // Quantizer: the x columns of pass 1 when they are not K (0). The
+  // quantizer has no N: its names write x_k in the "_n" word.
+  int64_t x_k = 0;
   // The fused epilogue (EpilogueCode; 0: none) and the output columns
   // when they are not n ("_o").
   uint32_t epilogue = 0;
@@ -65,6 +74,10 @@ struct KernelName {
   bool round_weights_bf16 = false;  // "_wrbf16"
 
   std::string str() const;
+  // The "_f<hex>" word of the family's variant fields (0: none): W4A16
+  // int4 tile_vectors; DA8W4 n_tail | decoded << 1 | chunk_quads << 8
+  // (when not 8); the quantizer's permuted; the decoder's minus8.
+  uint32_t VariantWord() const;
 };
 
 // The compile-time part of an epilogue as key bits, and back: bits 0-2

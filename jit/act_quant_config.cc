@@ -16,7 +16,7 @@ ActQuantConfig ActQuantConfig::Canonical() const {
   return c;
 }
 
-std::string ActQuantConfig::name() const {
+KernelName ActQuantConfig::NameParts() const {
   const ActQuantConfig c = Canonical();
   KernelName key;
   key.family = KernelFamily::kQuantizer;
@@ -26,12 +26,10 @@ std::string ActQuantConfig::name() const {
   key.group_size = c.group_size;
   key.per_channel = c.group_size == c.k;
   key.k = c.k;
-  key.variant_bits = c.permuted ? 1 : 0;
+  key.permuted = c.permuted;
   key.act_per_group = c.per_group;
-  // n is no dimension of the quantizer otherwise: the x columns of pass 1
-  // when they are not K (x_k).
-  key.n = c.x_k;
-  return key.str();
+  key.x_k = c.x_k;
+  return key;
 }
 
 absl::Status CheckActQuantConfig(const ActQuantConfig& c) {

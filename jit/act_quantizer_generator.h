@@ -87,8 +87,12 @@ struct ActQuantConfig {
   ActQuantConfig Canonical() const;
   // The columns of x pass 1 (per row) reads: x_k, or K.
   int64_t RowMaxColumns() const { return x_k != 0 ? x_k : k; }
+  // The parts of the kernel's name (dispatch/kernel_key.h), from the
+  // canonical config: what Fields() is to the cache key, NameParts() is to
+  // the name.
+  KernelName NameParts() const;
   // The kernel's name ("{family}_..._{tier}").
-  std::string name() const;
+  std::string name() const { return NameParts().str(); }
   bool operator==(const ActQuantConfig& o) const {
     return ConfigKeyEqual(*this, o);
   }

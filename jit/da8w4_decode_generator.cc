@@ -25,12 +25,13 @@ Da8w4DecodeConfig Da8w4DecodeConfig::Canonical() const {
   return {TraitsOf(isa).vector_tier, minus8};
 }
 
-std::string Da8w4DecodeConfig::name() const {
+KernelName Da8w4DecodeConfig::NameParts() const {
+  const Da8w4DecodeConfig c = Canonical();
   KernelName key;
   key.family = KernelFamily::kDa8w4Decode;
-  key.isa = Canonical().isa;
-  key.variant_bits = minus8 ? 1u : 0u;
-  return key.str();
+  key.isa = c.isa;
+  key.minus8 = c.minus8;
+  return key;
 }
 
 Da8w4DecodeGenerator::Da8w4DecodeGenerator(const Da8w4DecodeConfig& config)

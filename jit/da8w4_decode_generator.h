@@ -52,8 +52,12 @@ struct Da8w4DecodeConfig {
   }
   // The tier whose code runs.
   Da8w4DecodeConfig Canonical() const;
+  // The parts of the kernel's name (dispatch/kernel_key.h), from the
+  // canonical config: what Fields() is to the cache key, NameParts() is to
+  // the name.
+  KernelName NameParts() const;
   // The kernel's name ("{family}_..._{tier}").
-  std::string name() const;
+  std::string name() const { return NameParts().str(); }
   bool operator==(const Da8w4DecodeConfig& o) const {
     return ConfigKeyEqual(*this, o);
   }

@@ -83,7 +83,7 @@ Da8w4GemmConfig Da8w4GemmConfig::Canonical() const {
   return c;
 }
 
-std::string Da8w4GemmConfig::name() const {
+KernelName Da8w4GemmConfig::NameParts() const {
   const Da8w4GemmConfig c = Canonical();
   KernelName key;
   key.family = KernelFamily::kDa8w4Gemm;
@@ -98,15 +98,15 @@ std::string Da8w4GemmConfig::name() const {
   key.mr = c.mr;
   key.nr = c.nblk * c.layout.block_cols();
   key.bias = c.bias;
-  key.variant_bits =
-      (c.n_tail ? 1u : 0u) | (c.decoded ? 2u : 0u) |
-      (c.chunk_quads != 8 ? static_cast<uint32_t>(c.chunk_quads) << 8 : 0u);
+  key.n_tail = c.n_tail;
+  key.decoded = c.decoded;
+  key.chunk_quads = c.chunk_quads;
   SetNameEpilogue(&key, c.epilogue);
   key.out_n = c.out_n;
   key.act_per_group = c.act_per_group;
   key.prefetch = c.prefetch;
   key.meta_dtype = c.layout.scale_dtype;
-  return key.str();
+  return key;
 }
 
 }  // namespace w4jit::internal

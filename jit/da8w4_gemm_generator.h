@@ -116,8 +116,12 @@ struct Da8w4GemmConfig {
   // The tier whose code runs (AVX512_BF16 runs the VNNI code); out_n is 0
   // without silu_mul, prefetch 0 with decoded weights.
   Da8w4GemmConfig Canonical() const;
+  // The parts of the kernel's name (dispatch/kernel_key.h), from the
+  // canonical config: what Fields() is to the cache key, NameParts() is to
+  // the name.
+  KernelName NameParts() const;
   // The kernel's name ("{family}_..._{tier}").
-  std::string name() const;
+  std::string name() const { return NameParts().str(); }
   bool operator==(const Da8w4GemmConfig& o) const {
     return ConfigKeyEqual(*this, o);
   }

@@ -49,8 +49,8 @@ absl::Status CheckW4a16DequantConfig(const W4a16DequantConfig& c) {
 
 W4a16DequantConfig W4a16DequantConfig::Canonical() const { return *this; }
 
-std::string W4a16DequantConfig::name() const {
-  const W4a16DequantConfig& c = *this;
+KernelName W4a16DequantConfig::NameParts() const {
+  const W4a16DequantConfig c = Canonical();
   KernelName key;
   key.family = KernelFamily::kW4a16Dequant;
   key.isa = c.isa;
@@ -66,7 +66,7 @@ std::string W4a16DequantConfig::name() const {
   key.nr = c.nr;
   key.k = c.segment;
   key.round_weights_bf16 = c.round_weights_bf16;
-  return key.str();
+  return key;
 }
 
 W4a16DequantGenerator::W4a16DequantGenerator(const W4a16DequantConfig& config)

@@ -58,8 +58,12 @@ struct W4a16DequantConfig {
   }
   // Every field changes the code: the config itself.
   W4a16DequantConfig Canonical() const;
+  // The parts of the kernel's name (dispatch/kernel_key.h), from the
+  // canonical config: what Fields() is to the cache key, NameParts() is to
+  // the name.
+  KernelName NameParts() const;
   // The kernel's name ("{family}_..._{tier}").
-  std::string name() const;
+  std::string name() const { return NameParts().str(); }
   bool operator==(const W4a16DequantConfig& o) const {
     return ConfigKeyEqual(*this, o);
   }

@@ -86,8 +86,8 @@ W4a16GemvConfig W4a16GemvConfig::Canonical() const {
   return c;
 }
 
-std::string W4a16GemvConfig::name() const {
-  const W4a16GemvConfig& c = *this;
+KernelName W4a16GemvConfig::NameParts() const {
+  const W4a16GemvConfig c = Canonical();
   KernelName key;
   key.family = KernelFamily::kW4a16Gemm;
   key.isa = c.isa;
@@ -104,12 +104,12 @@ std::string W4a16GemvConfig::name() const {
   key.k = c.k;
   key.mr = c.mr;
   key.nr = c.nr;
-  key.variant_bits = static_cast<uint32_t>(c.tile_vectors);
+  key.tile_vectors = c.tile_vectors;
   key.bias = c.bias;
   SetNameEpilogue(&key, c.epilogue);
-  key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
+  key.out_n = c.out_n;
   key.prefetch = c.prefetch;
-  return key.str();
+  return key;
 }
 
 }  // namespace w4jit::internal

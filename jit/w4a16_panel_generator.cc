@@ -53,8 +53,8 @@ W4a16PanelConfig W4a16PanelConfig::Canonical() const {
   return c;
 }
 
-std::string W4a16PanelConfig::name() const {
-  const W4a16PanelConfig& c = *this;
+KernelName W4a16PanelConfig::NameParts() const {
+  const W4a16PanelConfig c = Canonical();
   KernelName key;
   key.family = KernelFamily::kW4a16Panel;
   key.isa = c.isa;
@@ -68,8 +68,8 @@ std::string W4a16PanelConfig::name() const {
   key.k = c.stride;
   key.n = c.n;
   SetNameEpilogue(&key, c.epilogue);
-  key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
-  return key.str();
+  key.out_n = c.out_n;
+  return key;
 }
 
 W4a16PanelGenerator::W4a16PanelGenerator(const W4a16PanelConfig& config)

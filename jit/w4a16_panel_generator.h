@@ -75,8 +75,12 @@ struct W4a16PanelConfig {
   }
   // out_n is 0 without silu_mul.
   W4a16PanelConfig Canonical() const;
+  // The parts of the kernel's name (dispatch/kernel_key.h), from the
+  // canonical config: what Fields() is to the cache key, NameParts() is to
+  // the name.
+  KernelName NameParts() const;
   // The kernel's name ("{family}_..._{tier}").
-  std::string name() const;
+  std::string name() const { return NameParts().str(); }
   bool operator==(const W4a16PanelConfig& o) const {
     return ConfigKeyEqual(*this, o);
   }

@@ -2,7 +2,8 @@
 // every field of every config, flipped alone, gives a different key, so
 // no two kernels that differ in a field can share a cache entry. A field
 // left out of a config's Fields() list does not compile; one that its
-// Canonical() wrongly resets fails here.
+// Canonical() wrongly resets fails here. The same flips give a different
+// kernel name (the config's NameParts()), and configs of one key one name.
 #include "dispatch/config_key.h"
 
 #include <cstddef>
@@ -88,7 +89,7 @@ std::vector<std::pair<std::string, T>> OneFieldFlips(const T& v,
   return out;
 }
 
-// Every flip of `base` changes its key, its hash and its kernel name.
+// Every flip of `base` changes its key and its hash.
 template <class Config>
 void ExpectEveryFieldInTheKey(const Config& base, const std::string& family) {
   const auto flips = OneFieldFlips(base, family);
@@ -99,7 +100,18 @@ void ExpectEveryFieldInTheKey(const Config& base, const std::string& family) {
     const KernelConfig key = flipped;
     EXPECT_FALSE(key == base_key) << "the key ignores " << field;
     EXPECT_NE(KernelConfigHash()(key), KernelConfigHash()(base_key));
-    EXPECT_NE(KernelConfigName(key), KernelConfigName(base_key));
+  }
+}
+
+// Every flip of `base` changes its kernel name: two kernels of different
+// code never share a name (a dump, a perf map or a log line names one).
+template <class Config>
+void ExpectEveryFieldInTheName(const Config& base, const std::string& family) {
+  const auto flips = OneFieldFlips(base, family);
+  EXPECT_GE(flips.size(), static_cast<size_t>(AggregateMemberCount<Config>()));
+  for (const auto& [field, flipped] : flips) {
+    SCOPED_TRACE(field);
+    EXPECT_NE(flipped.name(), base.name()) << "the name ignores " << field;
   }
 }
 
@@ -114,7 +126,7 @@ Epilogue SiluMulAdd() {
   return e;
 }
 
-TEST(ConfigKeyTest, EveryW4a16GemvFieldIsInTheKey) {
+W4a16GemvConfig BaseW4a16Gemv() {
   W4a16GemvConfig c;
   c.isa = IsaTier::kAvx512Bf16;
   c.flavor = Flavor::kBf16Dot;
@@ -127,18 +139,18 @@ TEST(ConfigKeyTest, EveryW4a16GemvFieldIsInTheKey) {
   c.epilogue = SiluMulAdd();
   c.out_n = 2048;
   c.prefetch = 4096;
-  ExpectEveryFieldInTheKey(c, "W4a16GemvConfig");
+  return c;
 }
 
-TEST(ConfigKeyTest, EveryW4a16DequantFieldIsInTheKey) {
+W4a16DequantConfig BaseW4a16Dequant() {
   W4a16DequantConfig c;
   c.group_size = 128;
   c.nr = 32;
   c.segment = 128;
-  ExpectEveryFieldInTheKey(c, "W4a16DequantConfig");
+  return c;
 }
 
-TEST(ConfigKeyTest, EveryW4a16PanelFieldIsInTheKey) {
+W4a16PanelConfig BaseW4a16Panel() {
   W4a16PanelConfig c;
   c.mr = 6;
   c.nr = 16;
@@ -146,10 +158,10 @@ TEST(ConfigKeyTest, EveryW4a16PanelFieldIsInTheKey) {
   c.n = 16;
   c.epilogue = SiluMulAdd();
   c.out_n = 8;
-  ExpectEveryFieldInTheKey(c, "W4a16PanelConfig");
+  return c;
 }
 
-TEST(ConfigKeyTest, EveryDa8w4GemmFieldIsInTheKey) {
+Da8w4GemmConfig BaseDa8w4Gemm() {
   Da8w4GemmConfig c;
   c.layout.n = 4096;
   c.layout.k = 4096;
@@ -159,26 +171,82 @@ TEST(ConfigKeyTest, EveryDa8w4GemmFieldIsInTheKey) {
   c.epilogue = SiluMulAdd();
   c.out_n = 2048;
   c.prefetch = 4096;
-  ExpectEveryFieldInTheKey(c, "Da8w4GemmConfig");
+  return c;
 }
 
-TEST(ConfigKeyTest, EveryActQuantFieldIsInTheKey) {
+ActQuantConfig BaseActQuant() {
   ActQuantConfig c;
   c.k = 4096;
   c.group_size = 128;
   c.x_k = 4000;
-  ExpectEveryFieldInTheKey(c, "ActQuantConfig");
+  return c;
+}
+
+Da8w4DecodeConfig BaseDa8w4Decode() { return {IsaTier::kAvx2}; }
+
+TEST(ConfigKeyTest, EveryW4a16GemvFieldIsInTheKey) {
+  ExpectEveryFieldInTheKey(BaseW4a16Gemv(), "W4a16GemvConfig");
+}
+
+TEST(ConfigKeyTest, EveryW4a16DequantFieldIsInTheKey) {
+  ExpectEveryFieldInTheKey(BaseW4a16Dequant(), "W4a16DequantConfig");
+}
+
+TEST(ConfigKeyTest, EveryW4a16PanelFieldIsInTheKey) {
+  ExpectEveryFieldInTheKey(BaseW4a16Panel(), "W4a16PanelConfig");
+}
+
+TEST(ConfigKeyTest, EveryDa8w4GemmFieldIsInTheKey) {
+  ExpectEveryFieldInTheKey(BaseDa8w4Gemm(), "Da8w4GemmConfig");
+}
+
+TEST(ConfigKeyTest, EveryActQuantFieldIsInTheKey) {
+  ExpectEveryFieldInTheKey(BaseActQuant(), "ActQuantConfig");
 }
 
 TEST(ConfigKeyTest, EveryDa8w4DecodeFieldIsInTheKey) {
-  ExpectEveryFieldInTheKey(Da8w4DecodeConfig{IsaTier::kAvx2},
-                           "Da8w4DecodeConfig");
+  ExpectEveryFieldInTheKey(BaseDa8w4Decode(), "Da8w4DecodeConfig");
+}
+
+TEST(KernelNameTest, EveryFieldOfEveryConfigIsInTheName) {
+  ExpectEveryFieldInTheName(BaseW4a16Gemv(), "W4a16GemvConfig");
+  ExpectEveryFieldInTheName(BaseW4a16Dequant(), "W4a16DequantConfig");
+  ExpectEveryFieldInTheName(BaseW4a16Panel(), "W4a16PanelConfig");
+  ExpectEveryFieldInTheName(BaseDa8w4Gemm(), "Da8w4GemmConfig");
+  ExpectEveryFieldInTheName(BaseActQuant(), "ActQuantConfig");
+  ExpectEveryFieldInTheName(BaseDa8w4Decode(), "Da8w4DecodeConfig");
+}
+
+// Each config field lands in the name part of its own meaning: the
+// quantizer's x_k is no N, DA8W4's variants are not one word of bits.
+// The names themselves are what they were (the "_n" word of a quantizer
+// shows x_k; "_f<hex>" packs a family's variants).
+TEST(KernelNameTest, NamePartsHaveOneMeaningEach) {
+  const ActQuantConfig q = BaseActQuant();
+  const KernelName qp = q.NameParts();
+  EXPECT_EQ(qp.x_k, 4000);
+  EXPECT_EQ(qp.n, 0);
+  EXPECT_EQ(q.name(), "quant_s4_g128_n4000_k4096_m0x0_bf16tobf16__avx2");
+
+  Da8w4GemmConfig d = BaseDa8w4Gemm();
+  d.epilogue = Epilogue();
+  d.prefetch = 0;
+  d.n_tail = true;
+  d.decoded = true;
+  d.chunk_quads = 4;
+  const KernelName dp = d.NameParts();
+  EXPECT_TRUE(dp.n_tail);
+  EXPECT_TRUE(dp.decoded);
+  EXPECT_EQ(dp.chunk_quads, 4);
+  EXPECT_EQ(dp.tile_vectors, 0);
+  EXPECT_EQ(d.name(), "da8w4_s4_g128_n4096_k4096_m4x32_bf16tof32_f403__avx2");
 }
 
 // Fields that do not change the code are one key: the tiers above the
 // one whose code runs, out_n without silu_mul, a decoded tile's prefetch.
 TEST(ConfigKeyTest, FieldsThatDoNotChangeTheCodeShareTheKey) {
   Da8w4GemmConfig a;
+  a.layout = BaseDa8w4Gemm().layout;  // a name needs a shape
   a.isa = IsaTier::kAvx512Vnni;
   a.decoded = true;
   a.prefetch = 0;
@@ -188,6 +256,7 @@ TEST(ConfigKeyTest, FieldsThatDoNotChangeTheCodeShareTheKey) {
   b.out_n = 7;
   EXPECT_TRUE(KernelConfig(a) == KernelConfig(b));
   EXPECT_EQ(KernelConfigHash()(a), KernelConfigHash()(b));
+  EXPECT_EQ(a.name(), b.name()) << "one key, one name";
 
   Epilogue relu;
   relu.activation = Activation::kRelu;
@@ -198,6 +267,7 @@ TEST(ConfigKeyTest, FieldsThatDoNotChangeTheCodeShareTheKey) {
   W4a16PanelConfig q = p;
   q.epilogue = relu_other_gate;
   EXPECT_TRUE(KernelConfig(p) == KernelConfig(q));
+  EXPECT_EQ(p.name(), q.name());
 }
 
 // Configs of different families never share a key, even with the same
