@@ -81,6 +81,32 @@ TEST(ParamTableTest, OverrideEditsResolvedParametersOfBothFamilies) {
             DefaultDa8w4Params(HostCpu(), isa).handover_m);
 }
 
+// A silu_mul layer's resolved parameters have even tile widths (a gate
+// vector and its up vector share each tile), whatever the override asks;
+// other layers keep what it asks.
+TEST(ParamTableTest, SiluMulResolvesToEvenTileWidths) {
+  LayerDesc desc;
+  desc.mode = Mode::kW4A16;
+  desc.n = 64;
+  desc.k = 256;
+  desc.group_size = 128;
+  const IsaTier isa = ActiveIsa();
+  ScopedW4a16ParamsOverride o([](W4a16Params* p) {
+    p->block_vectors = 3;
+    p->gemm_nr_vectors = 3;
+    p->tall_vectors = 1;
+  });
+  const W4a16Params plain = ResolveW4a16Params(HostCpu(), isa, desc);
+  EXPECT_EQ(plain.block_vectors, 3);
+  EXPECT_EQ(plain.tall_vectors, 1);
+  desc.epilogue.silu_mul = true;
+  const W4a16Params p = ResolveW4a16Params(HostCpu(), isa, desc);
+  EXPECT_EQ(p.block_vectors, 2);
+  EXPECT_EQ(p.gemm_nr_vectors, 2);
+  EXPECT_EQ(p.tall_vectors, 2);
+  EXPECT_LE(p.tall_mr, plain.tall_mr);
+}
+
 // docs/tuning.md has a row "| `name` | [min, max] |" per table row.
 template <class P>
 void ExpectDocumented(absl::Span<const ParamField<P>> table,

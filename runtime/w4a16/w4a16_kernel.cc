@@ -270,30 +270,9 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
   why_not->clear();
   // No W4A16 tile kernels yet: the AMX tier runs its vector tier's code.
   const IsaTier isa = TraitsOf(tier).simd_tier;
-  W4a16Params params = given;
-  if (desc.epilogue.silu_mul) {
-    // A gate vector and its up vector share a block and a panel tile:
-    // both widths must be even numbers of vectors.
-    if (params.block_vectors % 2 != 0) {
-      params.block_vectors = std::max(2, params.block_vectors - 1);
-    }
-    if (params.gemm_nr_vectors % 2 != 0 ||
-        params.block_vectors % params.gemm_nr_vectors != 0) {
-      params.gemm_nr_vectors = 2;
-    }
-    if (params.tall_vectors % 2 != 0 ||
-        params.block_vectors % params.tall_vectors != 0) {
-      // A pair of vectors per tall tile: as many rows as its plan holds
-      // (jit/w4a16_gemv_plan.h).
-      params.tall_vectors = 2;
-      W4a16GemvConfig pair;
-      pair.isa = TierOfVectorBytes(params.vector_bits / 8);
-      pair.nr = params.block_vectors * TraitsOf(pair.isa).lanes32();
-      pair.tile_vectors =
-          params.block_vectors == params.tall_vectors ? 0 : params.tall_vectors;
-      params.tall_mr = std::min(params.tall_mr, W4a16GemvMaxRows(pair));
-    }
-  }
+  // silu_mul's even tile widths come with the resolved parameters
+  // (WithSiluMulTiles in w4a16_params.cc).
+  const W4a16Params& params = given;
   if (absl::Status s = CheckW4a16Params(params, isa); !s.ok()) {
     *why_not = std::string(s.message());
     return none;

@@ -1,5 +1,6 @@
 #include "runtime/w4a16/w4a16_params.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -228,10 +229,40 @@ absl::StatusOr<W4a16Params> ApplyW4a16Params(const ParamMap& map,
   return ApplyParams(kW4a16Family, map, base, isa);
 }
 
+// silu_mul: a gate vector and its up vector share a block and a panel
+// tile, so every width must be an even number of vectors. The layer decides
+// this, not the CPU or a tuning, so it is the last step of the resolution;
+// parameters given directly (MakeW4a16JitKernel with params) that do not
+// fit fail the kernels' config check and name why.
+W4a16Params WithSiluMulTiles(W4a16Params params) {
+  if (params.block_vectors % 2 != 0) {
+    params.block_vectors = std::max(2, params.block_vectors - 1);
+  }
+  if (params.gemm_nr_vectors % 2 != 0 ||
+      params.block_vectors % params.gemm_nr_vectors != 0) {
+    params.gemm_nr_vectors = 2;
+  }
+  if (params.tall_vectors % 2 != 0 ||
+      params.block_vectors % params.tall_vectors != 0) {
+    // A pair of vectors per tall tile: as many rows as its plan holds
+    // (jit/w4a16_gemv_plan.h).
+    params.tall_vectors = 2;
+    W4a16GemvConfig pair;
+    pair.isa = TierOfVectorBytes(params.vector_bits / 8);
+    pair.nr = params.block_vectors * TraitsOf(pair.isa).lanes32();
+    pair.tile_vectors =
+        params.block_vectors == params.tall_vectors ? 0 : params.tall_vectors;
+    params.tall_mr = std::min(params.tall_mr, W4a16GemvMaxRows(pair));
+  }
+  return params;
+}
+
 W4a16Params ResolveW4a16Params(const CpuProfile& cpu, IsaTier isa,
                                const LayerDesc& desc) {
-  return ResolveParams(kW4a16Family, DefaultW4a16Params(cpu, isa),
-                       LookupTuning(cpu, isa, desc), isa);
+  const W4a16Params p =
+      ResolveParams(kW4a16Family, DefaultW4a16Params(cpu, isa),
+                    LookupTuning(cpu, isa, desc), isa);
+  return desc.epilogue.silu_mul ? WithSiluMulTiles(p) : p;
 }
 
 }  // namespace w4jit::internal

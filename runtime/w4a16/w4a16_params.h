@@ -86,9 +86,14 @@ absl::StatusOr<W4a16Params> ApplyW4a16Params(const ParamMap& map,
 // The parameters a layer runs with, resolved in one place (ResolveParams
 // in dispatch/param_table.h): the defaults (base values and the CPU
 // class's rows), the layer's tuning entry through ApplyW4a16Params (one
-// warning and the defaults if it fails), the test override.
+// warning and the defaults if it fails), the test override; then, for a
+// silu_mul layer, even tile widths (WithSiluMulTiles).
 W4a16Params ResolveW4a16Params(const CpuProfile& cpu, IsaTier isa,
                                const LayerDesc& desc);
+
+// A silu_mul layer's parameters: block, panel and tall tile widths made
+// even numbers of vectors (a gate vector and its up vector share a tile).
+W4a16Params WithSiluMulTiles(W4a16Params params);
 
 // The W4A16 JIT kernel with explicit parameters (the tuning sweep and the
 // tests use this; MakeW4a16JitKernel in runtime/jit_kernels.h uses the
