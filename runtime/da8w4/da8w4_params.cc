@@ -21,9 +21,12 @@ namespace {
 Da8w4Params BaseDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   Da8w4Params p;
   if (TraitsOf(isa).evex) {
-    // Guess from the issue slots (no AVX-512 machine measured
-    // yet): 6 rows x 2 blocks (4 zmm) = 24 int32 accumulators, ~80% of
-    // issue slots vpdpbusd.
+    // From the issue slots: 6 rows x 2 blocks (4 zmm) = 24 int32
+    // accumulators, ~80% of issue slots vpdpbusd. Measured on Zen 4 only:
+    // `w4jit sweep` over the tile shapes found the defaults within 1.07x of
+    // the best candidate at M = 1, 16 and 256
+    // (docs/performance/2026-12-03-zen4-first-run.md); the 2D split from
+    // M = 3 is the zen4 row below. Zen 5 and the Xeon have not swept it.
     p.mr = 6;
     p.nblk = 2;
     // 4 blocks: 4 weight streams per thread, which read DRAM faster than 8
@@ -48,9 +51,12 @@ Da8w4Params BaseDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   // (64 KiB .. 512 KiB within 5% at M = 64), so a guess elsewhere.
   p.panel_bytes = cpu.l2_bytes > 0 ? cpu.l2_bytes / 2 : 256 * 1024;
   if (TraitsOf(isa).evex) {
-    // Guess (no AVX-512 machine here): the largest tile the 32 zmm hold on
-    // a decoded panel, 14 rows x 1 block = 28 accumulators + 2 weight
-    // registers + 1 broadcast; per quad 16 loads feed 28 vpdpbusd.
+    // The largest tile the 32 zmm hold on a decoded panel, 14 rows x 1
+    // block = 28 accumulators + 2 weight registers + 1 broadcast; per quad
+    // 16 loads feed 28 vpdpbusd. A guess: no run compared panel tile
+    // shapes. Zen 4 turns panels off (its row below: the in-loop tiles won
+    // at every M); the Xeon runs them from M = 32 below the AMX tiles
+    // (docs/performance/2026-12-06-xeon-amx-tiles.md, the `vec` runs).
     p.panel_mr = 14;
     p.panel_nblk = 1;
   } else {
