@@ -137,9 +137,13 @@ void Da8w4AmxGenerator::EmitStoreTiles(int half) {
 void Da8w4AmxGenerator::EmitTileGroupEnd(int64_t group) {
   const Da8w4Layout& lay = cfg_.layout;
   const int64_t sums = group * 4;
-  const Xbyak::Zmm acc(0), row_sum(amx_.vec.row_sum), tmp(amx_.vec.tmp);
-  const Xbyak::Xmm scales[2] = {Xbyak::Zmm(3), Xbyak::Zmm(4)};
-  const Xbyak::Xmm zeros[2] = {Xbyak::Zmm(5), Xbyak::Zmm(6)};
+  using P = Da8w4AmxPlan;
+  const Xbyak::Zmm acc(P::kGroupAcc), row_sum(amx_.vec.row_sum),
+      tmp(amx_.vec.tmp);
+  const Xbyak::Xmm scales[2] = {Xbyak::Zmm(P::kGroupScales),
+                                Xbyak::Zmm(P::kGroupScales + 1)};
+  const Xbyak::Xmm zeros[2] = {Xbyak::Zmm(P::kGroupZeros),
+                               Xbyak::Zmm(P::kGroupZeros + 1)};
   const bool u4 = cfg_.weight_type == WeightType::kU4;
   for (int half = 0; half < 2; ++half) {
     EmitLoadWidenedF32(this, lay.scale_dtype,

@@ -45,7 +45,14 @@ struct Da8w4AmxPlan {
   static constexpr int kB = 6;  // B[half] = kB + half
   // The vector side (group ends, epilogue): the plan whose f32 tile and
   // int32 stack rows the AVX-512 kernel's code reads, 2 * mr accumulators
-  // (row r, half h at Acc(r, 0, h)); vector registers 0-2 at group ends.
+  // (row r, half h at Acc(r, 0, h)). At a group end the accumulators are
+  // on the stack, so the vector registers are free: a row's int32 sums
+  // (kGroupAcc), vec's row sum and temporary (1, 2), and the group's
+  // widened scales and u4 zero points of each half, loaded once for all
+  // rows (kGroupScales + half, kGroupZeros + half).
+  static constexpr int kGroupAcc = 0;
+  static constexpr int kGroupScales = 3;
+  static constexpr int kGroupZeros = 5;
   Da8w4GemmPlan vec;
 
   int Rows(int row_tile) const {
