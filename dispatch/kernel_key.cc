@@ -23,6 +23,10 @@ const char* FamilyName(KernelFamily f) {
       return "w4a16panel";
     case KernelFamily::kDa8w4Decode:
       return "da8w4dec";
+    case KernelFamily::kW4a16Amx:
+      return "w4a16amx";
+    case KernelFamily::kW4a16AmxDecode:
+      return "w4a16amxdec";
   }
   return "unknown";
 }

@@ -130,6 +130,25 @@ TEST(ConfigKeyTest, EveryW4a16GemvFieldIsInTheKey) {
   ExpectEveryFieldInTheKey(c, "W4a16GemvConfig");
 }
 
+TEST(ConfigKeyTest, EveryW4a16AmxFieldIsInTheKey) {
+  W4a16AmxConfig c;
+  c.mr = 32;
+  c.nr = 64;
+  c.n = 64;
+  c.epilogue = SiluMulAdd();
+  c.out_n = 32;
+  c.group_size = 128;
+  ExpectEveryFieldInTheKey(c, "W4a16AmxConfig");
+}
+
+TEST(ConfigKeyTest, EveryW4a16AmxDecodeFieldIsInTheKey) {
+  W4a16AmxDecodeConfig c;
+  c.u4 = true;
+  c.nr = 64;
+  c.group_pairs = 64;
+  ExpectEveryFieldInTheKey(c, "W4a16AmxDecodeConfig");
+}
+
 TEST(ConfigKeyTest, EveryW4a16DequantFieldIsInTheKey) {
   W4a16DequantConfig c;
   c.group_size = 128;

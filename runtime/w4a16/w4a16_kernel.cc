@@ -30,6 +30,7 @@
 #include "base/log.h"
 #include "base/numeric.h"
 #include "dispatch/isa_traits.h"
+#include "jit/w4a16_amx_plan.h"
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_gemv_plan.h"
@@ -58,6 +59,52 @@ T* PackedXScratch(size_t n) {
 
 // Why the parameters cannot work, or "" if they can.
 
+// Sets plan->amx (and its K blocking) where the AMX tiles can run the
+// layer, or returns why not. plan->flavor and panels_only are set.
+std::string AmxPlan(const LayerDesc& desc, int64_t group, const W4a16Params& p,
+                    W4a16Plan* plan) {
+  if (plan->panels_only) {
+    return "zentorch numerics round dequantized weights (the panel path)";
+  }
+  if (plan->flavor != Flavor::kF32Fma) {
+    return "the tiles decode the f32-FMA layout, not the bf16-dot one";
+  }
+  if (desc.act_dtype != DType::kBF16 &&
+      !(desc.act_dtype == DType::kF32 && desc.allow_bf16_compute)) {
+    return "x is f32 without allow_bf16_compute (the tiles multiply bf16)";
+  }
+  if (p.vector_bits != 512 || (p.block_vectors * 16) % 32 != 0 ||
+      p.block_vectors * 16 > 256) {
+    return absl::StrFormat(
+        "blocks of %d x %d-bit vectors (the tiles need "
+        "an even number of zmm, up to 16)",
+        p.block_vectors, p.vector_bits);
+  }
+  if (group % kW4a16AmxKStep != 0) {
+    return absl::StrFormat("%s %d is not a multiple of %d",
+                           desc.group_size == -1 ? "K" : "group size", group,
+                           kW4a16AmxKStep);
+  }
+  if (desc.group_size == -1) {
+    // Per channel: segments of K (the largest multiple of 32 dividing K
+    // up to amx_kc) take the one scale in turn.
+    int64_t seg = kW4a16AmxKStep;
+    for (int64_t d = p.amx_kc / kW4a16AmxKStep * kW4a16AmxKStep;
+         d > kW4a16AmxKStep; d -= kW4a16AmxKStep) {
+      if (group % d == 0) {
+        seg = d;
+        break;
+      }
+    }
+    plan->amx_group = plan->amx_kc = seg;
+  } else {
+    plan->amx_group = group;
+    plan->amx_kc = group * std::max<int64_t>(1, p.amx_kc / group);
+  }
+  plan->amx = true;
+  return "";
+}
+
 // The largest even divisor of `g` that is <= limit (g even; at least 2).
 int64_t EvenDivisorAtMost(int64_t g, int64_t limit) {
   for (int64_t d = std::min(g, limit) & ~int64_t{1}; d > 2; d -= 2) {
@@ -81,8 +128,10 @@ class W4a16Kernel final : public LinearKernel {
   }
 
   void Run(const RunArgs& args) const override {
-    if (plan_.panels_only ||
-        (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m)) {
+    if (plan_.amx && args.m >= plan_.p.amx_min_m) {
+      RunTiles(args);
+    } else if (plan_.panels_only || (plan_.flavor == Flavor::kF32Fma &&
+                                     args.m >= plan_.p.gemm_min_m)) {
       RunPanels(args);
     } else if (args.m >= plan_.p.tall_min_m) {
       RunInt4(args, kernels_.int4_tall, plan_.p.tall_mr);
@@ -110,6 +159,10 @@ class W4a16Kernel final : public LinearKernel {
   // `mr`: the kernel's tallest row tile, the packed row groups of x.
   void RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn, int mr) const;
   void RunPanels(const RunArgs& args) const;
+  // The AMX tiles: row tiles of up to 32 rows grouped into row blocks, a
+  // task per (row block, column block) decoding its block's panel once per
+  // K block for all its row tiles.
+  void RunTiles(const RunArgs& args) const;
   void RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
                     int64_t rows, int64_t block, float* panel,
                     float* acc) const;
@@ -261,6 +314,93 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
   }
 }
 
+void W4a16Kernel::RunTiles(const RunArgs& args) const {
+  const W4a16Layout& l = packed_.layout;
+  const int64_t m = args.m;
+  const int64_t k = desc_.k;
+  const int64_t group = plan_.amx_group;
+  // bf16 rows of x; with float zero points each group's elements are
+  // followed by the row's sum of them. bf16 x in order is read in place.
+  const bool sums = l.float_zero;
+  const uint8_t* xs = static_cast<const uint8_t*>(args.x);
+  int64_t x_row_bytes = args.ldx * 2;
+  if (desc_.act_dtype != DType::kBF16 || KPerm() != nullptr || sums) {
+    const int64_t elems = PackedBf16PairsRowElements(k, sums ? group : 0);
+    uint32_t* xb = PackedXScratch<uint32_t>(static_cast<size_t>(m * elems));
+    PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, /*mr=*/1, xb,
+                      KPerm(), sums ? group : 0);
+    xs = reinterpret_cast<const uint8_t*>(xb);
+    x_row_bytes = elems * 4;
+  }
+  const int64_t x_group_bytes = group * 2 + (sums ? 4 : 0);
+  // Row tiles of equal height to within one row (at most 32), grouped into
+  // row blocks of about mc rows: the grid's "rows" are tiles.
+  const int64_t tiles = (m + kW4a16AmxMaxRows - 1) / kW4a16AmxMaxRows;
+  const int64_t base_rows = m / tiles, extra = m % tiles;
+  auto tile_row0 = [&](int64_t t) {
+    return t * base_rows + std::min(t, extra);
+  };
+  const int64_t nb = l.block_n();
+  const W4a16PanelGrid grid = MakeW4a16PanelGrid(
+      tiles, l.blocks(), 1,
+      std::max<int64_t>(1, plan_.p.amx_mc / kW4a16AmxMaxRows), Concurrency());
+  const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
+  // Per channel every segment of K reads group 0's meta.
+  const int64_t meta_group = l.groups() == 1 ? 0 : l.group_meta_bytes();
+  ParallelRun(grid.chunks, [&](int c) {
+    // Per-thread scratch, reused across calls.
+    static thread_local AlignedVector<uint32_t> panel;
+    static thread_local AlignedVector<float> acc;
+    static thread_local uint64_t generation[2] = {};
+    uint32_t* panel_data = ScratchFor(
+        &panel, &generation[0], static_cast<size_t>(plan_.amx_kc / 2 * nb));
+    float* acc_data =
+        ScratchFor(&acc, &generation[1],
+                   static_cast<size_t>(grid.row_block * kW4a16AmxMaxRows * nb));
+    const Range r = W4a16PanelChunk(grid, c);
+    for (int64_t t = r.begin; t < r.end; ++t) {
+      const W4a16PanelTask task = W4a16PanelTaskAt(grid, t);
+      const int64_t b = task.col_block;
+      const int64_t row_base = tile_row0(task.m0);
+      const auto& fns =
+          b + 1 == l.blocks() ? kernels_.amx_tail : kernels_.amx_tiles;
+      const int64_t out0 = OutCols(b * nb);
+      for (int64_t k0 = 0; k0 < k; k0 += plan_.amx_kc) {
+        const int64_t kc = std::min(plan_.amx_kc, k - k0);
+        const int64_t g0 = k0 / group;
+        W4a16AmxDecodeArgs d;
+        d.w = packed_.weights.data() + b * l.block_weight_bytes() + k0 / 2 * nb;
+        d.meta =
+            packed_.meta.data() + b * l.block_meta_bytes() + g0 * meta_group;
+        d.panel = panel_data;
+        d.groups = kc / group;
+        kernels_.amx_decode(&d);
+        for (int64_t rt = task.m0; rt < task.m0 + task.rows; ++rt) {
+          const int64_t row0 = tile_row0(rt);
+          const int64_t rows = tile_row0(rt + 1) - row0;
+          W4a16AmxArgs a;
+          a.x = reinterpret_cast<const uint16_t*>(xs + row0 * x_row_bytes +
+                                                  g0 * x_group_bytes);
+          a.x_row_bytes = x_row_bytes;
+          a.panel = panel_data;
+          a.meta = d.meta;
+          a.groups = d.groups;
+          a.acc = acc_data + (row0 - row_base) * nb;
+          a.y =
+              static_cast<char*>(args.y) + (row0 * args.ldy + out0) * out_size;
+          a.ldy_bytes = args.ldy * out_size;
+          a.bias =
+              packed_.bias.empty() ? nullptr : packed_.bias.data() + b * nb;
+          a.flags = (k0 > 0 ? W4a16AmxArgs::kLoadAcc : int64_t{0}) |
+                    (k0 + kc == k ? W4a16AmxArgs::kFinal : int64_t{0});
+          SetOperands(args, row0, out0, a.ep, a.ep_ld_bytes);
+          fns[static_cast<size_t>(rows)](&a);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
@@ -268,7 +408,7 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     IsaTier tier, const W4a16Params& given, std::string* why_not) {
   std::unique_ptr<LinearKernel> none;
   why_not->clear();
-  // No W4A16 tile kernels yet: the AMX tier runs its vector tier's code.
+  // The vector kernels are the SIMD tier's; the AMX tier adds the tiles.
   const IsaTier isa = TraitsOf(tier).simd_tier;
   W4a16Params params = given;
   if (desc.epilogue.silu_mul) {
@@ -294,11 +434,10 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
       params.tall_mr = std::min(params.tall_mr, W4a16GemvMaxRows(pair));
     }
   }
-  if (absl::Status s = CheckW4a16Params(params, isa); !s.ok()) {
+  if (absl::Status s = CheckW4a16Params(params, tier); !s.ok()) {
     *why_not = std::string(s.message());
     return none;
   }
-  (void)cpu;  // the parameters already carry what the profile decides
   W4a16Plan plan;
   plan.p = params;
   plan.group = w.group_size;
@@ -343,6 +482,14 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
       }
       plan.flavor = Flavor::kBf16Dot;
       plan.key_isa = IsaTier::kAvx512Bf16;
+    }
+  }
+  if (params.amx()) {
+    std::string no_tiles = AmxPlan(desc, plan.group, params, &plan);
+    if (!no_tiles.empty()) {
+      Log(LogLevel::kInfo,
+          absl::StrCat("W4A16 layer n=", desc.n, " k=", desc.k,
+                       " keeps the vector kernels at every M: ", no_tiles));
     }
   }
   if (plan.group <= params.kc) {
@@ -391,9 +538,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
     IsaTier isa, std::string* why_not) {
-  const IsaTier simd = TraitsOf(isa).simd_tier;
-  return MakeW4a16JitKernel(desc, w, cpu, simd,
-                            ResolveW4a16Params(cpu, simd, desc), why_not);
+  return MakeW4a16JitKernel(desc, w, cpu, isa,
+                            ResolveW4a16Params(cpu, isa, desc), why_not);
 }
 
 }  // namespace w4jit::internal
