@@ -1,6 +1,7 @@
 #include "jit/w4a16_amx_generator.h"
 
 #include <cstddef>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/numeric.h"
@@ -24,11 +25,17 @@ constexpr Xbyak::Reg64 kPanel(Xbyak::Operand::R9);
 constexpr Xbyak::Reg64 kPanelStride(Xbyak::Operand::RDX);  // NB * 4
 constexpr Xbyak::Reg64 kStepsLeft(Xbyak::Operand::R14);
 constexpr Xbyak::Reg64 kGroupsLeft(Xbyak::Operand::R13);
-// The group end's cursors, one group behind the K loop's (pipelining).
+// The group's meta and row 0's x sum (the group ends reach one group
+// back by offsets).
 constexpr Xbyak::Reg64 kMeta(Xbyak::Operand::R10);
-constexpr Xbyak::Reg64 kSums(Xbyak::Operand::R11);    // row 0's x sum
-constexpr Xbyak::Reg64 kSumRow(Xbyak::Operand::RBX);  // row r's
-constexpr Xbyak::Reg64 kAcc(Xbyak::Operand::R12);     // the pair's acc
+constexpr Xbyak::Reg64 kSums(Xbyak::Operand::R11);
+constexpr Xbyak::Reg64 kSumRow(Xbyak::Operand::RBX);  // row r's x sum
+constexpr Xbyak::Reg64 kAcc(Xbyak::Operand::R12);     // acc, column 0
+// Walkers of a K-step loop (segments too long to unroll); free otherwise.
+constexpr Xbyak::Reg64 kXWalk(Xbyak::Operand::RSI);
+constexpr Xbyak::Reg64 kX16Walk(Xbyak::Operand::RBX);
+constexpr Xbyak::Reg64 kPanelWalk(Xbyak::Operand::RAX);
+constexpr int64_t kMaxUnrolledSteps = 8;
 // tilestored's stride; the stores' mask GPR.
 constexpr Xbyak::Reg64 kStackStride(Xbyak::Operand::RAX);
 // The final stores (the K loop's registers are free by then).
@@ -111,6 +118,12 @@ bool W4a16AmxGenerator::PairHasOutput(int vp) const {
 }
 
 void W4a16AmxGenerator::Generate() {
+  const Xbyak::Reg64 args(kArg1);
+  const int64_t row_bytes = int64_t{config_.nr} * 4;
+  std::vector<int> pairs;  // the column pairs with output columns
+  for (int vp = 0; vp < config_.nr / 32; ++vp) {
+    if (PairHasOutput(vp)) pairs.push_back(vp);
+  }
   Xbyak::Label tile_config;
   Preamble();
   // The C tiles' stack rows, 64-byte aligned.
@@ -118,9 +131,67 @@ void W4a16AmxGenerator::Generate() {
   sub(rsp, kW4a16AmxMaxRows * W4a16AmxPlan::kStackRowBytes);
   and_(rsp, -64);
   ldtilecfg(ptr[rip + tile_config]);
-  for (int vp = 0; vp < config_.nr / 32; ++vp) {
-    if (PairHasOutput(vp)) EmitPair(vp);
+  mov(kX, ptr[args + offsetof(W4a16AmxArgs, x)]);
+  mov(kXStride, ptr[args + offsetof(W4a16AmxArgs, x_row_bytes)]);
+  if (plan_.row_tiles == 2) {
+    mov(kX16, kXStride);
+    shl(kX16, 4);
+    add(kX16, kX);
   }
+  mov(kPanel, ptr[args + offsetof(W4a16AmxArgs, panel)]);
+  mov(kPanelStride, row_bytes);
+  mov(kMeta, ptr[args + offsetof(W4a16AmxArgs, meta)]);
+  if (config_.float_zero) lea(kSums, ptr[kX + config_.group_size * 2]);
+  mov(kAcc, ptr[args + offsetof(W4a16AmxArgs, acc)]);
+  Xbyak::Label has_acc;
+  test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kLoadAcc);
+  jnz(has_acc, T_NEAR);
+  vpxord(Zmm(kVecC), Zmm(kVecC), Zmm(kVecC));
+  for (const int vp : pairs) {
+    for (int r = 0; r < config_.mr; ++r) {
+      for (int h = 0; h < 2; ++h) {
+        vmovups(ptr[kAcc + r * row_bytes + vp * 128 + h * 64], Zmm(kVecC));
+      }
+    }
+  }
+  L(has_acc);
+
+  // Per group, per column pair: its tile products, then the previous
+  // pair's group end (behind them), then its C tiles to the stack. The
+  // pairs of a group share its A rows, which stay in L1 between them.
+  const int64_t x_group_bytes =
+      config_.group_size * 2 + (config_.float_zero ? 4 : 0);
+  Xbyak::Label loop;
+  mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
+  L(loop);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    EmitTileDots(pairs[i]);
+    if (i > 0) {
+      EmitGroupEnd(pairs[i - 1], 0);
+    } else {
+      // The last pair of the previous group (none before the first).
+      Xbyak::Label first;
+      cmp(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
+      je(first, T_NEAR);
+      EmitGroupEnd(pairs.back(), -1);
+      L(first);
+    }
+    EmitStoreTiles();
+  }
+  add(kX, x_group_bytes);
+  if (plan_.row_tiles == 2) add(kX16, x_group_bytes);
+  add(kPanel, static_cast<uint32_t>(config_.group_size * config_.nr * 2));
+  if (config_.MetaStride() != 0) add(kMeta, config_.MetaStride());
+  if (config_.float_zero) add(kSums, x_group_bytes);
+  dec(kGroupsLeft);
+  jnz(loop, T_NEAR);
+  EmitGroupEnd(pairs.back(), -1);
+
+  Xbyak::Label done;
+  test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kFinal);
+  jz(done, T_NEAR);
+  for (const int vp : pairs) EmitFinalStores(vp);
+  L(done);
   // Each calling thread leaves no tile state behind.
   tilerelease();
   mov(rsp, rbp);
@@ -131,72 +202,26 @@ void W4a16AmxGenerator::Generate() {
   pool_.Emit(this);
 }
 
-void W4a16AmxGenerator::EmitPair(int vp) {
-  const Xbyak::Reg64 args(kArg1);
-  const int64_t row_bytes = int64_t{config_.nr} * 4;
-  mov(kX, ptr[args + offsetof(W4a16AmxArgs, x)]);
-  mov(kXStride, ptr[args + offsetof(W4a16AmxArgs, x_row_bytes)]);
-  if (plan_.row_tiles == 2) {
-    mov(kX16, kXStride);
-    shl(kX16, 4);
-    add(kX16, kX);
-  }
-  mov(kPanel, ptr[args + offsetof(W4a16AmxArgs, panel)]);
-  add(kPanel, vp * 128);
-  mov(kPanelStride, row_bytes);
-  mov(kMeta, ptr[args + offsetof(W4a16AmxArgs, meta)]);
-  if (config_.float_zero) lea(kSums, ptr[kX + config_.group_size * 2]);
-  mov(kAcc, ptr[args + offsetof(W4a16AmxArgs, acc)]);
-  add(kAcc, vp * 128);
-  Xbyak::Label has_acc;
-  test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kLoadAcc);
-  jnz(has_acc, T_NEAR);
-  vpxord(Zmm(kVecC), Zmm(kVecC), Zmm(kVecC));
-  for (int r = 0; r < config_.mr; ++r) {
-    for (int h = 0; h < 2; ++h) {
-      vmovups(ptr[kAcc + r * row_bytes + h * 64], Zmm(kVecC));
-    }
-  }
-  L(has_acc);
-
-  // Per group: its tile products, then the previous group's end (behind
-  // them), then its C tiles to the stack.
-  Xbyak::Label loop, first;
-  mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
-  L(loop);
-  EmitTileDots();
-  cmp(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
-  je(first, T_NEAR);
-  EmitGroupEnd(vp);
-  if (config_.MetaStride() != 0) add(kMeta, config_.MetaStride());
-  if (config_.float_zero) add(kSums, config_.group_size * 2 + 4);
-  L(first);
-  EmitStoreTiles();
-  dec(kGroupsLeft);
-  jnz(loop, T_NEAR);
-  EmitGroupEnd(vp);
-
-  Xbyak::Label done;
-  test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kFinal);
-  jz(done, T_NEAR);
-  EmitFinalStores(vp);
-  L(done);
-}
-
-// C[rt][h] = sum over the group's K steps of A[rt] x B[h], the four
-// products of a step interleaved so that their chains hide each other's
-// latency; the cursors move on by the group.
-void W4a16AmxGenerator::EmitTileDots() {
+// C[rt][h] = sum over the group's K steps of A[rt] x B[h] for column pair
+// vp, the four products of a step interleaved so that their chains hide
+// each other's latency. The cursors stay at the group's start: the steps
+// are unrolled, or (long per-channel segments) walk copies of them.
+void W4a16AmxGenerator::EmitTileDots(int vp) {
   const int rts = plan_.row_tiles;
   for (int t = 0; t < 2 * rts; ++t) tilezero(Tile(W4a16AmxPlan::kC + t));
-  const Xbyak::Reg64 x[2] = {kX, kX16};
-  auto step = [&] {
+  const int64_t b_step = int64_t{kW4a16AmxKStep} / 2 * config_.nr * 4;
+  const bool unrolled = plan_.k_steps <= kMaxUnrolledSteps;
+  const Xbyak::Reg64 x[2] = {unrolled ? kX : kXWalk,
+                             unrolled ? kX16 : kX16Walk};
+  const Xbyak::Reg64 b = unrolled ? kPanel : kPanelWalk;
+  auto step = [&](int64_t s) {
     for (int rt = 0; rt < rts; ++rt) {
-      tileloadd(Tile(W4a16AmxPlan::kA + rt), ptr[x[rt] + kXStride]);
+      tileloadd(Tile(W4a16AmxPlan::kA + rt),
+                ptr[x[rt] + kXStride + s * 2 * kW4a16AmxKStep]);
     }
     for (int h = 0; h < 2; ++h) {
       tileloadd(Tile(W4a16AmxPlan::kB + h),
-                ptr[kPanel + kPanelStride + h * 64]);
+                ptr[b + kPanelStride + (vp * 128 + h * 64 + s * b_step)]);
     }
     for (int rt = 0; rt < rts; ++rt) {
       for (int h = 0; h < 2; ++h) {
@@ -204,23 +229,22 @@ void W4a16AmxGenerator::EmitTileDots() {
                   Tile(W4a16AmxPlan::kA + rt), Tile(W4a16AmxPlan::kB + h));
       }
     }
-    for (int rt = 0; rt < rts; ++rt) add(x[rt], 2 * kW4a16AmxKStep);
-    add(kPanel, static_cast<uint32_t>(kW4a16AmxKStep / 2 * config_.nr * 4));
   };
-  if (plan_.k_steps == 1) {
-    step();
-  } else {
-    Xbyak::Label loop;
-    mov(kStepsLeft, plan_.k_steps);
-    L(loop);
-    step();
-    dec(kStepsLeft);
-    jnz(loop, T_NEAR);
+  if (unrolled) {
+    for (int64_t s = 0; s < plan_.k_steps; ++s) step(s);
+    return;
   }
-  // Past the group's sums (float zero points).
-  if (config_.float_zero) {
-    for (int rt = 0; rt < rts; ++rt) add(x[rt], 4);
-  }
+  mov(kXWalk, kX);
+  if (rts == 2) mov(kX16Walk, kX16);
+  mov(kPanelWalk, kPanel);
+  Xbyak::Label loop;
+  mov(kStepsLeft, plan_.k_steps);
+  L(loop);
+  step(0);
+  for (int rt = 0; rt < rts; ++rt) add(x[rt], 2 * kW4a16AmxKStep);
+  add(kPanelWalk, static_cast<uint32_t>(b_step));
+  dec(kStepsLeft);
+  jnz(loop, T_NEAR);
 }
 
 // Row r of C at rsp + r * 128: half 0, then half 1.
@@ -235,20 +259,22 @@ void W4a16AmxGenerator::EmitStoreTiles() {
   }
 }
 
-void W4a16AmxGenerator::EmitGroupEnd(int vp) {
+void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
   const int ms = static_cast<int>(DTypeSize(config_.meta_dtype));
   const int64_t row_bytes = int64_t{config_.nr} * 4;
   const bool fz = config_.float_zero;
+  const int64_t meta = group * config_.MetaStride();
   for (int h = 0; h < 2; ++h) {
     const int64_t col = int64_t{2 * vp + h} * 16;
-    EmitLoadWidenedF32(this, config_.meta_dtype, ptr[kMeta + col * ms],
+    EmitLoadWidenedF32(this, config_.meta_dtype, ptr[kMeta + meta + col * ms],
                        Zmm(kVecScale + h));
     if (fz) {
       EmitLoadWidenedF32(this, config_.meta_dtype,
-                         ptr[kMeta + (config_.nr + col) * ms], Zmm(kVecZf + h));
+                         ptr[kMeta + meta + (config_.nr + col) * ms],
+                         Zmm(kVecZf + h));
     }
   }
-  if (fz) mov(kSumRow, kSums);
+  if (fz) lea(kSumRow, ptr[kSums + group * (config_.group_size * 2 + 4)]);
   for (int r = 0; r < config_.mr; ++r) {
     if (fz) {
       vbroadcastss(Zmm(kVecSum), ptr[kSumRow]);
@@ -256,7 +282,7 @@ void W4a16AmxGenerator::EmitGroupEnd(int vp) {
     }
     for (int h = 0; h < 2; ++h) {
       const Zmm c(kVecC + (h == 0 ? 0 : 2));
-      const Xbyak::Address acc = ptr[kAcc + r * row_bytes + h * 64];
+      const Xbyak::Address acc = ptr[kAcc + r * row_bytes + vp * 128 + h * 64];
       vmovups(c, ptr[rsp + r * W4a16AmxPlan::kStackRowBytes + h * 64]);
       vfmadd213ps(c, Zmm(kVecScale + h), acc);
       if (fz) vfmadd231ps(c, Zmm(kVecZf + h), Zmm(kVecSum));
@@ -281,7 +307,7 @@ void W4a16AmxGenerator::EmitFinalStores(int vp) {
   s.first_vector = pair ? vp : 2 * vp;
   s.out_cols = pair ? config_.out_n : config_.n;
   s.value = [&](const Xmm& dst, int r, int v) {
-    vmovups(dst, ptr[kAcc + r * row_bytes + v * 64]);
+    vmovups(dst, ptr[kAcc + r * row_bytes + vp * 128 + v * 64]);
     if (config_.bias) vaddps(dst, dst, ptr[kBias + (2 * vp + v) * 64]);
   };
   s.y = kY;

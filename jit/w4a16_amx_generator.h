@@ -17,8 +17,9 @@
 // its A tile, so no K step crosses a group; at each group end the four C
 // tiles go to the stack (tilestored) and the vector code scales them into
 // acc, an f32 scratch tile in memory (L1: 32 x 32 f32 per column pair).
-// That vector code for group g runs behind the tile products of group
-// g + 1 (software pipelining: the out-of-order core overlaps them). Per
+// That vector code for one column pair runs behind the tile products of
+// the next (software pipelining: the out-of-order core overlaps them);
+// the pairs of a group run in turn, so its A rows stay in L1. Per
 // channel the "group" is a segment of K with the same scale, so the scale
 // is applied per segment (a rounding per segment, no more).
 #ifndef W4JIT_JIT_W4A16_AMX_GENERATOR_H_
@@ -118,13 +119,13 @@ class W4a16AmxGenerator final : public Generator {
   void Generate() override;
 
  private:
-  // Column pair vp (vectors 2 vp, 2 vp + 1 of the block), all groups.
-  void EmitPair(int vp);
-  void EmitTileDots();
+  // Column pair vp (vectors 2 vp, 2 vp + 1 of the block) of the group at
+  // the cursors.
+  void EmitTileDots(int vp);
   void EmitStoreTiles();
-  // acc += C * s (+ zf * sum) for the group the meta and sums cursors
-  // point at.
-  void EmitGroupEnd(int vp);
+  // acc += C * s (+ zf * sum) for pair vp of the group `group` (0 or -1)
+  // away from the cursors.
+  void EmitGroupEnd(int vp, int group);
   void EmitFinalStores(int vp);
   bool PairHasOutput(int vp) const;
 
