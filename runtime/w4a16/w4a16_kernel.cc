@@ -10,11 +10,13 @@
 // grid (runtime/threads/work_split.h), each K block of the column block is
 // dequantized once into an f32 panel (W4a16DequantGenerator) and
 // multiplied with all rows of the row block (W4a16PanelGenerator).
+// Large M, bf16 x on the amx tier: the AMX tiles (RunTiles; docs/amx.md).
 // Numerics::kZentorch (each dequantized weight rounded to bf16): the panel
 // path at every M, its dequantizer rounding (W4a16DequantConfig::
 // round_weights_bf16); the int4 kernels apply the scale per group and so
 // never hold a dequantized weight to round.
-// Either way every output is computed by the same instructions whatever
+// Which path runs from which M is the plan's W4a16Regime, stated once.
+// Every way every output is computed by the same instructions whatever
 // the thread count, so results are bit-identical across thread counts.
 #include <algorithm>
 #include <cstdint>
@@ -128,15 +130,19 @@ class W4a16Kernel final : public LinearKernel {
   }
 
   void Run(const RunArgs& args) const override {
-    if (plan_.amx && args.m >= plan_.p.amx_min_m) {
-      RunTiles(args);
-    } else if (plan_.panels_only || (plan_.flavor == Flavor::kF32Fma &&
-                                     args.m >= plan_.p.gemm_min_m)) {
-      RunPanels(args);
-    } else if (args.m >= plan_.p.tall_min_m) {
-      RunInt4(args, kernels_.int4_tall, plan_.p.tall_mr);
-    } else {
-      RunInt4(args, kernels_.int4_small, plan_.p.gemv_mr);
+    switch (plan_.regime.PathAt(args.m)) {
+      case W4a16Path::kTiles:
+        RunTiles(args);
+        break;
+      case W4a16Path::kPanels:
+        RunPanels(args);
+        break;
+      case W4a16Path::kInt4Tall:
+        RunInt4(args, kernels_.int4_tall, plan_.p.tall_mr);
+        break;
+      case W4a16Path::kInt4Small:
+        RunInt4(args, kernels_.int4_small, plan_.p.gemv_mr);
+        break;
     }
   }
   size_t packed_bytes() const override {
@@ -492,6 +498,9 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
                        " keeps the vector kernels at every M: ", no_tiles));
     }
   }
+  plan.regime = MakeW4a16Regime({plan.flavor == Flavor::kBf16Dot,
+                                 plan.panels_only, plan.amx, params.tall_min_m,
+                                 params.gemm_min_m, params.amx_min_m});
   if (plan.group <= params.kc) {
     plan.segment = plan.group;
     plan.kc = plan.group * std::max<int64_t>(1, params.kc / plan.group);

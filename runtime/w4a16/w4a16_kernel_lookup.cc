@@ -125,8 +125,10 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
   // Float zero points decode as s4 (u - 8).
   const WeightType weight_type =
       l.float_zero ? WeightType::kS4 : desc.weight_type;
-  if (!plan.panels_only) {
-    // The int4 kernel(s).
+  const bool small_runs = plan.regime.Uses(W4a16Path::kInt4Small);
+  const bool tall_runs = plan.regime.Uses(W4a16Path::kInt4Tall);
+  if (small_runs || tall_runs) {
+    // The int4 kernel(s) the regime runs.
     W4a16GemvConfig gemv;
     gemv.isa = plan.key_isa;
     gemv.flavor = plan.flavor;
@@ -155,20 +157,20 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
         return absl::OkStatus();
       }
     }
-    auto small =
-        Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]), kernels);
-    if (!small.ok()) return small.status();
-    kernels->int4_small = kernels->int4_tall = *small;
-    if (int4.size() > 1) {
-      auto tall =
-          Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[1]), kernels);
+    if (small_runs) {
+      auto small =
+          Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]), kernels);
+      if (!small.ok()) return small.status();
+      kernels->int4_small = kernels->int4_tall = *small;
+    }
+    if (tall_runs && (int4.size() > 1 || !small_runs)) {
+      auto tall = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4.back()),
+                                                kernels);
       if (!tall.ok()) return tall.status();
       kernels->int4_tall = *tall;
     }
   }
-  if (plan.flavor != Flavor::kF32Fma) return absl::OkStatus();
-
-  if (plan.amx) {
+  if (plan.regime.Uses(W4a16Path::kTiles)) {
     // Heights a call from amx_min_m rows on can need: its row tiles are
     // ceil(m / 32) of equal height to within one row, so at least 16 rows
     // from m = 17 on.
@@ -207,6 +209,7 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
     }
     if (!W4a16AmxHasTail(desc, l)) kernels->amx_tail = kernels->amx_tiles;
   }
+  if (!plan.regime.Uses(W4a16Path::kPanels)) return absl::OkStatus();
 
   // The dequantize + panel path.
   W4a16DequantConfig dq;

@@ -22,6 +22,7 @@
 #include "jit/w4a16_layout.h"
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/w4a16/w4a16_params.h"
+#include "runtime/w4a16/w4a16_regime.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
@@ -46,6 +47,9 @@ struct W4a16Plan {
   bool amx = false;
   int64_t amx_kc = 0;
   int64_t amx_group = 0;
+  // Which path runs at which M (MakeW4a16Regime): the lookup builds the
+  // kernels of the paths it names, Run picks by M.
+  W4a16Regime regime;
 };
 
 // The int4 kernel configs of a layer from `base` (the layer's fields): the
