@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/numeric.h"
 #include "dispatch/isa_traits.h"
+#include "jit/w4a16_layout.h"
 
 namespace w4jit::internal {
 namespace {
@@ -50,12 +51,23 @@ absl::Status CheckW4a16AmxDecodeConfig(const W4a16AmxDecodeConfig& c) {
         "bad W4A16 AMX decode: NB ", c.nr, " (a multiple of 16 up to 256), ",
         c.group_pairs, " pairs per group"));
   }
+  if (c.scaled && c.nr > 128) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the scaled AMX decode holds up to 8 vectors of meta, not NB ", c.nr));
+  }
+  if (c.u4 && c.float_zero) {
+    return absl::InvalidArgumentError("integer and float zero points at once");
+  }
   return absl::OkStatus();
 }
 
 W4a16AmxDecodeConfig W4a16AmxDecodeConfig::Canonical() const {
   W4a16AmxDecodeConfig c = *this;
-  if (!c.u4) c.per_channel = false;
+  if (!c.u4 && !c.scaled) c.per_channel = false;
+  if (!c.scaled) {
+    c.float_zero = false;
+    c.meta_dtype = DType::kF32;
+  }
   return c;
 }
 
@@ -68,6 +80,9 @@ std::string W4a16AmxDecodeConfig::name() const {
   key.per_channel = per_channel;
   key.n = nr;
   key.nr = nr;
+  key.round_weights_bf16 = scaled;
+  key.float_zero = scaled && float_zero;
+  key.meta_dtype = scaled ? meta_dtype : DType::kF32;
   return key.str();
 }
 
@@ -77,36 +92,56 @@ W4a16AmxDecodeGenerator::W4a16AmxDecodeGenerator(
 
 void W4a16AmxDecodeGenerator::Generate() {
   const Xbyak::Reg64 args(kArg1);
-  const int nb = config_.nr;
   Preamble();
   mov(kW, ptr[args + offsetof(W4a16AmxDecodeArgs, w)]);
   mov(kMeta, ptr[args + offsetof(W4a16AmxDecodeArgs, meta)]);
   mov(kPanel, ptr[args + offsetof(W4a16AmxDecodeArgs, panel)]);
   mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxDecodeArgs, groups)]);
+  Xbyak::Label group_loop;
+  L(group_loop);
+  if (config_.scaled) {
+    EmitScaledPairs();
+  } else {
+    EmitIntegerPairs();
+  }
+  if (!config_.per_channel) {
+    // u4 meta: NB f32 scales, NB z, NB 16 z; float zero points: scales,
+    // zf, 16 zf; else the scales (jit/w4a16_layout.h).
+    const int ms = static_cast<int>(DTypeSize(config_.meta_dtype));
+    const bool zeros = config_.u4 || config_.float_zero;
+    if (config_.u4 || config_.scaled) {
+      add(kMeta, config_.nr * ms * MetaVectorsPerGroup(false, zeros));
+    }
+  }
+  dec(kGroupsLeft);
+  jnz(group_loop, T_NEAR);
+  Postamble();
+  pool_.Emit(this);
+}
+
+// One group's pairs as the weights' integers through the vpermw table.
+void W4a16AmxDecodeGenerator::EmitIntegerPairs() {
+  const int nb = config_.nr;
   vmovups(Zmm(kTable), pool_.Table(Table(config_.u4)));
   vmovups(Zmm(kNibbles), pool_.Splat32(0x000F000F));
   if (config_.u4) {
-    vmovups(Zmm(kFifteen), pool_.Splat32(15));
-  } else {
-    vmovups(Zmm(0), pool_.Splat32(0x00100000));
-  }
-  auto offset = [&](int c) { return Zmm(config_.u4 ? c : 0); };
-
-  Xbyak::Label group_loop, pair_loop;
-  L(group_loop);
-  if (config_.u4) {
     // 15 - z in both words of each column's dword.
+    vmovups(Zmm(kFifteen), pool_.Splat32(15));
     for (int c = 0; c < nv_; ++c) {
-      const Zmm o = offset(c), t(kTemp0);
+      const Zmm o(c), t(kTemp0);
       vpsubd(o, Zmm(kFifteen), ptr[kMeta + nb * 4 + c * 64]);
       vpslld(t, o, 16);
       vpord(o, o, t);
     }
+  } else {
+    vmovups(Zmm(0), pool_.Splat32(0x00100000));
   }
+  auto offset = [&](int c) { return Zmm(config_.u4 ? c : 0); };
+  Xbyak::Label pair_loop;
   mov(kPairsLeft, config_.group_pairs);
   L(pair_loop);
   for (int c = 0; c < nv_; ++c) {
-    const Zmm d(kTemp0 + 2 * (c % 7)), t(kTemp0 + 2 * (c % 7) + 1);
+    const Zmm d(kTemp0 + 2 * (c % 6)), t(kTemp0 + 2 * (c % 6) + 1);
     vpmovzxbd(d, ptr[kW + c * 16]);
     vpslld(t, d, 12);
     // (d | t) & 0x000F000F: the low nibble in the low word, the high
@@ -120,12 +155,68 @@ void W4a16AmxDecodeGenerator::Generate() {
   add(kPanel, nb * 4);
   dec(kPairsLeft);
   jnz(pair_loop, T_NEAR);
-  // u4 meta: NB f32 scales, NB z, NB 16 z (jit/w4a16_layout.h).
-  if (config_.u4 && !config_.per_channel) add(kMeta, 3 * nb * 4);
-  dec(kGroupsLeft);
-  jnz(group_loop, T_NEAR);
-  Postamble();
-  pool_.Emit(this);
+}
+
+// One group's pairs as dequantized weights rounded to bf16, in the f32
+// dequantizer's operations: f32(u - z) * s (+ zf), then to bf16.
+void W4a16AmxDecodeGenerator::EmitScaledPairs() {
+  const int nb = config_.nr;
+  const int ms = static_cast<int>(DTypeSize(config_.meta_dtype));
+  const VecEmitter vec(this, IsaTier::kAvx512Bf16);
+  // Per vector c: its scales in zmm c, its z (u4) or zf in zmm 8 + c.
+  auto scale = [](int c) { return Zmm(c); };
+  auto zero = [](int c) { return Zmm(8 + c); };
+  const Zmm mask15(28), eight(29);
+  for (int c = 0; c < nv_; ++c) {
+    EmitLoadWidenedF32(this, config_.meta_dtype, ptr[kMeta + c * 16 * ms],
+                       scale(c));
+    if (config_.u4) {
+      vmovdqu32(zero(c), ptr[kMeta + nb * 4 + c * 64]);
+    } else if (config_.float_zero) {
+      EmitLoadWidenedF32(this, config_.meta_dtype,
+                         ptr[kMeta + (nb + c * 16) * ms], zero(c));
+    }
+  }
+  vmovups(mask15, pool_.Splat32(15));
+  vmovups(eight, pool_.Splat32(8));
+  Xbyak::Label pair_loop;
+  mov(kPairsLeft, config_.group_pairs);
+  L(pair_loop);
+  for (int c = 0; c < nv_; ++c) {
+    const Zmm lo(kTemp0 + 4 * (c % 3)), hi(kTemp0 + 4 * (c % 3) + 1),
+        t0(kTemp0 + 4 * (c % 3) + 2), t1(kTemp0 + 4 * (c % 3) + 3);
+    vpmovzxbd(hi, ptr[kW + c * 16]);
+    vpandd(lo, hi, mask15);
+    vpsrld(hi, hi, 4);
+    if (config_.u4) {
+      vpsubd(lo, lo, zero(c));
+      vpsubd(hi, hi, zero(c));
+    } else {
+      // s4 packing: the low nibble is u, the high one q in two's
+      // complement ((h ^ 8) - 8).
+      vpsubd(lo, lo, eight);
+      vpxord(hi, hi, eight);
+      vpsubd(hi, hi, eight);
+    }
+    vcvtdq2ps(lo, lo);
+    vcvtdq2ps(hi, hi);
+    vmulps(lo, lo, scale(c));
+    vmulps(hi, hi, scale(c));
+    if (config_.float_zero) {
+      vaddps(lo, lo, zero(c));
+      vaddps(hi, hi, zero(c));
+    }
+    EmitRoundToBf16InPlace(this, vec, lo, t0, t1, &pool_);
+    EmitRoundToBf16InPlace(this, vec, hi, t0, t1, &pool_);
+    // The bf16 bits of k 2p in the low word, of 2p + 1 in the high one.
+    vpsrld(lo, lo, 16);
+    vpord(lo, lo, hi);
+    vmovdqu32(ptr[kPanel + c * 64], lo);
+  }
+  add(kW, nb);
+  add(kPanel, nb * 4);
+  dec(kPairsLeft);
+  jnz(pair_loop, T_NEAR);
 }
 
 }  // namespace w4jit::internal

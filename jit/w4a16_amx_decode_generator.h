@@ -9,6 +9,10 @@
 //   s4 and float zero points (s4 packing): q = u - 8, in [-8, 7].
 // The scales (and float zero points) stay out: the tile kernel applies
 // them per group to its f32 sums, as the int4 kernels do.
+// `scaled` (Numerics::kZentorch): the dequantized weight instead, w =
+// (u - z) * s (float zero points: (u - 8) * s + zf) in f32 rounded to bf16,
+// bit for bit the f32 panel dequantizer's weights: the tile kernel then
+// sums whole segments of K with no scale in between.
 //
 // Per 16 columns of a k pair: one widening load (a byte per dword), a
 // shift and a ternary logic op that put the low nibble in the low word and
@@ -30,6 +34,7 @@
 #include "dispatch/kernel_key.h"
 #include "jit/emit_util.h"
 #include "jit/generator.h"
+#include "w4jit/types.hpp"
 
 namespace w4jit::internal {
 
@@ -49,12 +54,18 @@ struct W4a16AmxDecodeConfig {
   int64_t group_pairs = 0;  // k pairs per group (>= 1)
   // Every group reads group 0's meta (a segment of a per-channel K).
   bool per_channel = false;
+  // The dequantized weights rounded to bf16 (above): up to 8 vectors.
+  bool scaled = false;
+  bool float_zero = false;         // scaled: + zf
+  DType meta_dtype = DType::kF32;  // scaled: the scales' and zf's
 
   template <class Self>
   static auto Fields(Self& c) {
-    return std::tie(c.u4, c.nr, c.group_pairs, c.per_channel);
+    return std::tie(c.u4, c.nr, c.group_pairs, c.per_channel, c.scaled,
+                    c.float_zero, c.meta_dtype);
   }
-  // s4 reads no meta: per_channel is false.
+  // s4 reads no meta unless scaled: per_channel is false; float_zero and
+  // meta_dtype count only when scaled.
   W4a16AmxDecodeConfig Canonical() const;
   // The kernel's name ("{family}_..._{tier}").
   std::string name() const;
@@ -79,6 +90,10 @@ class W4a16AmxDecodeGenerator final : public Generator {
   void Generate() override;
 
  private:
+  // The pair loops of the two modes.
+  void EmitIntegerPairs();
+  void EmitScaledPairs();
+
   W4a16AmxDecodeConfig config_;
   ConstPool pool_;
   int nv_;  // vectors of 16 columns per block

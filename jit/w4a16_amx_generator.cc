@@ -65,6 +65,10 @@ absl::Status CheckW4a16AmxConfig(const W4a16AmxConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         "silu_mul AMX block: ", c.out_n, " output columns of ", c.n));
   }
+  if (c.scaled && c.float_zero) {
+    return absl::InvalidArgumentError(
+        "scaled panels hold float zero points in the weights");
+  }
   if (c.u4 && (c.float_zero || c.meta_dtype != DType::kF32)) {
     return absl::InvalidArgumentError(
         "integer zero points come with f32 meta and no float zero points");
@@ -73,7 +77,7 @@ absl::Status CheckW4a16AmxConfig(const W4a16AmxConfig& c) {
 }
 
 int64_t W4a16AmxConfig::MetaStride() const {
-  if (per_channel) return 0;
+  if (per_channel || scaled) return 0;
   return int64_t{nr} * static_cast<int64_t>(DTypeSize(meta_dtype)) *
          MetaVectorsPerGroup(false, u4 || float_zero);
 }
@@ -81,6 +85,10 @@ int64_t W4a16AmxConfig::MetaStride() const {
 W4a16AmxConfig W4a16AmxConfig::Canonical() const {
   W4a16AmxConfig c = *this;
   if (!c.epilogue.silu_mul) c.out_n = 0;
+  if (c.scaled) {
+    c.u4 = c.float_zero = c.per_channel = false;
+    c.meta_dtype = DType::kF32;
+  }
   return c;
 }
 
@@ -95,6 +103,7 @@ std::string W4a16AmxConfig::name() const {
   key.group_size = c.group_size;
   key.weight_type = c.u4 ? WeightType::kU4 : WeightType::kS4;
   key.per_channel = c.per_channel;
+  key.round_weights_bf16 = c.scaled;
   key.bias = c.bias;
   key.mr = c.mr;
   key.nr = c.nr;
@@ -262,6 +271,20 @@ void W4a16AmxGenerator::EmitStoreTiles() {
 void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
   const int ms = static_cast<int>(DTypeSize(config_.meta_dtype));
   const int64_t row_bytes = int64_t{config_.nr} * 4;
+  if (config_.scaled) {
+    // The weights carry their scales: acc += C.
+    for (int r = 0; r < config_.mr; ++r) {
+      for (int h = 0; h < 2; ++h) {
+        const Zmm c(kVecC + (h == 0 ? 0 : 2));
+        const Xbyak::Address acc =
+            ptr[kAcc + r * row_bytes + vp * 128 + h * 64];
+        vmovups(c, ptr[rsp + r * W4a16AmxPlan::kStackRowBytes + h * 64]);
+        vaddps(c, c, acc);
+        vmovups(acc, c);
+      }
+    }
+    return;
+  }
   const bool fz = config_.float_zero;
   const int64_t meta = group * config_.MetaStride();
   for (int h = 0; h < 2; ++h) {

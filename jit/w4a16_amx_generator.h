@@ -84,16 +84,21 @@ struct W4a16AmxConfig {
   int64_t group_size = 0;          // k per group (per channel: segment)
   // Every group reads group 0's meta (segments of a per-channel K).
   bool per_channel = false;
+  // Numerics::kZentorch: the panel holds the dequantized weights rounded
+  // to bf16 (W4a16AmxDecodeConfig::scaled), so a "group" is a segment of
+  // K whose sums enter acc unscaled; no meta, no x sums.
+  bool scaled = false;
 
   template <class Self>
   static auto Fields(Self& c) {
     return std::tie(c.out_dtype, c.bias, c.mr, c.nr, c.n, c.epilogue, c.out_n,
                     c.u4, c.float_zero, c.meta_dtype, c.group_size,
-                    c.per_channel);
+                    c.per_channel, c.scaled);
   }
   // Meta bytes between groups (0 per channel).
   int64_t MetaStride() const;
-  // out_n is 0 without silu_mul.
+  // out_n is 0 without silu_mul; scaled reads no meta (u4, float_zero,
+  // meta_dtype and per_channel are the defaults').
   W4a16AmxConfig Canonical() const;
   // The kernel's name ("{family}_..._{tier}").
   std::string name() const;

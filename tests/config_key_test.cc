@@ -146,6 +146,7 @@ TEST(ConfigKeyTest, EveryW4a16AmxDecodeFieldIsInTheKey) {
   c.u4 = true;
   c.nr = 64;
   c.group_pairs = 64;
+  c.scaled = true;  // where float_zero and meta_dtype count
   ExpectEveryFieldInTheKey(c, "W4a16AmxDecodeConfig");
 }
 

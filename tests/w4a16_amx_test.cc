@@ -210,6 +210,30 @@ TEST_F(W4a16AmxRun, SeveralKBlocks) {
   }
 }
 
+// Numerics::kZentorch: the panel holds the dequantized weights rounded to
+// bf16 (the f32 panel path's weights), segments of K summed unscaled;
+// groups need not be multiples of 32 (their multiple with 32 divides K).
+TEST_F(W4a16AmxRun, ZentorchNumerics) {
+  uint32_t seed = 90;
+  for (const int64_t group : {int64_t{32}, int64_t{48}, int64_t{128}, -1L}) {
+    for (const int zero : {0, 1, 2}) {
+      LayerDesc desc = testing::KernelTestDesc(
+          Mode::kW4A16, 72, group == 48 ? 576 : 512, group,
+          zero == 0 ? WeightType::kS4 : WeightType::kU4, DType::kBF16,
+          DType::kBF16, true);
+      desc.numerics = Numerics::kZentorch;
+      if (zero == 2) {
+        desc.zero_point_domain = ZeroPointDomain::kFloat;
+        desc.zero_point_dtype = DType::kBF16;
+      }
+      SCOPED_TRACE(testing::Describe(desc));
+      // K blocks of 256 (288 for group 48): several segments per call.
+      ExpectMatchesReference(desc, {1, 17, 40}, seed++, 1,
+                             group == 48 ? 288 : 256);
+    }
+  }
+}
+
 TEST_F(W4a16AmxRun, Epilogues) {
   uint32_t seed = 40;
   for (const Epilogue& e : testing::TestEpilogues()) {

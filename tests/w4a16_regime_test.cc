@@ -38,9 +38,11 @@ TEST(W4a16Regime, FlavourAndNumerics) {
   // A tall tile at or past the panels never runs.
   EXPECT_EQ(MakeW4a16Regime({false, false, false, 32, 16, 1}).str(),
             "int4_small from 1, panels from 16");
-  // Zentorch numerics: panels at every M, whatever else.
-  EXPECT_EQ(MakeW4a16Regime({false, true, true, 8, 16, 12}).str(),
+  // Zentorch numerics: panels at every M but the tiles'.
+  EXPECT_EQ(MakeW4a16Regime({false, true, false, 8, 16, 12}).str(),
             "panels from 1");
+  EXPECT_EQ(MakeW4a16Regime({false, true, true, 8, 16, 12}).str(),
+            "panels from 1, tiles from 12");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,9 +66,6 @@ T* PackedXScratch(size_t n) {
 // layer, or returns why not. plan->flavor and panels_only are set.
 std::string AmxPlan(const LayerDesc& desc, int64_t group, const W4a16Params& p,
                     W4a16Plan* plan) {
-  if (plan->panels_only) {
-    return "zentorch numerics round dequantized weights (the panel path)";
-  }
   if (plan->flavor != Flavor::kF32Fma) {
     return "the tiles decode the f32-FMA layout, not the bf16-dot one";
   }
@@ -76,29 +74,44 @@ std::string AmxPlan(const LayerDesc& desc, int64_t group, const W4a16Params& p,
     return "x is f32 without allow_bf16_compute (the tiles multiply bf16)";
   }
   if (p.vector_bits != 512 || (p.block_vectors * 16) % 32 != 0 ||
-      p.block_vectors * 16 > 256) {
+      p.block_vectors * 16 > (plan->panels_only ? 128 : 256)) {
     return absl::StrFormat(
         "blocks of %d x %d-bit vectors (the tiles need "
-        "an even number of zmm, up to 16)",
-        p.block_vectors, p.vector_bits);
+        "an even number of zmm, up to %d)",
+        p.block_vectors, p.vector_bits, plan->panels_only ? 8 : 16);
   }
-  if (group % kW4a16AmxKStep != 0) {
-    return absl::StrFormat("%s %d is not a multiple of %d",
-                           desc.group_size == -1 ? "K" : "group size", group,
-                           kW4a16AmxKStep);
-  }
-  if (desc.group_size == -1) {
-    // Per channel: segments of K (the largest multiple of 32 dividing K
-    // up to amx_kc) take the one scale in turn.
-    int64_t seg = kW4a16AmxKStep;
-    for (int64_t d = p.amx_kc / kW4a16AmxKStep * kW4a16AmxKStep;
-         d > kW4a16AmxKStep; d -= kW4a16AmxKStep) {
-      if (group % d == 0) {
+  // The largest multiple of `unit` that divides K, up to amx_kc (at least
+  // unit).
+  auto segment = [&](int64_t unit) {
+    int64_t seg = unit;
+    for (int64_t d = p.amx_kc / unit * unit; d > unit; d -= unit) {
+      if (desc.k % d == 0) {
         seg = d;
         break;
       }
     }
-    plan->amx_group = plan->amx_kc = seg;
+    return seg;
+  };
+  if (plan->panels_only) {
+    // Numerics::kZentorch: the decoder rounds each dequantized weight to
+    // bf16, so the tiles sum whole segments of K (multiples of the group
+    // and of 32) with no scale in between.
+    const int64_t unit = std::lcm(group, int64_t{kW4a16AmxKStep});
+    if (desc.k % unit != 0) {
+      return absl::StrFormat(
+          "K = %d is not a multiple of %d (the group and "
+          "the tiles' step)",
+          desc.k, unit);
+    }
+    plan->amx_scaled = true;
+    plan->amx_group = plan->amx_kc = segment(unit);
+  } else if (group % kW4a16AmxKStep != 0) {
+    return absl::StrFormat("%s %d is not a multiple of %d",
+                           desc.group_size == -1 ? "K" : "group size", group,
+                           kW4a16AmxKStep);
+  } else if (desc.group_size == -1) {
+    // Per channel: segments of K take the one scale in turn.
+    plan->amx_group = plan->amx_kc = segment(kW4a16AmxKStep);
   } else {
     plan->amx_group = group;
     plan->amx_kc = group * std::max<int64_t>(1, p.amx_kc / group);
@@ -325,9 +338,10 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
   const int64_t m = args.m;
   const int64_t k = desc_.k;
   const int64_t group = plan_.amx_group;
-  // bf16 rows of x; with float zero points each group's elements are
-  // followed by the row's sum of them. bf16 x in order is read in place.
-  const bool sums = l.float_zero;
+  // bf16 rows of x; with float zero points (unless the panel holds them)
+  // each group's elements are followed by the row's sum of them. bf16 x in
+  // order is read in place.
+  const bool sums = l.float_zero && !plan_.amx_scaled;
   const uint8_t* xs = static_cast<const uint8_t*>(args.x);
   int64_t x_row_bytes = args.ldx * 2;
   if (desc_.act_dtype != DType::kBF16 || KPerm() != nullptr || sums) {
@@ -351,8 +365,10 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
       tiles, l.blocks(), 1,
       std::max<int64_t>(1, plan_.p.amx_mc / kW4a16AmxMaxRows), Concurrency());
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
-  // Per channel every segment of K reads group 0's meta.
+  // Per channel every segment of K reads group 0's meta; the decoder steps
+  // through the layer's groups (per channel: the segments).
   const int64_t meta_group = l.groups() == 1 ? 0 : l.group_meta_bytes();
+  const int64_t decode_group = l.groups() == 1 ? group : plan_.group;
   ParallelRun(grid.chunks, [&](int c) {
     // Per-thread scratch, reused across calls.
     static thread_local AlignedVector<uint32_t> panel;
@@ -376,10 +392,10 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
         const int64_t g0 = k0 / group;
         W4a16AmxDecodeArgs d;
         d.w = packed_.weights.data() + b * l.block_weight_bytes() + k0 / 2 * nb;
-        d.meta =
-            packed_.meta.data() + b * l.block_meta_bytes() + g0 * meta_group;
+        d.meta = packed_.meta.data() + b * l.block_meta_bytes() +
+                 k0 / decode_group * meta_group;
         d.panel = panel_data;
-        d.groups = kc / group;
+        d.groups = kc / decode_group;
         kernels_.amx_decode(&d);
         for (int64_t rt = task.m0; rt < task.m0 + task.rows; ++rt) {
           const int64_t row0 = tile_row0(rt);
@@ -390,7 +406,7 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
           a.x_row_bytes = x_row_bytes;
           a.panel = panel_data;
           a.meta = d.meta;
-          a.groups = d.groups;
+          a.groups = kc / group;
           a.acc = acc_data + (row0 - row_base) * nb;
           a.y =
               static_cast<char*>(args.y) + (row0 * args.ldy + out0) * out_size;

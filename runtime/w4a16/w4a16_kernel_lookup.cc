@@ -82,7 +82,12 @@ W4a16AmxDecodeConfig W4a16AmxDecodeConfigOf(const W4a16Plan& plan,
   W4a16AmxDecodeConfig c;
   c.u4 = l.asymmetric;
   c.nr = static_cast<int>(l.block_n());
-  c.group_pairs = plan.amx_group / 2;
+  // The decoder steps through the layer's groups (their meta); per
+  // channel through the tiles' segments.
+  c.group_pairs = (l.groups() == 1 ? plan.amx_group : plan.group) / 2;
+  c.scaled = plan.amx_scaled;
+  c.float_zero = l.float_zero;
+  c.meta_dtype = l.meta_dtype;
   // Per channel every segment of K reads group 0's meta.
   c.per_channel = l.groups() == 1;
   return c;
@@ -111,10 +116,11 @@ W4a16AmxConfig W4a16AmxConfigOf(const LayerDesc& desc, const W4a16Plan& plan,
     c.n = desc.n % c.nr;
   }
   c.u4 = l.asymmetric;
-  c.float_zero = l.float_zero;
+  c.float_zero = l.float_zero && !plan.amx_scaled;
   c.meta_dtype = l.meta_dtype;
   c.group_size = plan.amx_group;
   c.per_channel = l.groups() == 1;
+  c.scaled = plan.amx_scaled;
   return c;
 }
 

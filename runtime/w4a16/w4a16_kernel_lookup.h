@@ -47,6 +47,10 @@ struct W4a16Plan {
   bool amx = false;
   int64_t amx_kc = 0;
   int64_t amx_group = 0;
+  // Numerics::kZentorch on the tiles: the panel holds the dequantized
+  // weights rounded to bf16, and amx_group is a segment of K (a multiple
+  // of the group) whose sums need no scale.
+  bool amx_scaled = false;
   // Which path runs at which M (MakeW4a16Regime): the lookup builds the
   // kernels of the paths it names, Run picks by M.
   W4a16Regime regime;

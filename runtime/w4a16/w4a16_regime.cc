@@ -45,12 +45,6 @@ std::string W4a16Regime::str() const {
 
 W4a16Regime MakeW4a16Regime(const W4a16RegimeInputs& in) {
   W4a16Regime regime;
-  if (in.panels_only) {
-    // The dequantizer rounds each weight (zentorch's numerics); the int4
-    // kernels never hold a dequantized weight to round.
-    regime.rows = {{1, W4a16Path::kPanels}};
-    return regime;
-  }
   regime.rows = {{1, W4a16Path::kInt4Small}};
   // From `from` on, `path`: later thresholds override earlier ones.
   auto from = [&](int64_t min_m, W4a16Path path) {
@@ -62,10 +56,17 @@ W4a16Regime MakeW4a16Regime(const W4a16RegimeInputs& in) {
                rows.end());
     if (rows.empty() || rows.back().path != path) rows.push_back({min_m, path});
   };
-  from(in.tall_min_m, W4a16Path::kInt4Tall);
-  // The bf16-dot flavour has no panel path: its tall tile runs every
-  // larger M.
-  if (!in.bf16_dot) from(in.gemm_min_m, W4a16Path::kPanels);
+  if (in.panels_only) {
+    // The dequantizer rounds each weight (zentorch's numerics); the int4
+    // kernels never hold a dequantized weight to round. The tiles' decoder
+    // rounds the same weights.
+    from(1, W4a16Path::kPanels);
+  } else {
+    from(in.tall_min_m, W4a16Path::kInt4Tall);
+    // The bf16-dot flavour has no panel path: its tall tile runs every
+    // larger M.
+    if (!in.bf16_dot) from(in.gemm_min_m, W4a16Path::kPanels);
+  }
   if (in.tiles) from(in.amx_min_m, W4a16Path::kTiles);
   return regime;
 }

@@ -36,7 +36,7 @@ struct W4a16Regime {
 // The inputs the table is made from (W4a16Plan's).
 struct W4a16RegimeInputs {
   bool bf16_dot = false;     // the bf16-dot flavour (no panel path)
-  bool panels_only = false;  // Numerics::kZentorch: panels at every M
+  bool panels_only = false;  // Numerics::kZentorch: panels (or tiles)
   bool tiles = false;        // the AMX tiles can run the layer
   int64_t tall_min_m = 1;
   int64_t gemm_min_m = 1;
