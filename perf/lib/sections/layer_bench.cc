@@ -55,7 +55,7 @@ absl::StatusOr<std::unique_ptr<Layer>> CreateMeasured(const LayerDesc& desc,
 using ProbeCache = std::map<std::string, std::unique_ptr<CeilingProbe>>;
 
 struct LayerContext {
-  const BenchConfig& config;
+  const LayersOptions& config;
   const LayerShape& shape;
   const internal::CanonicalWeights& weights;
   const WeightsView& view;
@@ -231,7 +231,7 @@ void SkipOverBudget(const LayerContext& ctx, int64_t m,
 // Checks and times every mode and peer at M rows, hot or cold.
 void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
                int64_t m, bool cold) {
-  const BenchConfig& config = ctx.config;
+  const LayersOptions& config = ctx.config;
   const int64_t n = ctx.shape.n, k = ctx.shape.k;
   const int64_t llc = std::max<int64_t>(ctx.report->cpu.l3_bytes, 1 << 20);
   const std::vector<uint16_t> x =
@@ -309,7 +309,7 @@ int ColdCopies(int64_t bytes, int64_t llc_bytes) {
   return static_cast<int>(std::clamp<int64_t>(want, 2, 64));
 }
 
-absl::Status BenchOneLayer(const BenchConfig& config, const LayerShape& shape,
+absl::Status BenchOneLayer(const LayersOptions& config, const LayerShape& shape,
                            const std::function<void(const std::string&)>& say,
                            BenchReport* report) {
   say(absl::StrFormat("layer %s: N=%d K=%d group %d%s", shape.name, shape.n,

@@ -96,10 +96,10 @@ absl::Status RunLoop(const MoeDesc& d, const ExpertLayers& layers, int64_t t,
 }
 
 absl::Status BenchPreset(const MoePreset& p, Mode mode,
-                         const MoeBenchOptions& options,
+                         const MoeOptions& options,
                          const std::function<void(const std::string&)>& say,
                          std::vector<MoeBenchRow>* rows) {
-  const MoeDesc d = MoePresetDesc(p, mode);
+  const MoeDesc d = MoePresetDesc(p, mode, options.weight_type);
   say(absl::StrFormat("%s %s: packing %d experts...", p.name, ToString(mode),
                       p.experts));
   absl::StatusOr<check::MoeCheckpoint> ckpt =
@@ -231,7 +231,7 @@ std::string MoePresetNames() {
 }
 
 absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
-    const MoeBenchOptions& options,
+    const MoeOptions& options,
     const std::function<void(const std::string&)>& say) {
   std::vector<MoeBenchRow> rows;
   for (const std::string& name : options.presets) {
