@@ -77,11 +77,11 @@ TEST(BenchArgs, LayersDefaultsAreTheFullLlamaRun) {
 }
 
 TEST(BenchArgs, LayersParsesEveryOption) {
-  absl::StatusOr<LayersOptions> c = Parse(
-      {"--preset", "qwen2.5-7b", "--m=1,16,256", "--threads=3", "--modes=da8w4",
-       "--reps", "7", "--min-time=0.5", "--budget=2", "--out=/tmp/x",
-       "--peers=none", "--weights=u4", "--cold-max-m=4", "--settle=0.001",
-       "--act-order"});
+  absl::StatusOr<LayersOptions> c =
+      Parse({"--preset", "qwen2.5-7b", "--m=1,16,256", "--threads=3",
+             "--modes=da8w4", "--reps", "7", "--min-time=0.5", "--budget=2",
+             "--out=/tmp/x", "--peers=none", "--weights=u4", "--cold-max-m=4",
+             "--settle=0.001", "--act-order"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->preset, "qwen2.5-7b");
   EXPECT_TRUE(c->layers[0].has_bias);
