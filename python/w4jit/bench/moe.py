@@ -37,13 +37,13 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 import w4jit
 from w4jit import formats
+from w4jit.bench import timing
 from w4jit.bench.layers import bench_header
 
 OPS = torch.ops.w4jit
@@ -211,20 +211,8 @@ def time_interleaved(calls, reps, budget_s):
     """{name: [seconds]}: `reps` rounds, each calling every path once in a
     rotating order, after one warm-up round; fewer rounds (at least 3)
     when the configuration has used up budget_s."""
-    names = list(calls)
-    for n in names:
-        calls[n]()
-    times = {n: [] for n in names}
-    start = time.perf_counter()
-    for r in range(reps):
-        if r >= 3 and time.perf_counter() - start > budget_s:
-            break
-        for j in range(len(names)):
-            n = names[(r + j) % len(names)]
-            t0 = time.perf_counter()
-            calls[n]()
-            times[n].append(time.perf_counter() - t0)
-    return times
+    return timing.time_interleaved(calls, min_reps=reps, max_reps=reps,
+                                   budget_s=budget_s, rotate=True)
 
 
 def bench_preset(preset, args, say):
