@@ -10,7 +10,7 @@ ROW_COLUMNS = [
     ("impl", "impl"), ("layer", "layer"), ("m", "M"), ("cache", "cache"),
     ("time_us", "p50 µs"), ("min_us", "min µs"), ("gflops", "GFLOP/s"),
     ("weight_gbps", "W GB/s"), ("roofline_pct", "roof %"),
-    ("roofline_basis", "binding bound"), ("compute_op", "op"),
+    ("roofline_basis", "binding bound"),
     ("speedup_vs_onednn_bf16", "× bf16"), ("speedup_vs_onednn_u8s8", "× u8s8"),
 ]
 
