@@ -127,25 +127,24 @@ BenchRow OneDnnBf16Row(const std::string& kernel, double time_us) {
       SampleRow(kImplOneDnnBf16, 16, false, time_us, int64_t{4096} * 4096 * 2);
   row.n = row.k = 4096;
   row.kernel = kernel;
+  row.compute_op = PeerComputeOp(kImplOneDnnBf16, kernel);
   return row;
 }
 
 TEST(BenchAmx, PeakKeyFollowsAmxInThePeersImplementation) {
   const Roofline roof = AmxRoofline();
   BenchRow row;
-  row.impl = kImplOneDnnBf16;
-  row.kernel = "oneDNN brg:avx512_core_amx_bf16";
+  row.compute_op = PeerComputeOp(kImplOneDnnBf16, "brg:avx512_core_amx_bf16");
   EXPECT_TRUE(RunsAmx(row));
   EXPECT_EQ(ComputePeakKeyFor(row, roof), "amx_bf16");
-  row.impl = kImplOneDnnU8s8;
-  row.kernel = "oneDNN brg:avx512_core_amx_int8";
+  row.compute_op = PeerComputeOp(kImplOneDnnU8s8, "brg:avx512_core_amx_int8");
   EXPECT_EQ(ComputePeakKeyFor(row, roof), "amx_int8");
-  row.kernel = "oneDNN brg:avx512_core_vnni";
+  row.compute_op = PeerComputeOp(kImplOneDnnU8s8, "brg:avx512_core_vnni");
   EXPECT_FALSE(RunsAmx(row));
   EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");
   // w4jit's own kernels never run AMX, whatever their names hold.
-  row.impl = kImplDa8w4;
-  row.kernel = "da8w4_amx_lookalike__avx512vnni";
+  row.compute_op =
+      LayerComputeOp(Mode::kDA8W4, {"da8w4_amx_lookalike__avx512vnni"});
   EXPECT_FALSE(RunsAmx(row));
   EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");
 }

@@ -238,7 +238,7 @@ TEST(BenchReport, ComputeRowsAreJudgedAgainstTheBestCeilingOfTheRun) {
   EXPECT_NE(table.find("ilv%"), std::string::npos) << table;
 }
 
-TEST(BenchReport, ComputePeakFollowsTheKernel) {
+TEST(BenchReport, ComputeOpFollowsTheKernelsAndPicksThePeak) {
   Roofline roof;
   for (const char* key : {"int8_avx2", "int8_avx2_i16", "int8_vnni_zmm",
                           "f32_fma_ymm", "f32_fma_zmm", "bf16_dot_zmm"}) {
@@ -248,23 +248,35 @@ TEST(BenchReport, ComputePeakFollowsTheKernel) {
     p.macs_per_s = 1;
     roof.peaks.push_back(p);
   }
-  BenchRow row;
-  row.impl = kImplDa8w4;
-  row.kernel = "da8w4_s4_g128_n64_k64_m4x32_bf16tobf16__avx512vnni";
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");
+  EXPECT_EQ(
+      LayerComputeOp(Mode::kDA8W4,
+                     {"quant_s4_g128_n0_k64_m0x0_bf16tobf16__avx512vnni",
+                      "da8w4_s4_g128_n64_k64_m4x32_bf16tobf16__avx512vnni"}),
+      "int8_vnni_zmm");
   // AVX2 DA8W4 accumulates in int16: judged against that loop's peak.
-  row.kernel = "da8w4_s4_g128_n64_k64_m4x8_bf16tobf16__avx2";
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_avx2_i16");
-  row.impl = kImplOneDnnU8s8;
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");
-  row.impl = kImplDa8w4;
-  row.impl = kImplW4a16;
-  row.kernel = "w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_bf16dot__avx512bf16";
+  EXPECT_EQ(LayerComputeOp(Mode::kDA8W4,
+                           {"da8w4_s4_g128_n64_k64_m4x8_bf16tobf16__avx2"}),
+            "int8_avx2_i16");
+  EXPECT_EQ(
+      LayerComputeOp(Mode::kW4A16, {"w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_"
+                                    "bf16dot__avx512bf16"}),
+      "bf16_dot_zmm");
+  EXPECT_EQ(LayerComputeOp(Mode::kW4A16, {"w4a16_s4_g128_n64_k64_m1x32_"
+                                          "bf16tobf16_fma__avx512vnni"}),
+            "f32_fma_zmm");
+  EXPECT_EQ(LayerComputeOp(Mode::kW4A16, {"reference_w4a16"}), "f32_fma_ymm");
+  BenchRow row;
+  for (const char* op : {"int8_vnni_zmm", "bf16_dot_zmm", "f32_fma_ymm"}) {
+    row.compute_op = op;
+    EXPECT_EQ(ComputePeakKeyFor(row, roof), op);
+  }
+  row.compute_op = PeerComputeOp(kImplOneDnnU8s8, "gemm:jit");
+  EXPECT_EQ(row.compute_op, "int8_dot");
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");  // the best
+  row.compute_op = PeerComputeOp(kImplOneDnnBf16, "gemm:jit");
   EXPECT_EQ(ComputePeakKeyFor(row, roof), "bf16_dot_zmm");
-  row.kernel = "w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_fma__avx512vnni";
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "f32_fma_zmm");
-  row.kernel = "reference_w4a16";
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "f32_fma_ymm");
+  row.compute_op = "";
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "");
 }
 
 TEST(BenchReport, TableShowsEveryModeFailuresAndSummaries) {

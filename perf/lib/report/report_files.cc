@@ -111,6 +111,7 @@ const std::vector<Column<BenchRow>>& RowColumns() {
            {"speedup_vs_onednn_u8s8",
             [](R r) -> json { return r.speedup_vs_u8s8; }},
            {"kernel", [](R r) -> json { return r.kernel; }},
+           {"compute_op", [](R r) -> json { return r.compute_op; }},
            {"note", [](R r) -> json { return r.note; }}}));
   return *columns;
 }

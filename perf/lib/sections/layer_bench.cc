@@ -32,6 +32,7 @@ struct ModeLayers {
   std::vector<std::unique_ptr<Layer>> copies;  // [0] is the hot one
   absl::Status status;
   std::string kernel;
+  std::string compute_op;  // LayerComputeOp of its kernels
   int64_t bytes = 0;
   bool reference = false;
 };
@@ -102,6 +103,7 @@ std::vector<std::pair<std::string, const CeilingProbe*>> ProbesFor(
     BenchRow row;
     row.impl = c.impl;
     row.kernel = c.kernel;
+    row.compute_op = c.compute_op;
     row.m = m;
     row.n = ctx.shape.n;
     row.k = ctx.shape.k;
@@ -136,6 +138,7 @@ Contestant ModeContestant(const LayerContext& ctx, ModeLayers& mode, int64_t m,
   Contestant c;
   c.impl = mode.impl;
   c.kernel = mode.kernel;
+  c.compute_op = mode.compute_op;
   c.weight_bytes = mode.bytes;
   c.footprint_bytes = mode.bytes * copies;
   if (!mode.status.ok()) {
@@ -182,6 +185,7 @@ Contestant PeerContestant(PeerKind kind, int64_t m, int64_t n, int64_t k,
   MatmulPeer* p = peer->get();
   keep->push_back(*std::move(peer));
   c.kernel = absl::StrCat("oneDNN ", p->impl_name());
+  c.compute_op = PeerComputeOp(c.impl, p->impl_name());
   c.weight_bytes = p->weight_bytes();
   c.footprint_bytes = p->weight_bytes() * copies;
   auto next = std::make_shared<int>(0);
@@ -341,6 +345,7 @@ absl::Status BenchOneLayer(const LayersOptions& config, const LayerShape& shape,
     if (layer.ok()) {
       ml.bytes = static_cast<int64_t>((*layer)->packed_bytes());
       ml.kernel = absl::StrJoin((*layer)->kernel_names(), "+");
+      ml.compute_op = LayerComputeOp(ml.desc.mode, (*layer)->kernel_names());
       ml.reference = absl::StartsWith(ml.kernel, "reference");
       ml.copies.push_back(*std::move(layer));
       info.packed_bytes = ml.bytes;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
+#include "perf/lib/report/row_metrics.h"
 #include "perf/lib/sections/model_copy.h"
 #include "perf/lib/sections/model_settings.h"
 #include "perf/lib/sections/moe_bench.h"

@@ -15,6 +15,7 @@
 #include "check/layer_check.h"
 #include "check/moe_check.h"
 #include "perf/lib/ceilings/peak_loop_generator.h"
+#include "perf/lib/report/row_metrics.h"
 #include "runtime/formats/import.h"
 #include "runtime/moe/moe_experts.h"
 #include "w4jit/layer.hpp"
@@ -202,19 +203,6 @@ std::vector<int32_t> MoeRouting(int64_t t, int64_t k, int64_t experts,
     ids.insert(ids.end(), all.begin(), all.begin() + k);
   }
   return ids;
-}
-
-PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels) {
-  bool avx512 = false, bf16dot = false;
-  for (const std::string& k : kernels) {
-    avx512 = avx512 || absl::StrContains(k, "__avx512");
-    bf16dot = bf16dot || absl::StrContains(k, "bf16dot");
-  }
-  if (mode == Mode::kDA8W4) {
-    return avx512 ? PeakOp::kInt8DotVnniZmm : PeakOp::kInt8DotAvx2I16;
-  }
-  if (bf16dot) return PeakOp::kBf16DotZmm;
-  return avx512 ? PeakOp::kF32FmaZmm : PeakOp::kF32FmaYmm;
 }
 
 const MoePreset* FindMoePreset(const std::string& name) {

@@ -36,10 +36,6 @@ std::string MoePresetNames();
 std::vector<int32_t> MoeRouting(int64_t t, int64_t k, int64_t experts,
                                 bool skewed, uint32_t seed);
 
-// The compute peak a mode's kernels (Layer or MoeLayer kernel_names())
-// run at: DA8W4's int8 dot, W4A16's bf16 dot or f32 FMA, ymm or zmm.
-PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels);
-
 // The rows of options.presets (MoePresets names) at every token count,
 // mode and routing.
 absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(

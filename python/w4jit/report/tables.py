@@ -10,7 +10,7 @@ ROW_COLUMNS = [
     ("impl", "impl"), ("layer", "layer"), ("m", "M"), ("cache", "cache"),
     ("time_us", "p50 µs"), ("min_us", "min µs"), ("gflops", "GFLOP/s"),
     ("weight_gbps", "W GB/s"), ("roofline_pct", "roof %"),
-    ("roofline_basis", "binding bound"),
+    ("roofline_basis", "binding bound"), ("compute_op", "op"),
     ("speedup_vs_onednn_bf16", "× bf16"), ("speedup_vs_onednn_u8s8", "× u8s8"),
 ]
 
@@ -52,7 +52,7 @@ def markdown(run):
     """The run's header and one table per section."""
     cpu = run.get("cpu", {})
     out = [f"# w4jit bench: {run.get('preset', '')}\n",
-           f"{cpu.get('model_name', cpu.get('vendor', ''))}, "
+           f"{cpu.get('name', '')} ({cpu.get('isa', '')}), "
            f"{run.get('threads')} threads, {run.get('date_utc')}, "
            f"w4jit {run.get('w4jit_version')}, "
            f"oneDNN {run.get('onednn_version')}\n"]
