@@ -27,14 +27,10 @@ import torch
 import torch.nn.functional as F
 
 import w4jit
+from w4jit.bench import presets
 from w4jit.bench.timing import timeit
 
-LAYERS = {  # name: (N, K) of llama3-8b's linear layers
-    "qkv": (6144, 4096),
-    "o_proj": (4096, 4096),
-    "gate_up": (28672, 4096),
-    "down": (4096, 14336),
-}
+LAYERS = presets.dense_layers("llama3-8b")  # name: (N, K)
 OVERHEAD_SHAPES = {"tiny": (256, 256)}
 
 

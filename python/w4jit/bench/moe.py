@@ -43,23 +43,18 @@ import torch.nn.functional as F
 
 import w4jit
 from w4jit import formats
-from w4jit.bench import timing
+from w4jit.bench import presets, timing
 from w4jit.bench.layers import bench_header
 
 OPS = torch.ops.w4jit
 PRESETS = {  # name: (H, I, E, top-k) of the model's MoE layer
-    "qwen3-30b-a3b": (2048, 768, 128, 8),
-    "mixtral-8x7b": (4096, 14336, 8, 2),
-    "gpt-oss-20b": (2880, 2880, 32, 4),
-    "gpt-oss-120b": (2880, 2880, 128, 4),
+    **presets.moe_layers(),
     "tiny": (256, 128, 8, 2),  # for tests
     "tiny-oai": (256, 128, 8, 2),  # for tests
 }
 # name: (gate, default group size, biases); others: ("silu", 128, False).
-# gpt-oss: H = I = 2880 is not a multiple of 128.
 PRESET_GATES = {
-    "gpt-oss-20b": ("swigluoai", 32, True),
-    "gpt-oss-120b": ("swigluoai", 32, True),
+    **presets.moe_gates(),
     "tiny-oai": ("swigluoai", 32, True),
 }
 

@@ -75,18 +75,13 @@ import sys
 import torch
 
 import w4jit  # loads torch.ops.w4jit
-from w4jit.bench import timing
+from w4jit.bench import presets, timing
 from w4jit.bench.layers import bench_header
 
 OPS = torch.ops.w4jit
-LAYERS = {  # name: (N, K) of Llama-3-8B's projections
-    "qkv": (6144, 4096),
-    "o_proj": (4096, 4096),
-    "gate_up": (28672, 4096),
-    "down": (4096, 14336),
-}
+LAYERS = presets.dense_layers("llama3-8b")  # name: (N, K)
 QUICK_LAYERS = {"quick": (256, 512)}
-MOE = {"qwen3-30b-a3b": (2048, 768, 128, 8)}  # H, I, E, top-k
+MOE = {"qwen3-30b-a3b": presets.moe_layers()["qwen3-30b-a3b"]}  # H, I, E, top-k
 QUICK_MOE = {"quick": (256, 128, 8, 2)}
 GROUP = 128
 HOST_MODES = {"inference": torch.inference_mode, "no_grad": torch.no_grad}
