@@ -71,3 +71,27 @@ def test_command_line_writes_tables_and_charts(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     assert cli.main(["compare", SCALING, SCALING]) == 0
     assert "| scaling |" in capsys.readouterr().out
+
+
+def test_a_sweep_is_tabulated_and_compared(tmp_path):
+    point = {"mode": "w4a16", "layer": "tiny", "n": 64, "k": 256,
+             "group_size": 128, "m": 1}
+    sweep = {"schema": "w4jit-sweep/1", "cpu_class": "x", "threads": 2,
+             "notes": [], "budget_exhausted": False,
+             "winners": [dict(point, default_us=10.0, tuned_us=8.0,
+                              params="defaults")],
+             "candidates": [dict(point, cold=True, group="prefetch",
+                                 params="prefetch_distance=0", status="ok",
+                                 median_us=9.0, gain=1.1)]}
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(sweep))
+    run = report.load(str(path))
+    written = tables.write_tables(run, str(tmp_path))
+    assert sorted(os.path.basename(p) for p in written) == [
+        "candidates.csv", "report.md", "winners.csv"]
+    assert "# w4jit sweep: cpu class x" in (tmp_path / "report.md").read_text()
+    faster = json.loads(json.dumps(sweep))
+    faster["winners"][0]["tuned_us"] = 4.0
+    pairs = compare.compare(run, faster)
+    assert [(p[0], p[4]) for p in pairs] == [("winners", 2.0),
+                                             ("candidates", 1.0)]

@@ -1,7 +1,8 @@
 """Reports of `w4jit bench` runs: C++ measures, Python reports.
 
 `w4jit bench <job>` and `w4jit sweep` write the versioned JSON of a run
-(bench.json, schema "w4jit-bench/1") and print a short table. This package
+(bench.json, schema "w4jit-bench/1"; sweep.json, "w4jit-sweep/1") and print
+a short table. This package
 turns that JSON into what a reader wants:
 
 - tables: one CSV per section of the run and a markdown summary
@@ -20,24 +21,27 @@ run in an interpreter that has torch (as the package's other modules do).
 """
 import json
 
-SCHEMA = "w4jit-bench/1"
+SCHEMAS = ("w4jit-bench/1", "w4jit-sweep/1")
 
 
 def load(path):
-    """The run at `path`, checked to be a bench.json this package reads."""
+    """The run at `path`, checked to be a bench.json or sweep.json this
+    package reads."""
     with open(path, encoding="utf-8") as f:
         run = json.load(f)
-    if run.get("schema") != SCHEMA:
-        raise ValueError(f"{path}: schema {run.get('schema')!r}, want {SCHEMA!r}")
+    if run.get("schema") not in SCHEMAS:
+        raise ValueError(f"{path}: schema {run.get('schema')!r}, want one of "
+                         f"{', '.join(SCHEMAS)}")
     return run
 
 
 def sections(run):
     """Each non-empty list of rows of the run, by name: rows (the layers
     job), layers (their creation), scaling, act_order, accuracy, model (its
-    steps), moe."""
+    steps), moe; of a sweep, winners and candidates."""
     out = {}
-    for name in ("rows", "layers", "scaling", "act_order", "accuracy", "moe"):
+    for name in ("rows", "layers", "scaling", "act_order", "accuracy", "moe",
+                 "winners", "candidates"):
         if run.get(name):
             out[name] = run[name]
     model = run.get("model") or {}

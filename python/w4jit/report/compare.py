@@ -11,7 +11,10 @@ KEYS = {
     "accuracy": (("impl", "layer", "m", "act_quant"), "p50_us"),
     "model": (("impl", "model", "variant", "step", "m", "part", "prefetch",
                "tuning", "huge_pages"), "time_ms"),
-    "moe": (("preset", "mode", "skewed", "tokens"), "median_us"),
+    "moe": (("model", "mode", "routing", "tokens"), "median_us"),
+    "winners": (("mode", "layer", "n", "k", "group_size", "m"), "tuned_us"),
+    "candidates": (("mode", "layer", "n", "k", "group_size", "m", "cold",
+                    "params"), "median_us"),
 }
 
 

@@ -51,6 +51,13 @@ def markdown_table(rows, cols):
 def markdown(run):
     """The run's header and one table per section."""
     cpu = run.get("cpu", {})
+    if run.get("schema", "").startswith("w4jit-sweep"):
+        out = [f"# w4jit sweep: cpu class {run.get('cpu_class')}\n",
+               f"{run.get('threads')} threads\n"]
+        for name, rows in sections(run).items():
+            out.append(f"\n## {name}\n")
+            out.append(markdown_table(rows, [(c, c) for c in columns(rows)]))
+        return "".join(out)
     out = [f"# w4jit bench: {run.get('preset', '')}\n",
            f"{cpu.get('name', '')} ({cpu.get('isa', '')}), "
            f"{run.get('threads')} threads, {run.get('date_utc')}, "
