@@ -32,6 +32,7 @@ struct ModeLayers {
   std::vector<std::unique_ptr<Layer>> copies;  // [0] is the hot one
   absl::Status status;
   std::string kernel;
+  std::string compute_op;  // LayerComputeOp of its kernels
   int64_t bytes = 0;
   bool reference = false;
 };
@@ -55,7 +56,7 @@ absl::StatusOr<std::unique_ptr<Layer>> CreateMeasured(const LayerDesc& desc,
 using ProbeCache = std::map<std::string, std::unique_ptr<CeilingProbe>>;
 
 struct LayerContext {
-  const BenchConfig& config;
+  const LayersOptions& config;
   const LayerShape& shape;
   const internal::CanonicalWeights& weights;
   const WeightsView& view;
@@ -102,6 +103,7 @@ std::vector<std::pair<std::string, const CeilingProbe*>> ProbesFor(
     BenchRow row;
     row.impl = c.impl;
     row.kernel = c.kernel;
+    row.compute_op = c.compute_op;
     row.m = m;
     row.n = ctx.shape.n;
     row.k = ctx.shape.k;
@@ -136,6 +138,7 @@ Contestant ModeContestant(const LayerContext& ctx, ModeLayers& mode, int64_t m,
   Contestant c;
   c.impl = mode.impl;
   c.kernel = mode.kernel;
+  c.compute_op = mode.compute_op;
   c.weight_bytes = mode.bytes;
   c.footprint_bytes = mode.bytes * copies;
   if (!mode.status.ok()) {
@@ -182,6 +185,7 @@ Contestant PeerContestant(PeerKind kind, int64_t m, int64_t n, int64_t k,
   MatmulPeer* p = peer->get();
   keep->push_back(*std::move(peer));
   c.kernel = absl::StrCat("oneDNN ", p->impl_name());
+  c.compute_op = PeerComputeOp(c.impl, p->impl_name());
   c.weight_bytes = p->weight_bytes();
   c.footprint_bytes = p->weight_bytes() * copies;
   auto next = std::make_shared<int>(0);
@@ -231,7 +235,7 @@ void SkipOverBudget(const LayerContext& ctx, int64_t m,
 // Checks and times every mode and peer at M rows, hot or cold.
 void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
                int64_t m, bool cold) {
-  const BenchConfig& config = ctx.config;
+  const LayersOptions& config = ctx.config;
   const int64_t n = ctx.shape.n, k = ctx.shape.k;
   const int64_t llc = std::max<int64_t>(ctx.report->cpu.l3_bytes, 1 << 20);
   const std::vector<uint16_t> x =
@@ -309,7 +313,7 @@ int ColdCopies(int64_t bytes, int64_t llc_bytes) {
   return static_cast<int>(std::clamp<int64_t>(want, 2, 64));
 }
 
-absl::Status BenchOneLayer(const BenchConfig& config, const LayerShape& shape,
+absl::Status BenchOneLayer(const LayersOptions& config, const LayerShape& shape,
                            const std::function<void(const std::string&)>& say,
                            BenchReport* report) {
   say(absl::StrFormat("layer %s: N=%d K=%d group %d%s", shape.name, shape.n,
@@ -341,6 +345,7 @@ absl::Status BenchOneLayer(const BenchConfig& config, const LayerShape& shape,
     if (layer.ok()) {
       ml.bytes = static_cast<int64_t>((*layer)->packed_bytes());
       ml.kernel = absl::StrJoin((*layer)->kernel_names(), "+");
+      ml.compute_op = LayerComputeOp(ml.desc.mode, (*layer)->kernel_names());
       ml.reference = absl::StartsWith(ml.kernel, "reference");
       ml.copies.push_back(*std::move(layer));
       info.packed_bytes = ml.bytes;
