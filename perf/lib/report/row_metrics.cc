@@ -41,6 +41,17 @@ std::string LayerComputeOp(Mode mode, const std::vector<std::string>& kernels) {
   return GetPeakOpInfo(PeakOpFor(mode, kernels)).key;
 }
 
+std::string LayerComputeOpAt(Mode mode, const std::vector<std::string>& kernels,
+                             int64_t m, int64_t amx_from_m) {
+  const bool tiles = std::any_of(
+      kernels.begin(), kernels.end(),
+      [](const std::string& k) { return absl::EndsWith(k, "__amx"); });
+  if (tiles && m >= amx_from_m) {
+    return mode == Mode::kDA8W4 ? "amx_int8" : "amx_bf16";
+  }
+  return LayerComputeOp(mode, kernels);
+}
+
 std::string PeerComputeOp(const std::string& impl,
                           const std::string& onednn_impl_name) {
   const bool int8 = impl == kImplOneDnnU8s8;

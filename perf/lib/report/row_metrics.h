@@ -3,6 +3,7 @@
 #ifndef W4JIT_PERF_LIB_REPORT_ROW_METRICS_H_
 #define W4JIT_PERF_LIB_REPORT_ROW_METRICS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,13 @@ PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels);
 // BenchRow::compute_op of a w4jit layer: PeakOpFor's key ("f32_fma_zmm",
 // "bf16_dot_zmm", "int8_vnni_zmm", "int8_avx2_i16").
 std::string LayerComputeOp(Mode mode, const std::vector<std::string>& kernels);
+
+// BenchRow::compute_op of a w4jit layer's row at M: its AMX tile op
+// ("amx_bf16" for W4A16, "amx_int8" for DA8W4) where one of its kernels
+// is a tile kernel ("__amx") and M >= amx_from_m (the M its parameters
+// hand over to the tiles), else LayerComputeOp.
+std::string LayerComputeOpAt(Mode mode, const std::vector<std::string>& kernels,
+                             int64_t m, int64_t amx_from_m);
 
 // BenchRow::compute_op of a oneDNN peer (`impl` kImplOneDnn*) from the
 // implementation oneDNN names: its AMX tile op where it runs AMX
