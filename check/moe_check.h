@@ -1,7 +1,7 @@
 // Random MoE checkpoints in any format (per-expert tensors or stacked
 // [E, ...] buffers) and a float64 oracle for MoeLayer::Run with an error
 // bound propagated through both projections, shared by the tests and
-// `w4jit bench --moe`.
+// `w4jit bench moe`.
 #ifndef W4JIT_CHECK_MOE_CHECK_H_
 #define W4JIT_CHECK_MOE_CHECK_H_
 

@@ -23,6 +23,10 @@ const char* FamilyName(KernelFamily f) {
       return "w4a16panel";
     case KernelFamily::kDa8w4Decode:
       return "da8w4dec";
+    case KernelFamily::kW4a16Amx:
+      return "w4a16amx";
+    case KernelFamily::kW4a16AmxDecode:
+      return "w4a16amxdec";
   }
   return "unknown";
 }
@@ -117,6 +121,8 @@ uint32_t KernelName::VariantWord() const {
       return minus8 ? 1u : 0u;
     case KernelFamily::kW4a16Dequant:
     case KernelFamily::kW4a16Panel:
+    case KernelFamily::kW4a16Amx:
+    case KernelFamily::kW4a16AmxDecode:
       return 0;
   }
   return 0;

@@ -15,12 +15,14 @@
 namespace w4jit::internal {
 
 enum class KernelFamily : int {
-  kQuantizer = 0,     // DA8W4 per-row activation quantizer
-  kDa8w4Gemm = 1,     // DA8W4 MR x NR microkernel (MR = 1 is the GEMV)
-  kW4a16Gemm = 2,     // W4A16 microkernel over a packed int4 panel
-  kW4a16Dequant = 3,  // W4A16: int4 panel -> f32/bf16 panel (large M)
-  kW4a16Panel = 4,    // W4A16: microkernel over a dequantized panel
-  kDa8w4Decode = 5,   // DA8W4: packed int4 panel -> decoded bytes (large M)
+  kQuantizer = 0,       // DA8W4 per-row activation quantizer
+  kDa8w4Gemm = 1,       // DA8W4 MR x NR microkernel (MR = 1 is the GEMV)
+  kW4a16Gemm = 2,       // W4A16 microkernel over a packed int4 panel
+  kW4a16Dequant = 3,    // W4A16: int4 panel -> f32/bf16 panel (large M)
+  kW4a16Panel = 4,      // W4A16: microkernel over a dequantized panel
+  kDa8w4Decode = 5,     // DA8W4: packed int4 panel -> decoded bytes (large M)
+  kW4a16Amx = 6,        // W4A16: AMX tiles over a decoded bf16 panel
+  kW4a16AmxDecode = 7,  // W4A16: packed int4 panel -> bf16 integers (AMX)
 };
 
 // W4A16 compute flavours.

@@ -1,9 +1,9 @@
 // Differential fuzzing of layer creation and Run: a layer descriptor and
 // checkpoint tensors of every format built from the fuzzer's bytes (sizes
 // consistent with the descriptor, contents arbitrary), run on a small M on
-// this CPU's best ISA tier and checked element by element against the
-// reference wherever the inputs are finite (DA8W4 also with NaN/Inf rows,
-// which it defines). Creation must either succeed or return a clean error.
+// this CPU's best ISA tier (the AMX tiles too, from their amx_min_m) and
+// checked element by element against the reference wherever the inputs are
+// finite (DA8W4 also with NaN/Inf rows, which it defines). Creation must either succeed or return a clean error.
 // One input in eight builds a MoE layer instead (fuzz/moe_fuzz.h).
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -102,7 +102,9 @@ void RunOne(FuzzedDataProvider* fdp) {
   const WeightFormat format = fdp->PickValueInArray(kFormats);
   const bool groups_major = fdp->ConsumeBool();
   LayerDesc desc = ConsumeDesc(fdp, format);
-  const int64_t m = fdp->ConsumeIntegralInRange<int64_t>(1, 20);
+  // Up to 40 rows: past the AMX tiles' amx_min_m (W4A16 12, DA8W4 24) and
+  // their 32-row tile, where the CPU has them.
+  const int64_t m = fdp->ConsumeIntegralInRange<int64_t>(1, 40);
   const int64_t ldx = desc.k + fdp->ConsumeIntegralInRange<int64_t>(0, 3);
   const int64_t ldy = desc.n + fdp->ConsumeIntegralInRange<int64_t>(0, 3);
   // A fused epilogue in some runs: an activation or silu_mul (even N), and

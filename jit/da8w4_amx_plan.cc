@@ -1,24 +1,19 @@
 #include "jit/da8w4_amx_plan.h"
 
 #include "absl/strings/str_cat.h"
+#include "jit/amx_tile_config.h"
 
 namespace w4jit::internal {
 
 std::array<uint8_t, 64> Da8w4AmxPlan::TileConfig() const {
-  std::array<uint8_t, 64> cfg = {};
-  cfg[0] = 1;  // palette 1; start_row 0
-  // Bytes 16 + 2t: tile t's bytes per row (uint16); byte 48 + t: its rows.
-  auto set = [&](int tile, int rows, int colsb) {
-    cfg[16 + 2 * tile] = static_cast<uint8_t>(colsb & 0xFF);
-    cfg[17 + 2 * tile] = static_cast<uint8_t>(colsb >> 8);
-    cfg[48 + tile] = static_cast<uint8_t>(rows);
-  };
+  AmxTileConfig cfg;
   for (int rt = 0; rt < row_tiles; ++rt) {
-    for (int half = 0; half < 2; ++half) set(kC + 2 * rt + half, Rows(rt), 64);
-    set(kA + rt, Rows(rt), k_step);
+    for (int half = 0; half < 2; ++half)
+      cfg.Set(kC + 2 * rt + half, Rows(rt), 64);
+    cfg.Set(kA + rt, Rows(rt), k_step);
   }
-  for (int half = 0; half < 2; ++half) set(kB + half, k_step / 4, 64);
-  return cfg;
+  for (int half = 0; half < 2; ++half) cfg.Set(kB + half, k_step / 4, 64);
+  return cfg.bytes();
 }
 
 absl::StatusOr<Da8w4AmxPlan> MakeDa8w4AmxPlan(int mr, int nblk, bool decoded,

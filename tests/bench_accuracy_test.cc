@@ -1,5 +1,5 @@
 // The --accuracy section of `w4jit bench`: its options, its table, and
-// accuracy.csv / bench.json's "accuracy" array from one column list; and
+// bench.json's "accuracy" array; and
 // one small run of the section itself.
 #include <algorithm>
 #include <sstream>
@@ -9,10 +9,10 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "perf/lib/bench_config.h"
 #include "perf/lib/report/report_files.h"
 #include "perf/lib/report/report_table.h"
 #include "perf/lib/sections/accuracy_bench.h"
+#include "tests/bench_parse.h"
 #include "tests/bench_sample_report.h"
 
 namespace w4jit::perf {
@@ -56,46 +56,28 @@ BenchReport WithAccuracy() {
   return r;
 }
 
-TEST(BenchAccuracy, OptionsTurnTheSectionOn) {
+TEST(BenchAccuracy, TheJobsOptions) {
   auto parse = [](std::vector<const char*> args) {
-    return ParseBenchArgs(static_cast<int>(args.size()), args.data());
+    args.insert(args.begin(), "accuracy");
+    return ParseJob<AccuracyOptions>(std::move(args));
   };
   auto plain = parse({});
-  ASSERT_TRUE(plain.ok());
-  EXPECT_FALSE(plain->accuracy);
+  ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->outliers, 8);
   EXPECT_EQ(plain->outlier_scale, 50.0f);
-  auto on = parse({"--accuracy"});
-  ASSERT_TRUE(on.ok());
-  EXPECT_TRUE(on->accuracy);
-  auto tuned =
-      parse({"--outliers=4", "--outlier-scale=20", "--accuracy-rows", "3"});
+  EXPECT_EQ(plain->accuracy_rows, 16);
+  auto tuned = parse({"--outliers=4", "--outlier-scale=20", "--rows", "3"});
   ASSERT_TRUE(tuned.ok()) << tuned.status();
-  EXPECT_TRUE(tuned->accuracy);
   EXPECT_EQ(tuned->outliers, 4);
   EXPECT_EQ(tuned->outlier_scale, 20.0f);
   EXPECT_EQ(tuned->accuracy_rows, 3);
   EXPECT_FALSE(parse({"--outliers=-1"}).ok());
-  EXPECT_FALSE(parse({"--accuracy-rows=0"}).ok());
-  EXPECT_NE(BenchUsage().find("--accuracy"), std::string::npos);
+  EXPECT_FALSE(parse({"--rows=0"}).ok());
+  EXPECT_NE(BenchUsage("accuracy").find("--outlier-scale"), std::string::npos);
 }
 
-TEST(BenchAccuracy, CsvAndJsonShareTheColumns) {
+TEST(BenchAccuracy, JsonHasEveryField) {
   const BenchReport r = WithAccuracy();
-  std::istringstream in(AccuracyCsv(r));
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line));
-  EXPECT_EQ(line, kAccuracyHeader);
-  std::vector<std::vector<std::string>> rows;
-  while (std::getline(in, line)) rows.push_back(absl::StrSplit(line, ','));
-  ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0],
-            (std::vector<std::string>{"w4a16", "o_proj", "4096", "4096", "128",
-                                      "16", "", "ok", "8", "50", "0.002", "1",
-                                      "20", "2000", "1800", "2", "2", ""}));
-  EXPECT_EQ(rows[1][6], "per_token");
-  EXPECT_EQ(rows[2][6], "per_group");
-  EXPECT_EQ(rows[2][7], "FAILED");
   const nlohmann::json j = nlohmann::json::parse(ToJson(r));
   ASSERT_EQ(j["accuracy"].size(), 3u);
   std::vector<std::string> keys;
@@ -123,9 +105,9 @@ TEST(BenchAccuracy, TableShowsErrorAndSpeed) {
 // A small layer through the whole section: three rows per M, every one
 // checked and timed, per group far more accurate than per token.
 TEST(BenchAccuracy, RunsAndMeasures) {
-  const char* args[] = {"--shape=32,4096,128", "--m=1,3",       "--reps=2",
-                        "--min-time=0",        "--budget=0.05", "--accuracy"};
-  auto config = ParseBenchArgs(6, args);
+  auto config =
+      ParseJob<AccuracyOptions>({"accuracy", "--shape=32,4096,128", "--m=1,3",
+                                 "--reps=2", "--min-time=0", "--budget=0.05"});
   ASSERT_TRUE(config.ok()) << config.status();
   BenchReport report;
   ASSERT_TRUE(RunAccuracy(

@@ -8,23 +8,25 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_args.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/report/report_files.h"
 #include "perf/lib/report/report_table.h"
 #include "perf/lib/sections/model_bench.h"
 #include "runtime/formats/import.h"
+#include "tests/bench_parse.h"
 #include "w4jit/layer.hpp"
 
 namespace w4jit::perf {
 namespace {
 
-absl::StatusOr<BenchConfig> Parse(std::vector<const char*> args) {
-  return ParseBenchArgs(static_cast<int>(args.size()), args.data());
+absl::StatusOr<ModelOptions> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "model");
+  return ParseJob<ModelOptions>(std::move(args));
 }
 
 TEST(BenchModelConfig, ModelTakesThePresetsLayersAndDecodeMs) {
-  absl::StatusOr<BenchConfig> c = Parse({"--model=llama3-8b"});
+  absl::StatusOr<ModelOptions> c = Parse({"--model=llama3-8b"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->model, "llama3-8b");
   EXPECT_EQ(c->model_layers, 32);
@@ -66,11 +68,6 @@ TEST(BenchModelConfig, ModelTakesThePresetsLayersAndDecodeMs) {
 
   EXPECT_EQ(FindPreset("llama3-70b-tp4")->num_layers, 80);
   EXPECT_EQ(FindPreset("qwen2.5-7b")->num_layers, 28);
-  // Without --model the single-layer defaults stay.
-  c = Parse({});
-  ASSERT_TRUE(c.ok());
-  EXPECT_TRUE(c->model.empty());
-  EXPECT_EQ(c->ms.size(), 7u);
 }
 
 TEST(BenchModelConfig, BadValuesAreNamed) {
@@ -83,9 +80,7 @@ TEST(BenchModelConfig, BadValuesAreNamed) {
        "--layers: 33 is more than llama3-8b's 32"},
       {{"--model=llama3-8b", "--layers=0"}, "--layers: '0' is not a positive"},
       {{"--model=llama3-8b", "--layers=x"}, "--layers: 'x'"},
-      {{"--layers=2"}, "--layers requires --model"},
-      {{"--prefill-m=64"}, "--prefill-m requires --model"},
-      {{"--group-size=32"}, "--group-size requires --model"},
+      {{"--layers=2"}, "--model is required"},
       {{"--model=llama3-8b", "--group-size=0"},
        "--group-size: want a positive group or -1, got '0'"},
       {{"--model=llama3-8b", "--group-size=48"},
@@ -95,20 +90,18 @@ TEST(BenchModelConfig, BadValuesAreNamed) {
       {{"--model=llama3-8b", "--prefill-m=0"}, "--prefill-m"},
       {{"--model=llama3-8b", "--prefetch=100"}, "--prefetch: '100'"},
       {{"--model=llama3-8b", "--hugepages=yes"}, "--hugepages: 'yes'"},
-      {{"--prefetch=64"}, "--prefetch requires --model"},
-      {{"--tunings=a.json"}, "--tunings requires --model"},
       {{"--model=llama3-8b", "--tunings=a.json,"}, "--tunings: an empty"},
       {{"--model=llama3-8b", "--prefetch=0", "--tunings=a.json"},
        "--prefetch excludes --tunings"},
   };
   for (const auto& c : cases) {
-    absl::StatusOr<BenchConfig> r = Parse(c.args);
+    absl::StatusOr<ModelOptions> r = Parse(c.args);
     ASSERT_FALSE(r.ok()) << c.message;
     EXPECT_NE(r.status().message().find(c.message), std::string::npos)
         << r.status().message();
   }
-  EXPECT_NE(BenchUsage().find("--model=NAME"), std::string::npos);
-  EXPECT_NE(BenchUsage().find("--layers=L"), std::string::npos);
+  EXPECT_NE(BenchUsage("model").find("--model=NAME"), std::string::npos);
+  EXPECT_NE(BenchUsage("model").find("--layers=L"), std::string::npos);
 }
 
 TEST(BenchModelMemory, ParsesMemAvailable) {
@@ -151,7 +144,7 @@ TEST(BenchModelMemory, EstimateBoundsPackedBytes) {
 }
 
 TEST(BenchModelMemory, CheckNamesBytesNeededAndAvailable) {
-  absl::StatusOr<BenchConfig> c = Parse({"--model=llama3-8b"});
+  absl::StatusOr<ModelOptions> c = Parse({"--model=llama3-8b"});
   ASSERT_TRUE(c.ok());
   const ModelMemory need =
       EstimateModelMemory(*c, *FindPreset("llama3-8b"), int64_t{1} << 30);
@@ -160,14 +153,14 @@ TEST(BenchModelMemory, CheckNamesBytesNeededAndAvailable) {
   EXPECT_LT(need.per_layer_bytes, 2 * 130000000);
   EXPECT_EQ(need.packed_bytes, need.per_layer_bytes * 32);
   // A copy per --prefetch distance and --hugepages setting.
-  BenchConfig copies = *c;
+  ModelOptions copies = *c;
   copies.model_prefetch = {0, 512, 1024};
   copies.model_huge_pages = {false, true};
   EXPECT_EQ(
       EstimateModelMemory(copies, *FindPreset("llama3-8b"), 0).per_layer_bytes,
       6 * need.per_layer_bytes);
   // And per --tunings file.
-  BenchConfig tunings = *c;
+  ModelOptions tunings = *c;
   tunings.model_tunings = {"default", "a.json"};
   EXPECT_EQ(
       EstimateModelMemory(tunings, *FindPreset("llama3-8b"), 0).per_layer_bytes,
@@ -236,7 +229,7 @@ TEST(BenchModelReport, FiguresFromStepAndReadTimings) {
   EXPECT_DOUBLE_EQ(r.read_tail, 1.1);
 }
 
-TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
+TEST(BenchModelReport, TableAndJsonCarryEveryColumn) {
   BenchReport report;
   report.preset = report.model = "llama3-8b";
   report.model_read_bytes = int64_t{1} << 30;
@@ -267,22 +260,6 @@ TEST(BenchModelReport, TableCsvAndJsonCarryEveryColumn) {
       std::string::npos)
       << text;
   EXPECT_EQ(text.find("roofline:"), std::string::npos);
-
-  const std::string csv = ModelCsv(report);
-  const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_EQ(
-      header,
-      "impl,model,layers,variant,step,prefetch,tuning,huge_pages,m,calls,"
-      "status,samples,time_ms,"
-      "min_ms,p90_ms,tokens_per_s,weight_bytes,weight_gbps,"
-      "weight_gbps_max,read_gbps,read_gbps_best,read_pct,read_pct_min,tail,"
-      "read_tail,model_layers,model_tokens_per_s,model_tokens_per_s_best,"
-      "routing,part,moe_calls,attention_bytes,expert_bytes,experts_per_layer,"
-      "macs,"
-      "peak_gmacs,peak_gmacs_best,peak_pct,peak_pct_min,bound,"
-      "note");
-  EXPECT_NE(csv.find("\"no memory, at all\""), std::string::npos);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
 
   const nlohmann::json doc = nlohmann::json::parse(ToJson(report));
   ASSERT_TRUE(doc["model"].is_object());

@@ -13,18 +13,20 @@
 #include "check/moe_check.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_args.h"
 #include "perf/lib/report/report_files.h"
 #include "perf/lib/report/report_table.h"
 #include "perf/lib/sections/model_bench.h"
 #include "perf/lib/sections/moe_bench.h"
+#include "tests/bench_parse.h"
 #include "w4jit/moe.hpp"
 
 namespace w4jit::perf {
 namespace {
 
-absl::StatusOr<BenchConfig> Parse(std::vector<const char*> args) {
-  return ParseBenchArgs(static_cast<int>(args.size()), args.data());
+absl::StatusOr<ModelOptions> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "model");
+  return ParseJob<ModelOptions>(std::move(args));
 }
 
 TEST(BenchMoeModelConfig, PresetsAndDefaults) {
@@ -56,7 +58,7 @@ TEST(BenchMoeModelConfig, PresetsAndDefaults) {
   EXPECT_EQ(FindModelPreset("llama3-8b"), FindPreset("llama3-8b"));
   EXPECT_FALSE(FindPreset("llama3-8b")->moe.has_value());
 
-  absl::StatusOr<BenchConfig> c = Parse({"--model=qwen3-30b-a3b"});
+  absl::StatusOr<ModelOptions> c = Parse({"--model=qwen3-30b-a3b"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->model_layers, 48);
   EXPECT_EQ(c->ms, (std::vector<int64_t>{1, 4, 16, 64}));
@@ -71,14 +73,15 @@ TEST(BenchMoeModelConfig, PresetsAndDefaults) {
   c = Parse({"--model=llama3-8b"});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->ms, (std::vector<int64_t>{1, 4, 8, 16}));
-  EXPECT_NE(BenchUsage().find("--routing=uniform|skewed"), std::string::npos);
-  EXPECT_NE(BenchUsage().find("qwen3-30b-a3b"), std::string::npos);
+  EXPECT_NE(BenchUsage("model").find("--routing=uniform|skewed"),
+            std::string::npos);
+  EXPECT_NE(BenchUsage("model").find("qwen3-30b-a3b"), std::string::npos);
 }
 
 // --prefetch and --tunings reach a MoE model's experts (all-shapes tuning
 // entries), so they are taken for MoE models as for dense ones.
 TEST(BenchMoeModelConfig, PrefetchAndTuningsAreTaken) {
-  absl::StatusOr<BenchConfig> c =
+  absl::StatusOr<ModelOptions> c =
       Parse({"--model=gpt-oss-20b", "--prefetch=0,4096"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->model_prefetch, (std::vector<int64_t>{0, 4096}));
@@ -98,12 +101,11 @@ TEST(BenchMoeModelConfig, BadValuesAreNamed) {
        "--layers: 25 is more than gpt-oss-20b's 24"},
       {{"--model=qwen3-30b-a3b", "--layers=0"},
        "--layers: '0' is not a positive"},
-      {{"--routing=skewed"}, "--routing requires --model"},
+      {{"--routing=skewed"}, "--model is required"},
       {{"--model=qwen3-30b-a3b", "--routing=zipf"}, "--routing: 'zipf'"},
       {{"--model=llama3-8b", "--routing=skewed"},
        "--routing: llama3-8b is not a MoE model"},
       {{"--model=llama3-8b", "--parts"}, "--parts: llama3-8b is not a MoE"},
-      {{"--parts"}, "--parts requires --model"},
       {{"--model=qwen3-30b-a3b", "--hugepages=on"},
        "--hugepages: not for the MoE model"},
       {{"--model=gpt-oss-20b", "--group-size=128"},
@@ -113,7 +115,7 @@ TEST(BenchMoeModelConfig, BadValuesAreNamed) {
        "experts"},
   };
   for (const auto& c : cases) {
-    absl::StatusOr<BenchConfig> r = Parse(c.args);
+    absl::StatusOr<ModelOptions> r = Parse(c.args);
     ASSERT_FALSE(r.ok()) << c.message;
     EXPECT_NE(r.status().message().find(c.message), std::string::npos)
         << r.status().message();
@@ -121,7 +123,7 @@ TEST(BenchMoeModelConfig, BadValuesAreNamed) {
 }
 
 TEST(BenchMoeModelMemory, EstimateCountsTheExperts) {
-  absl::StatusOr<BenchConfig> c = Parse({"--model=qwen3-30b-a3b"});
+  absl::StatusOr<ModelOptions> c = Parse({"--model=qwen3-30b-a3b"});
   ASSERT_TRUE(c.ok());
   const ModelPreset& qwen = *FindModelPreset("qwen3-30b-a3b");
   const ModelMemory need = EstimateModelMemory(*c, qwen, int64_t{1} << 30);
@@ -257,7 +259,7 @@ TEST(BenchMoeModelRun, TinyModelRowsHaveConsistentBytes) {
                     {"o_proj", moe.hidden, 256, moe.group_size, moe.biases}};
     model.num_layers = 4;
     model.moe = moe;
-    absl::StatusOr<BenchConfig> c = Parse(
+    absl::StatusOr<ModelOptions> c = Parse(
         {"--model=qwen3-30b-a3b", "--layers=2", "--m=1,3,64", "--steps=3"});
     ASSERT_TRUE(c.ok()) << c.status();
     BenchReport report;
@@ -332,7 +334,7 @@ TEST(BenchMoeModelRun, PartsSplitTheStep) {
                   {"o_proj", 256, 256, 128, false}};
   model.num_layers = 2;
   model.moe = MoePreset{"tiny", 256, 128, 8, 2};
-  absl::StatusOr<BenchConfig> c =
+  absl::StatusOr<ModelOptions> c =
       Parse({"--model=qwen3-30b-a3b", "--layers=2", "--m=1", "--steps=3",
              "--parts", "--epilogues=plain", "--modes=da8w4"});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -369,7 +371,7 @@ TEST(BenchMoeModelRun, LayersOutsideThePresetAreAnError) {
   model.layers = {{"qkv", 64, 64, 32, false}};
   model.num_layers = 1;
   model.moe = MoePreset{"tiny", 64, 64, 4, 2, 32};
-  BenchConfig c;
+  ModelOptions c;
   c.model_layers = 2;
   BenchReport report;
   const absl::Status s = RunModelBenchOn(
@@ -456,15 +458,6 @@ TEST(BenchMoeModelReport, FiguresTableAndColumns) {
             std::string::npos)
       << text;
 
-  const std::string csv = ModelCsv(report);
-  const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_NE(header.find("read_tail,model_layers,model_tokens_per_s,"
-                        "model_tokens_per_s_best,routing,part,moe_calls,"
-                        "attention_bytes,expert_bytes,experts_per_layer,"
-                        "macs,peak_gmacs,peak_gmacs_best,peak_pct,"
-                        "peak_pct_min,bound,note"),
-            std::string::npos)
-      << header;
   const nlohmann::json doc = nlohmann::json::parse(ToJson(report));
   const nlohmann::json& row = doc["model"]["rows"][1];
   EXPECT_EQ(row["routing"], "uniform");

@@ -32,26 +32,6 @@ const BenchRow& Find(const BenchReport& r, const std::string& impl, int64_t m,
   return none;
 }
 
-// Splits one CSV line (RFC 4180 quoting) into fields.
-std::vector<std::string> CsvFields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      fields.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
 TEST(BenchReport, DerivedFiguresFollowTheDefinitions) {
   const BenchReport r = SampleReport();
   const BenchRow& hot = Find(r, kImplW4a16, 1, false);
@@ -79,14 +59,6 @@ TEST(BenchReport, DerivedFiguresFollowTheDefinitions) {
   EXPECT_NEAR(large.speedup_vs_u8s8, 20000.0 / 30000.0, 1e-12);
   EXPECT_EQ(Find(r, kImplDa8w4, 64, false).speedup_vs_u8s8, 0.0);
   EXPECT_TRUE(r.any_failed());
-}
-
-// The index of `name` in bench.csv's columns (the keys of bench.json's rows).
-size_t Column(const std::string& name) {
-  const std::vector<std::string>& columns = CsvColumns();
-  const auto it = std::find(columns.begin(), columns.end(), name);
-  EXPECT_NE(it, columns.end()) << name;
-  return static_cast<size_t>(it - columns.begin());
 }
 
 // The roofline time of a row is the larger of its memory bound (weight
@@ -147,24 +119,21 @@ TEST(BenchReport, TheLargerOfTheTwoBoundsBinds) {
   EXPECT_NE(summary.find("of the compute bound (2 rows; "), std::string::npos)
       << summary;
 
-  // bench.csv and bench.json: the old columns kept, the bounds added.
-  std::istringstream csv(ToCsv(r));
-  std::string line;
-  ASSERT_TRUE(std::getline(csv, line));
+  // bench.json: the bounds beside the old keys.
   for (const char* name :
        {"roofline_pct", "roofline_pct_min", "roofline_basis", "bound",
         "bound_us", "memory_bound_us", "memory_basis", "compute_bound_us",
         "compute_basis", "ceiling_basis", "interleaved_pct"}) {
-    EXPECT_TRUE(absl::StrContains(line, name)) << name;
-  }
-  std::vector<std::vector<std::string>> rows;
-  while (std::getline(csv, line)) rows.push_back(CsvFields(line));
-  ASSERT_EQ(rows.size(), r.rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    EXPECT_EQ(rows[i][Column("bound")], r.rows[i].bound);
-    EXPECT_EQ(rows[i][Column("roofline_basis")], r.rows[i].roofline_basis);
+    EXPECT_NE(std::find(RowKeys().begin(), RowKeys().end(), name),
+              RowKeys().end())
+        << name;
   }
   const nlohmann::json j = nlohmann::json::parse(ToJson(r));
+  ASSERT_EQ(j["rows"].size(), r.rows.size());
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    EXPECT_EQ(j["rows"][i]["bound"], r.rows[i].bound);
+    EXPECT_EQ(j["rows"][i]["roofline_basis"], r.rows[i].roofline_basis);
+  }
   int seen = 0;
   for (const auto& row : j["rows"]) {
     if (row["impl"] != kImplW4a16 || row["cache"] != "hot") continue;
@@ -269,7 +238,7 @@ TEST(BenchReport, ComputeRowsAreJudgedAgainstTheBestCeilingOfTheRun) {
   EXPECT_NE(table.find("ilv%"), std::string::npos) << table;
 }
 
-TEST(BenchReport, ComputePeakFollowsTheKernel) {
+TEST(BenchReport, ComputeOpFollowsTheKernelsAndPicksThePeak) {
   Roofline roof;
   for (const char* key : {"int8_avx2", "int8_avx2_i16", "int8_vnni_zmm",
                           "f32_fma_ymm", "f32_fma_zmm", "bf16_dot_zmm"}) {
@@ -279,23 +248,35 @@ TEST(BenchReport, ComputePeakFollowsTheKernel) {
     p.macs_per_s = 1;
     roof.peaks.push_back(p);
   }
-  BenchRow row;
-  row.impl = kImplDa8w4;
-  row.kernel = "da8w4_s4_g128_n64_k64_m4x32_bf16tobf16__avx512vnni";
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");
+  EXPECT_EQ(
+      LayerComputeOp(Mode::kDA8W4,
+                     {"quant_s4_g128_n0_k64_m0x0_bf16tobf16__avx512vnni",
+                      "da8w4_s4_g128_n64_k64_m4x32_bf16tobf16__avx512vnni"}),
+      "int8_vnni_zmm");
   // AVX2 DA8W4 accumulates in int16: judged against that loop's peak.
-  row.kernel = "da8w4_s4_g128_n64_k64_m4x8_bf16tobf16__avx2";
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_avx2_i16");
-  row.impl = kImplOneDnnU8s8;
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");
-  row.impl = kImplDa8w4;
-  row.impl = kImplW4a16;
-  row.kernel = "w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_bf16dot__avx512bf16";
+  EXPECT_EQ(LayerComputeOp(Mode::kDA8W4,
+                           {"da8w4_s4_g128_n64_k64_m4x8_bf16tobf16__avx2"}),
+            "int8_avx2_i16");
+  EXPECT_EQ(
+      LayerComputeOp(Mode::kW4A16, {"w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_"
+                                    "bf16dot__avx512bf16"}),
+      "bf16_dot_zmm");
+  EXPECT_EQ(LayerComputeOp(Mode::kW4A16, {"w4a16_s4_g128_n64_k64_m1x32_"
+                                          "bf16tobf16_fma__avx512vnni"}),
+            "f32_fma_zmm");
+  EXPECT_EQ(LayerComputeOp(Mode::kW4A16, {"reference_w4a16"}), "f32_fma_ymm");
+  BenchRow row;
+  for (const char* op : {"int8_vnni_zmm", "bf16_dot_zmm", "f32_fma_ymm"}) {
+    row.compute_op = op;
+    EXPECT_EQ(ComputePeakKeyFor(row, roof), op);
+  }
+  row.compute_op = PeerComputeOp(kImplOneDnnU8s8, "gemm:jit");
+  EXPECT_EQ(row.compute_op, "int8_dot");
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "int8_vnni_zmm");  // the best
+  row.compute_op = PeerComputeOp(kImplOneDnnBf16, "gemm:jit");
   EXPECT_EQ(ComputePeakKeyFor(row, roof), "bf16_dot_zmm");
-  row.kernel = "w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_fma__avx512vnni";
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "f32_fma_zmm");
-  row.kernel = "reference_w4a16";
-  EXPECT_EQ(ComputePeakKeyFor(row, roof), "f32_fma_ymm");
+  row.compute_op = "";
+  EXPECT_EQ(ComputePeakKeyFor(row, roof), "");
 }
 
 TEST(BenchReport, TableShowsEveryModeFailuresAndSummaries) {
@@ -339,13 +320,6 @@ TEST(BenchReport, ScalingSectionShowsEfficiency) {
        {"== scaling: o_proj N=4096 K=4096", "DA8W4  pool", "160.0", "94%"}) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
   }
-  const std::string csv = ScalingCsv(WithScaling());
-  EXPECT_EQ(csv.rfind("impl,backend,layer,n,k,m,threads,status,time_us,", 0),
-            0u)
-      << csv;
-  EXPECT_NE(csv.find("da8w4,pool,o_proj,4096,4096,1,2,ok,160"),
-            std::string::npos)
-      << csv;
   const nlohmann::json j = nlohmann::json::parse(ToJson(WithScaling()));
   ASSERT_EQ(j["scaling"].size(), 2u);
   EXPECT_EQ(j["scaling"][1]["threads"], 2);
@@ -386,7 +360,7 @@ BenchReport WithActOrder() {
   return r;
 }
 
-// act_order.csv's header: bench.json's "act_order" keys, in order.
+// bench.json's "act_order" keys, in order.
 const char kActOrderHeader[] =
     "impl,layer,n,k,group_size,m,status,samples,plain_p50_us,plain_min_us,"
     "act_p50_us,act_min_us,copy_p50_us,copy_min_us,act_over_plain_p50,"
@@ -418,34 +392,7 @@ TEST(BenchReport, ActOrderSectionShowsCostsOfP50AndMin) {
   }
 }
 
-TEST(BenchReport, ActOrderCsvHasEveryFieldAndTheRatios) {
-  const BenchReport r = WithActOrder();
-  std::istringstream in(ActOrderCsv(r));
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line));
-  EXPECT_EQ(line, kActOrderHeader);
-  std::vector<std::vector<std::string>> rows;
-  while (std::getline(in, line)) {
-    rows.push_back(CsvFields(line));
-    ASSERT_EQ(rows.back().size(), CsvFields(kActOrderHeader).size()) << line;
-  }
-  ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{
-                         "w4a16", "o_proj", "4096", "4096", "128", "16", "ok",
-                         "20", "1000", "900", "1050", "918", "990", "909",
-                         "1.05", "1.02", "0.99", "1.01", ""}));
-  EXPECT_EQ(rows[1][0], "da8w4");
-  EXPECT_EQ(rows[1][6], "FAILED");
-  EXPECT_EQ(rows[1][14], "0");
-  EXPECT_EQ(rows[1].back(), "y[0, 1] = 2, \"reference\" 1");  // quoted
-  EXPECT_EQ(rows[2][5], "1");
-  EXPECT_EQ(rows[2][6], "n/a");
-  EXPECT_EQ(rows[2].back(), "not on this CPU");
-  // The header alone without --act-order (the file is not written then).
-  EXPECT_EQ(ActOrderCsv(SampleReport()), std::string(kActOrderHeader) + "\n");
-}
-
-TEST(BenchReport, ActOrderJsonHasTheCsvColumnsAsKeys) {
+TEST(BenchReport, ActOrderJsonHasEveryFieldAndTheRatios) {
   const nlohmann::json none = nlohmann::json::parse(ToJson(SampleReport()));
   ASSERT_TRUE(none.contains("act_order"));
   EXPECT_EQ(none["act_order"], nlohmann::json::array());
@@ -454,7 +401,7 @@ TEST(BenchReport, ActOrderJsonHasTheCsvColumnsAsKeys) {
   for (const auto& row : j["act_order"]) {
     std::vector<std::string> keys;
     for (const auto& [key, value] : row.items()) keys.push_back(key);
-    std::vector<std::string> expected = CsvFields(kActOrderHeader);
+    std::vector<std::string> expected = absl::StrSplit(kActOrderHeader, ',');
     std::sort(expected.begin(), expected.end());  // nlohmann sorts keys
     EXPECT_EQ(keys, expected);
   }
@@ -490,24 +437,6 @@ TEST(BenchReport, KernelNamesAreShortenedForTheTable) {
   EXPECT_EQ(ShortKernelNames("oneDNN gemm:jit"), "oneDNN gemm:jit");
 }
 
-TEST(BenchReport, CsvHasOneWellFormedLinePerRow) {
-  const BenchReport r = SampleReport();
-  std::istringstream in(ToCsv(r));
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line));
-  EXPECT_EQ(CsvFields(line), CsvColumns());
-  size_t rows = 0;
-  while (std::getline(in, line)) {
-    const std::vector<std::string> f = CsvFields(line);
-    ASSERT_EQ(f.size(), CsvColumns().size()) << line;
-    EXPECT_EQ(f[0], r.rows[rows].impl);
-    EXPECT_EQ(f[7], ToString(r.rows[rows].status));
-    EXPECT_EQ(f.back(), r.rows[rows].note);  // commas survive quoting
-    ++rows;
-  }
-  EXPECT_EQ(rows, r.rows.size());
-}
-
 TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
   const BenchReport r = SampleReport();
   const nlohmann::json j = nlohmann::json::parse(ToJson(r));
@@ -527,8 +456,7 @@ TEST(BenchReport, JsonParsesWithEveryRequiredKey) {
   EXPECT_EQ(j["peaks"][2]["note"], "n/a: CPU lacks AVX512_VNNI");
   ASSERT_EQ(j["rows"].size(), r.rows.size());
   for (const auto& row : j["rows"]) {
-    // Every CSV column is a key of the row's object (one list makes both).
-    for (const std::string& key : CsvColumns()) {
+    for (const std::string& key : RowKeys()) {
       EXPECT_TRUE(row.contains(key)) << key;
     }
   }
@@ -545,23 +473,21 @@ TEST(BenchReport, WritesAllFilesIntoTheDirectory) {
   absl::StatusOr<std::vector<std::string>> files =
       WriteBenchFiles(SampleReport(), "table text\n", dir);
   ASSERT_TRUE(files.ok()) << files.status();
-  // scaling.csv only with --scaling, act_order.csv only with --act-order.
-  ASSERT_EQ(files->size(), 5u);
+  // The JSON and the text; tables and charts are w4jit.report's.
+  ASSERT_EQ(files->size(), 2u);
   for (const std::string& f : *files) {
     EXPECT_TRUE(std::filesystem::exists(f)) << f;
     EXPECT_GT(std::filesystem::file_size(f), 0u) << f;
   }
-  EXPECT_FALSE(std::filesystem::exists(dir + "/act_order.csv"));
-  EXPECT_FALSE(std::filesystem::exists(dir + "/scaling.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/bench.csv"));
   std::ifstream json(dir + "/bench.json");
   EXPECT_NO_THROW(nlohmann::json::parse(json));
   std::filesystem::remove_all(dir);
 }
 
-// A --moe run: bench.json carries the rows under "moe" with moe.csv's
-// columns as keys, and the files are bench.json, bench.txt and moe.csv
-// (no per-layer CSV or charts).
-TEST(BenchReport, MoeRunWritesJsonTextAndCsv) {
+// A moe run: bench.json carries the rows under "moe", and the files are
+// bench.json and bench.txt.
+TEST(BenchReport, MoeRunWritesJsonAndText) {
   BenchReport report;
   report.date_utc = "2026-12-03T00:00:00Z";
   report.threads = 2;
@@ -606,19 +532,7 @@ TEST(BenchReport, MoeRunWritesJsonTextAndCsv) {
   EXPECT_STREQ(memory.bound(), kBoundMemory);
   EXPECT_STREQ(MoeBenchRow().bound(), "");
 
-  // moe.csv's header holds the JSON objects' keys (which nlohmann keeps
-  // sorted), and one line per row.
-  const std::string csv = MoeCsv(report);
-  const std::string header = csv.substr(0, csv.find('\n'));
-  std::vector<std::string> fields = absl::StrSplit(header, ',');
-  std::sort(fields.begin(), fields.end());
-  std::vector<std::string> keys;
-  for (auto it = m.begin(); it != m.end(); ++it) keys.push_back(it.key());
-  EXPECT_EQ(fields, keys);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
-  EXPECT_EQ(header.rfind("model,mode,routing,tokens,threads,min_us", 0), 0u)
-      << header;
-
+  EXPECT_EQ(m.size(), 17u);  // every MoeBenchRow field and its shares
   const std::string dir =
       (std::filesystem::path(::testing::TempDir()) / "w4jit_bench_moe")
           .string();
@@ -626,29 +540,10 @@ TEST(BenchReport, MoeRunWritesJsonTextAndCsv) {
   absl::StatusOr<std::vector<std::string>> files =
       WriteBenchFiles(report, "moe table\n", dir);
   ASSERT_TRUE(files.ok()) << files.status();
-  EXPECT_EQ(*files,
-            (std::vector<std::string>{dir + "/bench.json", dir + "/bench.txt",
-                                      dir + "/moe.csv"}));
+  EXPECT_EQ(*files, (std::vector<std::string>{dir + "/bench.json",
+                                              dir + "/bench.txt"}));
   std::ifstream json(dir + "/bench.json");
   EXPECT_EQ(nlohmann::json::parse(json)["moe"].size(), 2u);
-  std::filesystem::remove_all(dir);
-}
-
-TEST(BenchReport, WritesActOrderCsvWithTheSection) {
-  const std::string dir =
-      (std::filesystem::path(::testing::TempDir()) / "w4jit_bench_act_order")
-          .string();
-  std::filesystem::remove_all(dir);
-  const BenchReport report = WithActOrder();
-  absl::StatusOr<std::vector<std::string>> files =
-      WriteBenchFiles(report, "table text\n", dir);
-  ASSERT_TRUE(files.ok()) << files.status();
-  ASSERT_EQ(files->size(), 6u);
-  EXPECT_EQ(files->back(), dir + "/act_order.csv");  // in the "wrote" list
-  std::ifstream in(files->back(), std::ios::binary);
-  std::stringstream csv;
-  csv << in.rdbuf();
-  EXPECT_EQ(csv.str(), ActOrderCsv(report));
   std::filesystem::remove_all(dir);
 }
 

@@ -30,6 +30,11 @@ inline BenchRow SampleRow(const char* impl, int64_t m, bool cold,
   r.footprint_bytes = cold ? weight_bytes * 5 : weight_bytes;
   r.cold_copies = cold ? 5 : 0;
   r.kernel = std::string(impl) + "_kernel__avx2";
+  const std::string i = impl;
+  r.compute_op = i == kImplW4a16        ? "f32_fma_ymm"
+                 : i == kImplDa8w4      ? "int8_avx2_i16"
+                 : i == kImplOneDnnU8s8 ? "int8_dot"
+                                        : "bf16_dot";
   return r;
 }
 

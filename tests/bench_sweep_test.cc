@@ -11,6 +11,7 @@
 #include "dispatch/param_table.h"
 #include "dispatch/tuning.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/output_check.h"
 #include "perf/lib/sweep/sweep_candidates.h"
@@ -189,9 +190,13 @@ TEST(SweepRunnerTest, WritesATuningFileThatLoadsHere) {
   EXPECT_TRUE(w4jit::LoadTuningFile(dir + "/tuning.json").ok());
   EXPECT_EQ(internal::ActiveTuning().status, "applied");
   ASSERT_TRUE(w4jit::LoadTuningFile("").ok());
-  const std::string csv = SweepCandidatesCsv(*report);
-  EXPECT_EQ(
-      csv.rfind("mode,layer,n,k,group_size,m,cold,group,params,status", 0), 0u);
+  std::ifstream in(dir + "/sweep.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["schema"], "w4jit-sweep/1");
+  EXPECT_EQ(j["winners"].size(), 2u);
+  ASSERT_EQ(j["candidates"].size(), report->candidates.size());
+  EXPECT_EQ(j["candidates"][0]["layer"], "tiny");
+  EXPECT_TRUE(j["candidates"][0].contains("median_us"));
   EXPECT_NE(FormatSweepTable(*report).find("tiny"), std::string::npos);
 }
 

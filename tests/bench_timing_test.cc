@@ -94,7 +94,7 @@ TEST(BenchTiming, MedianAndColdCopies) {
 }
 
 TEST(BenchRunner, TinyLayerEndToEnd) {
-  BenchConfig config;
+  LayersOptions config;
   config.preset = "custom";
   config.layers = {{"tiny", 48, 256, 64, true}};
   config.ms = {1, 5};
@@ -107,7 +107,7 @@ TEST(BenchRunner, TinyLayerEndToEnd) {
   config.cold_max_m = 1;
   std::vector<std::string> progress;
   absl::StatusOr<BenchReport> report = RunBench(
-      config, [&](const std::string& line) { progress.push_back(line); });
+      {config}, [&](const std::string& line) { progress.push_back(line); });
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_FALSE(progress.empty());
   EXPECT_FALSE(report->any_failed());

@@ -142,6 +142,26 @@ W4a16GemvConfig BaseW4a16Gemv() {
   return c;
 }
 
+W4a16AmxConfig BaseW4a16Amx() {
+  W4a16AmxConfig c;
+  c.mr = 32;
+  c.nr = 64;
+  c.n = 64;
+  c.epilogue = SiluMulAdd();
+  c.out_n = 32;
+  c.group_size = 128;
+  return c;
+}
+
+W4a16AmxDecodeConfig BaseW4a16AmxDecode() {
+  W4a16AmxDecodeConfig c;
+  c.u4 = true;
+  c.nr = 64;
+  c.group_pairs = 64;
+  c.scaled = true;  // where float_zero and meta_dtype count
+  return c;
+}
+
 W4a16DequantConfig BaseW4a16Dequant() {
   W4a16DequantConfig c;
   c.group_size = 128;
@@ -188,6 +208,14 @@ TEST(ConfigKeyTest, EveryW4a16GemvFieldIsInTheKey) {
   ExpectEveryFieldInTheKey(BaseW4a16Gemv(), "W4a16GemvConfig");
 }
 
+TEST(ConfigKeyTest, EveryW4a16AmxFieldIsInTheKey) {
+  ExpectEveryFieldInTheKey(BaseW4a16Amx(), "W4a16AmxConfig");
+}
+
+TEST(ConfigKeyTest, EveryW4a16AmxDecodeFieldIsInTheKey) {
+  ExpectEveryFieldInTheKey(BaseW4a16AmxDecode(), "W4a16AmxDecodeConfig");
+}
+
 TEST(ConfigKeyTest, EveryW4a16DequantFieldIsInTheKey) {
   ExpectEveryFieldInTheKey(BaseW4a16Dequant(), "W4a16DequantConfig");
 }
@@ -210,6 +238,8 @@ TEST(ConfigKeyTest, EveryDa8w4DecodeFieldIsInTheKey) {
 
 TEST(KernelNameTest, EveryFieldOfEveryConfigIsInTheName) {
   ExpectEveryFieldInTheName(BaseW4a16Gemv(), "W4a16GemvConfig");
+  ExpectEveryFieldInTheName(BaseW4a16Amx(), "W4a16AmxConfig");
+  ExpectEveryFieldInTheName(BaseW4a16AmxDecode(), "W4a16AmxDecodeConfig");
   ExpectEveryFieldInTheName(BaseW4a16Dequant(), "W4a16DequantConfig");
   ExpectEveryFieldInTheName(BaseW4a16Panel(), "W4a16PanelConfig");
   ExpectEveryFieldInTheName(BaseDa8w4Gemm(), "Da8w4GemmConfig");

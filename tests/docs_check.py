@@ -14,7 +14,10 @@
     `w4jit --help` lists and only options that `w4jit <subcommand> --help`
     mentions. Other programs must be on PATH. In docs/**/*.md, ```sh lines
     that run `scripts/...` or `w4jit` are checked the same way (other lines
-    there may need a build or a venv and are left alone).
+    there may need a build or a venv and are left alone). A subcommand that
+    lists commands of its own (`w4jit bench`'s jobs) must be given one, and
+    the options are those of `w4jit bench <job> --help`; the records of past
+    runs under docs/performance/ may keep the old spelling without a job.
 (d) No document mentions a path into the workspace outside the repository
     (`../shared`), which a user's clone does not have.
 
@@ -47,6 +50,9 @@ REF_DEF_RE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 HTML_ID_RE = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"", re.IGNORECASE)
 OUTSIDE_RE = re.compile(r"\.\./shared\b")
 COUNTS = {"links": 0, "commands": 0}
+# Records of past runs: the commands as they were run then (an old spelling
+# of `w4jit bench` without a job is left alone there).
+RECORDS = os.path.join("docs", "performance") + os.sep
 
 
 def markdown_files(root):
@@ -187,12 +193,21 @@ class W4jitHelp:
     def __init__(self, binary):
         self.binary = binary
         self._options = {}
-        text = self._help([])
-        self.subcommands = set()
+        self._jobs = {}
+        self.subcommands = self._commands(self._help([]))
+
+    @staticmethod
+    def _commands(text):
+        """The words that start indented lines of a --help text (before its
+        options: the commands it lists)."""
+        names = set()
         for line in text.split("\n"):
+            if line.startswith("options:"):
+                break
             m = re.match(r"^\s+([a-z][a-z0-9_-]*)(?=\s|,|$)", line)
             if m:
-                self.subcommands.add(m.group(1))
+                names.add(m.group(1))
+        return names
 
     def _help(self, args):
         out = subprocess.run([self.binary] + args + ["--help"],
@@ -200,12 +215,19 @@ class W4jitHelp:
                              timeout=60, check=False)
         return out.stdout.decode("utf-8", "replace")
 
-    def options(self, subcommand):
-        if subcommand not in self._options:
-            text = self._help([subcommand])
-            self._options[subcommand] = set(
+    def options(self, *command):
+        """The options `w4jit <command...> --help` lists."""
+        if command not in self._options:
+            text = self._help(list(command))
+            self._options[command] = set(
                 re.findall(r"--[a-zA-Z][a-zA-Z0-9_-]*", text))
-        return self._options[subcommand]
+        return self._options[command]
+
+    def jobs(self, subcommand):
+        """The commands a subcommand lists (`w4jit bench`'s jobs), or none."""
+        if subcommand not in self._jobs:
+            self._jobs[subcommand] = self._commands(self._help([subcommand]))
+        return self._jobs[subcommand]
 
 
 def shell_commands(line):
@@ -233,7 +255,8 @@ def shell_commands(line):
         yield command
 
 
-def check_command(root, where, words, help_, strict, problems, notes):
+def check_command(root, where, words, help_, strict, problems, notes,
+                  records=False):
     while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
         words = words[1:]  # environment assignments
     if not words:
@@ -262,8 +285,20 @@ def check_command(root, where, words, help_, strict, problems, notes):
                             "`w4jit --help` lists "
                             f"({', '.join(sorted(help_.subcommands))})")
             return
-        known = help_.options(sub)
-        for word in words[2:]:
+        command = [sub]
+        jobs = help_.jobs(sub)
+        if jobs:
+            job = words[2] if len(words) > 2 else ""
+            if job not in jobs:
+                if job != "--help" and not records:
+                    problems.append(
+                        f"{where}: `w4jit {sub}` takes a job first "
+                        f"({', '.join(sorted(jobs))}), not `{job}`")
+                return
+            command.append(job)
+        known = help_.options(*command)
+        name_of = " ".join(command)
+        for word in words[len(command) + 1:]:
             if not word.startswith("--"):
                 continue
             name = word.split("=", 1)[0]
@@ -271,8 +306,8 @@ def check_command(root, where, words, help_, strict, problems, notes):
                 continue
             if name.startswith("--no") and "--" + name[4:] in known:
                 continue
-            problems.append(f"{where}: `w4jit {sub}` has no option {name} "
-                            f"(not in `w4jit {sub} --help`)")
+            problems.append(f"{where}: `w4jit {name_of}` has no option {name} "
+                            f"(not in `w4jit {name_of} --help`)")
         return
     if strict and shutil.which(program) is None:
         problems.append(f"{where}: {program} is neither a script of the "
@@ -292,7 +327,8 @@ def check_commands(root, path, lines, help_, strict, problems, notes):
             continue
         for words in commands:
             COUNTS["commands"] += 1
-            check_command(root, where, words, help_, strict, problems, notes)
+            check_command(root, where, words, help_, strict, problems, notes,
+                          records=rel.startswith(RECORDS))
 
 
 def main():

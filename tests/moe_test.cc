@@ -564,7 +564,7 @@ std::vector<Case> AllCases() {
       out.push_back({m, t});
     }
     // The experts' DA8W4 layers take the AMX tiles from amx_min_m rows (the
-    // many-token cases); W4A16 runs its avx512_bf16 kernels there.
+    // many-token cases), and so do the W4A16 ones (bf16 x) from theirs.
     out.push_back({m, IsaTier::kAmx});
   }
   return out;

@@ -72,7 +72,8 @@ void CheckLayer(const LayerDesc& desc, const std::vector<int64_t>& ms,
   ASSERT_TRUE(layer.ok()) << layer.status();
   const std::vector<std::string> names = (*layer)->kernel_names();
   ASSERT_FALSE(names.empty());
-  EXPECT_EQ(names[0].rfind("w4a16_", 0), 0u) << names[0];
+  // A W4A16 kernel of whichever path the regime runs first.
+  EXPECT_EQ(names[0].rfind("w4a16", 0), 0u) << names[0];
   EXPECT_TRUE(KernelNameIs(names[0], flavour, isa));
   const int64_t ldx = desc.k + ldx_pad, ldy = desc.n + ldy_pad;
   for (int64_t m : ms) {

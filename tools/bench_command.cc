@@ -1,5 +1,5 @@
-// `w4jit bench`: checks and times the kernels against the measured
-// roofline and oneDNN, prints the tables and writes CSV, JSON and SVG.
+// `w4jit bench <job>`: checks and times the kernels (perf/lib/bench_args.h
+// lists the jobs), prints the tables and writes the report's files.
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,13 +9,11 @@
 #include "tools/commands.h"
 
 #ifdef W4JIT_HAVE_PERF
-#include "absl/strings/str_join.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_args.h"
 #include "perf/lib/bench_runner.h"
 #include "perf/lib/report/report_files.h"
 #include "perf/lib/report/report_table.h"
 #include "perf/lib/sections/moe_bench.h"
-#include "w4jit/parallel.hpp"
 #endif
 
 namespace w4jit::tools {
@@ -47,48 +45,20 @@ int WriteFiles(const perf::BenchReport& report, const std::string& text,
   return 0;
 }
 
-// `--moe`: the fused-MoE section alone; its table on stdout, bench.json
-// (the rows under "moe"), bench.txt and moe.csv.
-int RunMoe(const perf::BenchConfig& config) {
-  SetNumThreads(config.threads);
-  perf::MoeBenchOptions options;
-  options.presets = config.moe;
-  options.tokens = config.moe_tokens;
-  options.modes = config.modes;
-  options.timing = config.timing;
-  options.roofline = config.roofline;
-  absl::StatusOr<std::vector<perf::MoeBenchRow> > rows =
-      perf::RunMoeBench(options, [](const std::string& line) {
-        std::fprintf(stderr, "%s\n", line.c_str());
-      });
-  if (!rows.ok()) {
-    std::fprintf(stderr, "w4jit bench: %s\n", rows.status().ToString().c_str());
-    return 1;
-  }
-  perf::BenchReport report = perf::NewReport(config);
-  report.preset = absl::StrJoin(config.moe, ",");
-  for (Mode m : config.modes) {
-    report.impls.push_back(m == Mode::kW4A16 ? perf::kImplW4a16
-                                             : perf::kImplDa8w4);
-  }
-  report.moe = *std::move(rows);
-  const std::string text = perf::MoeTable(report.moe);
-  std::printf("\n%s", text.c_str());
-  return WriteFiles(report, text, config.out_dir);
-}
-
 int RunBench(int argc, char** argv) {
-  absl::StatusOr<perf::BenchConfig> config = perf::ParseBenchArgs(argc, argv);
-  if (!config.ok()) {
+  absl::StatusOr<perf::BenchArgs> args = perf::ParseBenchArgs(argc, argv);
+  if (!args.ok()) {
     std::fprintf(stderr, "w4jit bench: %s\n",
-                 std::string(config.status().message()).c_str());
+                 std::string(args.status().message()).c_str());
     return 2;
   }
-  if (config->help) {
-    std::printf("%s", perf::BenchUsage().c_str());
+  if (!args->help.empty()) {
+    std::printf("%s", args->help.c_str());
     return 0;
   }
-  if (!config->moe.empty()) return RunMoe(*config);
+  if (!args->deprecation.empty()) {
+    std::fprintf(stderr, "%s\n", args->deprecation.c_str());
+  }
   // Packing a whole model takes a while: a progress line on a terminal.
   const bool tty = isatty(STDERR_FILENO) != 0;
   const perf::ProgressFn status_line = [](const std::string& line) {
@@ -96,7 +66,7 @@ int RunBench(int argc, char** argv) {
     std::fflush(stderr);
   };
   absl::StatusOr<perf::BenchReport> report = perf::RunBench(
-      *config,
+      args->jobs,
       [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
       },
@@ -106,9 +76,13 @@ int RunBench(int argc, char** argv) {
                  report.status().ToString().c_str());
     return 1;
   }
-  const std::string text = perf::FormatReport(*report);
+  std::string text = perf::FormatReport(*report);
+  if (!report->moe.empty()) text += perf::MoeTable(report->moe);
   std::printf("\n%s", text.c_str());
-  if (WriteFiles(*report, text, config->out_dir) != 0) return 1;
+  if (WriteFiles(*report, text, perf::Common(args->jobs.front()).out_dir) !=
+      0) {
+    return 1;
+  }
   if (report->any_failed()) {
     std::fprintf(stderr,
                  "w4jit bench: some kernels are wrong or failed to run (rows "

@@ -9,8 +9,8 @@
 #include "benchmark/benchmark.h"
 #include "perf/gbench/prepared_layers.h"
 #include "perf/gbench/registry.h"
-#include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
+#include "perf/lib/bench_options.h"
 #include "perf/lib/output_check.h"
 #include "perf/lib/report/report_table.h"
 
@@ -80,7 +80,7 @@ void RegisterLayerBenchmarks() {
               BM_LayerRun(state, shape, mode);
             });
         b->ArgName("M")->UseRealTime()->Unit(benchmark::kMicrosecond);
-        for (int64_t m : BenchConfig().ms) b->Arg(m);
+        for (int64_t m : LayersOptions().ms) b->Arg(m);
       }
     }
   }

@@ -18,8 +18,8 @@
 #include "dispatch/isa_traits.h"
 #include "jit/act_quantizer_generator.h"
 #include "perf/gbench/registry.h"
-#include "perf/lib/bench_config.h"
 #include "perf/lib/bench_data.h"
+#include "perf/lib/bench_options.h"
 #include "runtime/da8w4/da8w4_decode.h"
 #include "runtime/da8w4/da8w4_kernel_lookup.h"
 #include "runtime/da8w4/da8w4_pack.h"
@@ -196,7 +196,7 @@ void RegisterQuantizerBenchmarks() {
               BM_ActQuantizer(state, k, dtype, act_order);
             });
         b->ArgName("M")->Unit(benchmark::kMicrosecond);
-        for (int64_t m : BenchConfig().ms) b->Arg(m);
+        for (int64_t m : LayersOptions().ms) b->Arg(m);
       }
     }
     for (bool act_order : {false, true}) {
@@ -205,7 +205,7 @@ void RegisterQuantizerBenchmarks() {
               .c_str(),
           [=](benchmark::State& state) { BM_W4a16PackX(state, k, act_order); });
       b->ArgName("M")->Unit(benchmark::kMicrosecond);
-      for (int64_t m : BenchConfig().ms) b->Arg(m);
+      for (int64_t m : LayersOptions().ms) b->Arg(m);
     }
   }
 }

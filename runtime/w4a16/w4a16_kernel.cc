@@ -10,16 +10,19 @@
 // grid (runtime/threads/work_split.h), each K block of the column block is
 // dequantized once into an f32 panel (W4a16DequantGenerator) and
 // multiplied with all rows of the row block (W4a16PanelGenerator).
+// Large M, bf16 x on the amx tier: the AMX tiles (RunTiles; docs/amx.md).
 // Numerics::kZentorch (each dequantized weight rounded to bf16): the panel
 // path at every M, its dequantizer rounding (W4a16DequantConfig::
 // round_weights_bf16); the int4 kernels apply the scale per group and so
 // never hold a dequantized weight to round.
-// Either way every output is computed by the same instructions whatever
+// Which path runs from which M is the plan's W4a16Regime, stated once.
+// Every way every output is computed by the same instructions whatever
 // the thread count, so results are bit-identical across thread counts.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +33,7 @@
 #include "base/log.h"
 #include "base/numeric.h"
 #include "dispatch/isa_traits.h"
+#include "jit/w4a16_amx_plan.h"
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_gemv_plan.h"
@@ -58,6 +62,64 @@ T* PackedXScratch(size_t n) {
 
 // Why the parameters cannot work, or "" if they can.
 
+// Sets plan->amx (and its K blocking) where the AMX tiles can run the
+// layer, or returns why not. plan->flavor and panels_only are set.
+std::string AmxPlan(const LayerDesc& desc, int64_t group, const W4a16Params& p,
+                    W4a16Plan* plan) {
+  if (plan->flavor != Flavor::kF32Fma) {
+    return "the tiles decode the f32-FMA layout, not the bf16-dot one";
+  }
+  if (desc.act_dtype != DType::kBF16 &&
+      !(desc.act_dtype == DType::kF32 && desc.allow_bf16_compute)) {
+    return "x is f32 without allow_bf16_compute (the tiles multiply bf16)";
+  }
+  if (p.vector_bits != 512 || (p.block_vectors * 16) % 32 != 0 ||
+      p.block_vectors * 16 > (plan->panels_only ? 128 : 256)) {
+    return absl::StrFormat(
+        "blocks of %d x %d-bit vectors (the tiles need "
+        "an even number of zmm, up to %d)",
+        p.block_vectors, p.vector_bits, plan->panels_only ? 8 : 16);
+  }
+  // The largest multiple of `unit` that divides K, up to amx_kc (at least
+  // unit).
+  auto segment = [&](int64_t unit) {
+    int64_t seg = unit;
+    for (int64_t d = p.amx_kc / unit * unit; d > unit; d -= unit) {
+      if (desc.k % d == 0) {
+        seg = d;
+        break;
+      }
+    }
+    return seg;
+  };
+  if (plan->panels_only) {
+    // Numerics::kZentorch: the decoder rounds each dequantized weight to
+    // bf16, so the tiles sum whole segments of K (multiples of the group
+    // and of 32) with no scale in between.
+    const int64_t unit = std::lcm(group, int64_t{kW4a16AmxKStep});
+    if (desc.k % unit != 0) {
+      return absl::StrFormat(
+          "K = %d is not a multiple of %d (the group and "
+          "the tiles' step)",
+          desc.k, unit);
+    }
+    plan->amx_scaled = true;
+    plan->amx_group = plan->amx_kc = segment(unit);
+  } else if (group % kW4a16AmxKStep != 0) {
+    return absl::StrFormat("%s %d is not a multiple of %d",
+                           desc.group_size == -1 ? "K" : "group size", group,
+                           kW4a16AmxKStep);
+  } else if (desc.group_size == -1) {
+    // Per channel: segments of K take the one scale in turn.
+    plan->amx_group = plan->amx_kc = segment(kW4a16AmxKStep);
+  } else {
+    plan->amx_group = group;
+    plan->amx_kc = group * std::max<int64_t>(1, p.amx_kc / group);
+  }
+  plan->amx = true;
+  return "";
+}
+
 // The largest even divisor of `g` that is <= limit (g even; at least 2).
 int64_t EvenDivisorAtMost(int64_t g, int64_t limit) {
   for (int64_t d = std::min(g, limit) & ~int64_t{1}; d > 2; d -= 2) {
@@ -81,13 +143,19 @@ class W4a16Kernel final : public LinearKernel {
   }
 
   void Run(const RunArgs& args) const override {
-    if (plan_.panels_only ||
-        (plan_.flavor == Flavor::kF32Fma && args.m >= plan_.p.gemm_min_m)) {
-      RunPanels(args);
-    } else if (args.m >= plan_.p.tall_min_m) {
-      RunInt4(args, kernels_.int4_tall, plan_.p.tall_mr);
-    } else {
-      RunInt4(args, kernels_.int4_small, plan_.p.gemv_mr);
+    switch (plan_.regime.PathAt(args.m)) {
+      case W4a16Path::kTiles:
+        RunTiles(args);
+        break;
+      case W4a16Path::kPanels:
+        RunPanels(args);
+        break;
+      case W4a16Path::kInt4Tall:
+        RunInt4(args, kernels_.int4_tall, plan_.p.tall_mr);
+        break;
+      case W4a16Path::kInt4Small:
+        RunInt4(args, kernels_.int4_small, plan_.p.gemv_mr);
+        break;
     }
   }
   size_t packed_bytes() const override {
@@ -110,6 +178,10 @@ class W4a16Kernel final : public LinearKernel {
   // `mr`: the kernel's tallest row tile, the packed row groups of x.
   void RunInt4(const RunArgs& args, W4a16GemvGenerator::Fn fn, int mr) const;
   void RunPanels(const RunArgs& args) const;
+  // The AMX tiles: row tiles of up to 32 rows grouped into row blocks, a
+  // task per (row block, column block) decoding its block's panel once per
+  // K block for all its row tiles.
+  void RunTiles(const RunArgs& args) const;
   void RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
                     int64_t rows, int64_t block, float* panel,
                     float* acc) const;
@@ -261,6 +333,96 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
   }
 }
 
+void W4a16Kernel::RunTiles(const RunArgs& args) const {
+  const W4a16Layout& l = packed_.layout;
+  const int64_t m = args.m;
+  const int64_t k = desc_.k;
+  const int64_t group = plan_.amx_group;
+  // bf16 rows of x; with float zero points (unless the panel holds them)
+  // each group's elements are followed by the row's sum of them. bf16 x in
+  // order is read in place.
+  const bool sums = l.float_zero && !plan_.amx_scaled;
+  const uint8_t* xs = static_cast<const uint8_t*>(args.x);
+  int64_t x_row_bytes = args.ldx * 2;
+  if (desc_.act_dtype != DType::kBF16 || KPerm() != nullptr || sums) {
+    const int64_t elems = PackedBf16PairsRowElements(k, sums ? group : 0);
+    uint32_t* xb = PackedXScratch<uint32_t>(static_cast<size_t>(m * elems));
+    PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, /*mr=*/1, xb,
+                      KPerm(), sums ? group : 0);
+    xs = reinterpret_cast<const uint8_t*>(xb);
+    x_row_bytes = elems * 4;
+  }
+  const int64_t x_group_bytes = group * 2 + (sums ? 4 : 0);
+  // Row tiles of equal height to within one row (at most 32), grouped into
+  // row blocks of about mc rows: the grid's "rows" are tiles.
+  const int64_t tiles = (m + kW4a16AmxMaxRows - 1) / kW4a16AmxMaxRows;
+  const int64_t base_rows = m / tiles, extra = m % tiles;
+  auto tile_row0 = [&](int64_t t) {
+    return t * base_rows + std::min(t, extra);
+  };
+  const int64_t nb = l.block_n();
+  const W4a16PanelGrid grid = MakeW4a16PanelGrid(
+      tiles, l.blocks(), 1,
+      std::max<int64_t>(1, plan_.p.amx_mc / kW4a16AmxMaxRows), Concurrency());
+  const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
+  // Per channel every segment of K reads group 0's meta; the decoder steps
+  // through the layer's groups (per channel: the segments).
+  const int64_t meta_group = l.groups() == 1 ? 0 : l.group_meta_bytes();
+  const int64_t decode_group = l.groups() == 1 ? group : plan_.group;
+  ParallelRun(grid.chunks, [&](int c) {
+    // Per-thread scratch, reused across calls.
+    static thread_local AlignedVector<uint32_t> panel;
+    static thread_local AlignedVector<float> acc;
+    static thread_local uint64_t generation[2] = {};
+    uint32_t* panel_data = ScratchFor(
+        &panel, &generation[0], static_cast<size_t>(plan_.amx_kc / 2 * nb));
+    float* acc_data =
+        ScratchFor(&acc, &generation[1],
+                   static_cast<size_t>(grid.row_block * kW4a16AmxMaxRows * nb));
+    const Range r = W4a16PanelChunk(grid, c);
+    for (int64_t t = r.begin; t < r.end; ++t) {
+      const W4a16PanelTask task = W4a16PanelTaskAt(grid, t);
+      const int64_t b = task.col_block;
+      const int64_t row_base = tile_row0(task.m0);
+      const auto& fns =
+          b + 1 == l.blocks() ? kernels_.amx_tail : kernels_.amx_tiles;
+      const int64_t out0 = OutCols(b * nb);
+      for (int64_t k0 = 0; k0 < k; k0 += plan_.amx_kc) {
+        const int64_t kc = std::min(plan_.amx_kc, k - k0);
+        const int64_t g0 = k0 / group;
+        W4a16AmxDecodeArgs d;
+        d.w = packed_.weights.data() + b * l.block_weight_bytes() + k0 / 2 * nb;
+        d.meta = packed_.meta.data() + b * l.block_meta_bytes() +
+                 k0 / decode_group * meta_group;
+        d.panel = panel_data;
+        d.groups = kc / decode_group;
+        kernels_.amx_decode(&d);
+        for (int64_t rt = task.m0; rt < task.m0 + task.rows; ++rt) {
+          const int64_t row0 = tile_row0(rt);
+          const int64_t rows = tile_row0(rt + 1) - row0;
+          W4a16AmxArgs a;
+          a.x = reinterpret_cast<const uint16_t*>(xs + row0 * x_row_bytes +
+                                                  g0 * x_group_bytes);
+          a.x_row_bytes = x_row_bytes;
+          a.panel = panel_data;
+          a.meta = d.meta;
+          a.groups = kc / group;
+          a.acc = acc_data + (row0 - row_base) * nb;
+          a.y =
+              static_cast<char*>(args.y) + (row0 * args.ldy + out0) * out_size;
+          a.ldy_bytes = args.ldy * out_size;
+          a.bias =
+              packed_.bias.empty() ? nullptr : packed_.bias.data() + b * nb;
+          a.flags = (k0 > 0 ? W4a16AmxArgs::kLoadAcc : int64_t{0}) |
+                    (k0 + kc == k ? W4a16AmxArgs::kFinal : int64_t{0});
+          SetOperands(args, row0, out0, a.ep, a.ep_ld_bytes);
+          fns[static_cast<size_t>(rows)](&a);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
@@ -268,16 +430,15 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     IsaTier tier, const W4a16Params& given, std::string* why_not) {
   std::unique_ptr<LinearKernel> none;
   why_not->clear();
-  // No W4A16 tile kernels yet: the AMX tier runs its vector tier's code.
+  // The vector kernels are the SIMD tier's; the AMX tier adds the tiles.
   const IsaTier isa = TraitsOf(tier).simd_tier;
   // silu_mul's even tile widths come with the resolved parameters
   // (WithSiluMulTiles in w4a16_params.cc).
   const W4a16Params& params = given;
-  if (absl::Status s = CheckW4a16Params(params, isa); !s.ok()) {
+  if (absl::Status s = CheckW4a16Params(params, tier); !s.ok()) {
     *why_not = std::string(s.message());
     return none;
   }
-  (void)cpu;  // the parameters already carry what the profile decides
   W4a16Plan plan;
   plan.p = params;
   plan.group = w.group_size;
@@ -324,6 +485,17 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
       plan.key_isa = IsaTier::kAvx512Bf16;
     }
   }
+  if (params.amx()) {
+    std::string no_tiles = AmxPlan(desc, plan.group, params, &plan);
+    if (!no_tiles.empty()) {
+      Log(LogLevel::kInfo,
+          absl::StrCat("W4A16 layer n=", desc.n, " k=", desc.k,
+                       " keeps the vector kernels at every M: ", no_tiles));
+    }
+  }
+  plan.regime = MakeW4a16Regime({plan.flavor == Flavor::kBf16Dot,
+                                 plan.panels_only, plan.amx, params.tall_min_m,
+                                 params.gemm_min_m, params.amx_min_m});
   if (plan.group <= params.kc) {
     plan.segment = plan.group;
     plan.kc = plan.group * std::max<int64_t>(1, params.kc / plan.group);
@@ -370,9 +542,8 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
 absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     const LayerDesc& desc, const CanonicalWeights& w, const CpuProfile& cpu,
     IsaTier isa, std::string* why_not) {
-  const IsaTier simd = TraitsOf(isa).simd_tier;
-  return MakeW4a16JitKernel(desc, w, cpu, simd,
-                            ResolveW4a16Params(cpu, simd, desc), why_not);
+  return MakeW4a16JitKernel(desc, w, cpu, isa,
+                            ResolveW4a16Params(cpu, isa, desc), why_not);
 }
 
 }  // namespace w4jit::internal

@@ -1,6 +1,8 @@
 #include "runtime/w4a16/w4a16_kernel_lookup.h"
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "runtime/kernel_cache.h"
 
@@ -60,6 +62,68 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16PanelKernel(
   });
 }
 
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16AmxKernel(
+    const W4a16AmxConfig& config) {
+  if (absl::Status s = CheckW4a16AmxConfig(config); !s.ok()) return s;
+  return GetOrCreateKernel(
+      config, [config] { return std::make_unique<W4a16AmxGenerator>(config); });
+}
+
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16AmxDecodeKernel(
+    const W4a16AmxDecodeConfig& config) {
+  if (absl::Status s = CheckW4a16AmxDecodeConfig(config); !s.ok()) return s;
+  return GetOrCreateKernel(config, [config] {
+    return std::make_unique<W4a16AmxDecodeGenerator>(config);
+  });
+}
+
+W4a16AmxDecodeConfig W4a16AmxDecodeConfigOf(const W4a16Plan& plan,
+                                            const W4a16Layout& l) {
+  W4a16AmxDecodeConfig c;
+  c.u4 = l.asymmetric;
+  c.nr = static_cast<int>(l.block_n());
+  // The decoder steps through the layer's groups (their meta); per
+  // channel through the tiles' segments.
+  c.group_pairs = (l.groups() == 1 ? plan.amx_group : plan.group) / 2;
+  c.scaled = plan.amx_scaled;
+  c.float_zero = l.float_zero;
+  c.meta_dtype = l.meta_dtype;
+  // Per channel every segment of K reads group 0's meta.
+  c.per_channel = l.groups() == 1;
+  return c;
+}
+
+bool W4a16AmxHasTail(const LayerDesc& desc, const W4a16Layout& l) {
+  return desc.epilogue.silu_mul ? desc.out_n() % (l.block_n() / 2) != 0
+                                : desc.n % l.block_n() != 0;
+}
+
+W4a16AmxConfig W4a16AmxConfigOf(const LayerDesc& desc, const W4a16Plan& plan,
+                                const W4a16Layout& l, int rows, bool tail) {
+  W4a16AmxConfig c;
+  c.out_dtype = desc.out_dtype;
+  c.bias = desc.has_bias;
+  c.mr = rows;
+  c.nr = static_cast<int>(l.block_n());
+  c.n = c.nr;
+  c.epilogue = desc.epilogue;
+  if (desc.epilogue.silu_mul) {
+    // Packed columns all exist (padding is zero); output columns: NB / 2
+    // per block, fewer in the last.
+    c.out_n = c.nr / 2;
+    if (tail) c.out_n = desc.out_n() % c.out_n;
+  } else if (tail) {
+    c.n = desc.n % c.nr;
+  }
+  c.u4 = l.asymmetric;
+  c.float_zero = l.float_zero && !plan.amx_scaled;
+  c.meta_dtype = l.meta_dtype;
+  c.group_size = plan.amx_group;
+  c.per_channel = l.groups() == 1;
+  c.scaled = plan.amx_scaled;
+  return c;
+}
+
 absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
                              const W4a16Layout& l, W4a16Kernels* kernels,
                              std::string* why_not) {
@@ -67,8 +131,10 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
   // Float zero points decode as s4 (u - 8).
   const WeightType weight_type =
       l.float_zero ? WeightType::kS4 : desc.weight_type;
-  if (!plan.panels_only) {
-    // The int4 kernel(s).
+  const bool small_runs = plan.regime.Uses(W4a16Path::kInt4Small);
+  const bool tall_runs = plan.regime.Uses(W4a16Path::kInt4Tall);
+  if (small_runs || tall_runs) {
+    // The int4 kernel(s) the regime runs.
     W4a16GemvConfig gemv;
     gemv.isa = plan.key_isa;
     gemv.flavor = plan.flavor;
@@ -97,18 +163,59 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
         return absl::OkStatus();
       }
     }
-    auto small =
-        Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]), kernels);
-    if (!small.ok()) return small.status();
-    kernels->int4_small = kernels->int4_tall = *small;
-    if (int4.size() > 1) {
-      auto tall =
-          Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[1]), kernels);
+    if (small_runs) {
+      auto small =
+          Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4[0]), kernels);
+      if (!small.ok()) return small.status();
+      kernels->int4_small = kernels->int4_tall = *small;
+    }
+    if (tall_runs && (int4.size() > 1 || !small_runs)) {
+      auto tall = Entry<W4a16GemvGenerator::Fn>(GetW4a16GemvKernel(int4.back()),
+                                                kernels);
       if (!tall.ok()) return tall.status();
       kernels->int4_tall = *tall;
     }
   }
-  if (plan.flavor != Flavor::kF32Fma) return absl::OkStatus();
+  if (plan.regime.Uses(W4a16Path::kTiles)) {
+    // Heights a call from amx_min_m rows on can need: its row tiles are
+    // ceil(m / 32) of equal height to within one row, so at least 16 rows
+    // from m = 17 on.
+    const int least = static_cast<int>(std::min<int64_t>(
+        std::min<int64_t>(p.amx_min_m, 16), kW4a16AmxMaxRows));
+    std::vector<W4a16AmxConfig> configs;
+    for (int rows = kW4a16AmxMaxRows; rows >= least; --rows) {
+      configs.push_back(W4a16AmxConfigOf(desc, plan, l, rows, false));
+      if (W4a16AmxHasTail(desc, l)) {
+        configs.push_back(W4a16AmxConfigOf(desc, plan, l, rows, true));
+      }
+    }
+    const W4a16AmxDecodeConfig dc = W4a16AmxDecodeConfigOf(plan, l);
+    for (const absl::Status& s :
+         {CheckW4a16AmxDecodeConfig(dc), CheckW4a16AmxConfig(configs[0])}) {
+      if (!s.ok()) {
+        *why_not = std::string(s.message());
+        return absl::OkStatus();
+      }
+    }
+    auto d = Entry<W4a16AmxDecodeFn>(GetW4a16AmxDecodeKernel(dc), kernels);
+    if (!d.ok()) return d.status();
+    kernels->amx_decode = *d;
+    kernels->amx_tiles.assign(kW4a16AmxMaxRows + 1, nullptr);
+    kernels->amx_tail.assign(kW4a16AmxMaxRows + 1, nullptr);
+    for (const W4a16AmxConfig& c : configs) {
+      auto gen = GetW4a16AmxKernel(c);
+      if (!gen.ok()) return gen.status();
+      // One name for the family (every height is the same code).
+      if (c.mr == kW4a16AmxMaxRows) kernels->names.push_back((*gen)->name());
+      kernels->held.push_back(*gen);
+      const bool tail =
+          c.n != c.nr || (c.epilogue.silu_mul && c.out_n != c.nr / 2);
+      (tail ? kernels->amx_tail : kernels->amx_tiles)[c.mr] =
+          (*gen)->entry<W4a16AmxGenerator::Fn>();
+    }
+    if (!W4a16AmxHasTail(desc, l)) kernels->amx_tail = kernels->amx_tiles;
+  }
+  if (!plan.regime.Uses(W4a16Path::kPanels)) return absl::OkStatus();
 
   // The dequantize + panel path.
   W4a16DequantConfig dq;

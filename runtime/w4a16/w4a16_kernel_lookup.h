@@ -15,11 +15,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "jit/generator.h"
+#include "jit/w4a16_amx_decode_generator.h"
+#include "jit/w4a16_amx_generator.h"
 #include "jit/w4a16_dequant_generator.h"
 #include "jit/w4a16_gemv_generator.h"
 #include "jit/w4a16_layout.h"
 #include "jit/w4a16_panel_generator.h"
 #include "runtime/w4a16/w4a16_params.h"
+#include "runtime/w4a16/w4a16_regime.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
@@ -38,6 +41,19 @@ struct W4a16Plan {
   // rounds the weights to bf16 (the int4 kernels apply the scale per group
   // and so never hold a dequantized weight to round); no int4 kernels.
   bool panels_only = false;
+  // From p.amx_min_m rows on: the AMX tiles (jit/w4a16_amx_generator.h)
+  // over panels decoded amx_kc k at a time (whole groups; per channel a
+  // divisor of K, the tiles' "group" then: amx_group).
+  bool amx = false;
+  int64_t amx_kc = 0;
+  int64_t amx_group = 0;
+  // Numerics::kZentorch on the tiles: the panel holds the dequantized
+  // weights rounded to bf16, and amx_group is a segment of K (a multiple
+  // of the group) whose sums need no scale.
+  bool amx_scaled = false;
+  // Which path runs at which M (MakeW4a16Regime): the lookup builds the
+  // kernels of the paths it names, Run picks by M.
+  W4a16Regime regime;
 };
 
 // The int4 kernel configs of a layer from `base` (the layer's fields): the
@@ -58,6 +74,19 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16DequantKernel(
     const W4a16DequantConfig& config);
 absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16PanelKernel(
     const W4a16PanelConfig& config);
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16AmxKernel(
+    const W4a16AmxConfig& config);
+absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16AmxDecodeKernel(
+    const W4a16AmxDecodeConfig& config);
+
+// The AMX configs of a layer with plan.amx: the decoder, and the tile
+// kernel of `rows` rows for full blocks (tail false) or the last block.
+W4a16AmxDecodeConfig W4a16AmxDecodeConfigOf(const W4a16Plan& plan,
+                                            const W4a16Layout& layout);
+W4a16AmxConfig W4a16AmxConfigOf(const LayerDesc& desc, const W4a16Plan& plan,
+                                const W4a16Layout& layout, int rows, bool tail);
+// Whether the last block needs a tile kernel of its own.
+bool W4a16AmxHasTail(const LayerDesc& desc, const W4a16Layout& layout);
 
 // Every kernel a W4A16 layer may run.
 struct W4a16Kernels {
@@ -67,7 +96,13 @@ struct W4a16Kernels {
   W4a16DequantGenerator::Fn dequant = nullptr;
   W4a16PanelGenerator::Fn panel_full = nullptr;
   W4a16PanelGenerator::Fn panel_tail = nullptr;  // panel_full if the same
-  std::vector<std::string> names;                // in the order above
+  // plan.amx only: the panel decoder and the tile kernels by height
+  // (amx_tiles[rows], rows from the least a call can need to 32), for full
+  // blocks and the last (amx_tail, the same where N fills it).
+  W4a16AmxDecodeFn amx_decode = nullptr;
+  std::vector<W4a16AmxGenerator::Fn> amx_tiles;
+  std::vector<W4a16AmxGenerator::Fn> amx_tail;
+  std::vector<std::string> names;  // in the order above
   // The generators of the entry points above: the layer holds its kernels
   // (the cache may drop its reference at any time).
   std::vector<std::shared_ptr<const Generator>> held;

@@ -93,6 +93,9 @@ const ParamField<W4a16Params> kW4a16Table[] = {
     {"prefetch_distance", &W4a16Params::prefetch_distance, 0,
      kMaxPrefetchDistance},
     {"meta_16bit", &W4a16Params::meta_16bit, 0, 1},
+    {"amx_min_m", &W4a16Params::amx_min_m, 1, W4a16Params::kNoAmx, true},
+    {"amx_kc", &W4a16Params::amx_kc, 32, int64_t{1} << 20},
+    {"amx_mc", &W4a16Params::amx_mc, 1, int64_t{1} << 30},
 };
 const ParamFamily<W4a16Params> kW4a16Family = {"W4A16", kW4a16Table,
                                                &CheckW4a16Params};
@@ -139,6 +142,15 @@ const std::vector<DefaultsRow>& W4a16Rows() {
        "docs/performance/2026-12-05-zen3-int4-byte-decode.md: single layers "
        "from DRAM 1.19-1.25x faster at 4096",
        {{"prefetch_distance", 4096}}},
+      // The AMX tiles for bf16 x from M = 12 on (jit/w4a16_amx_generator.h):
+      // at M = 8 they tie with the int4 kernel on a 14336 x 4096 layer and
+      // win 1.5x on 4096 x 4096; from 12 on they win 1.5-2x (1 thread).
+      {"intel-avx512",
+       IsaTier::kAmx,
+       IsaTier::kAmx,
+       Evidence::kMeasured,
+       "docs/performance/2026-12-06-xeon-w4a16-amx.md",
+       {{"amx_min_m", 12}}},
       // The f32-FMA flavour stays on Intel (vdpbf16ps was slower there).
       {"intel-avx512",
        IsaTier::kAvx512Vnni,
@@ -182,6 +194,14 @@ absl::Status CheckW4a16Params(const W4a16Params& p, IsaTier isa) {
   }
   if (absl::Status s = CheckPrefetchDistance(p.prefetch_distance); !s.ok()) {
     return s;
+  }
+  if (p.amx() && !TraitsOf(isa).amx_bf16) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "w4a16 amx_min_m %d: %s has no AMX tiles", p.amx_min_m, ToString(isa)));
+  }
+  if (p.amx_kc < 32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "w4a16 amx_kc %d is below one tile step (32)", p.amx_kc));
   }
   if (p.block_vectors % p.tall_vectors != 0) {
     return absl::InvalidArgumentError(

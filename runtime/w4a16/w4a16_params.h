@@ -56,6 +56,19 @@ struct W4a16Params {
   // every value is exact in it (jit/w4a16_layout.h): fewer bytes per
   // weight in the stream. Tuning name "meta_16bit" (0 / 1).
   bool meta_16bit = true;
+  // From amx_min_m rows on, layers whose x is bf16 (or f32 with
+  // LayerDesc::allow_bf16_compute) run the AMX tile kernel
+  // (jit/w4a16_amx_generator.h) instead of the vector kernels. kNoAmx (the
+  // base value): never; only the amx tier accepts another value.
+  static constexpr int64_t kNoAmx = int64_t{1} << 40;
+  int64_t amx_min_m = kNoAmx;
+  // K block of the tiles' decoded bf16 panel (rounded to whole groups):
+  // NB * amx_kc * 2 bytes, 128 KB at NB = 64 and 1024.
+  int64_t amx_kc = 1024;
+  // Rows (whole tiles of 32) sharing one decoded panel: the decode costs
+  // about a third of the tiles' time at 96 rows.
+  int64_t amx_mc = 256;
+  bool amx() const { return amx_min_m < kNoAmx; }
 };
 
 // The defaults for a CPU and the ISA tier kernels may use: the base values
@@ -73,7 +86,8 @@ absl::Status CheckW4a16Params(const W4a16Params& params, IsaTier isa);
 // The tunable parameters by name (dispatch/param_table.h): "flavor" (1 FMA,
 // 2 bf16 dot), "vector_bits", "block_vectors", "gemv_mr", "gemm_mr",
 // "gemm_nr_vectors", "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m",
-// "gemm_min_m", "prefetch_distance", "meta_16bit".
+// "gemm_min_m", "prefetch_distance", "meta_16bit", "amx_min_m", "amx_kc",
+// "amx_mc".
 absl::Span<const ParamField<W4a16Params>> W4a16ParamTable();
 
 // `base` with a tuning entry's (or a defaults row's) values, checked for

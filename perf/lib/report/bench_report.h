@@ -40,6 +40,10 @@ struct BenchRow {
   RowStatus status = RowStatus::kOk;
   std::string note;    // why FAILED / n/a / error, or a caveat
   std::string kernel;  // Layer::kernel_names() joined by "+", oneDNN impl
+  // What the kernels compute with, set where the layer or peer is made
+  // (LayerComputeOp, PeerComputeOp in row_metrics.h): the compute peak the
+  // row is judged against follows it.
+  std::string compute_op;
   int samples = 0;
   double time_us = 0.0;  // median
   double min_us = 0.0;
@@ -100,7 +104,7 @@ struct LayerInfo {
 };
 
 // One layer at one M on one threading backend and thread count (the
-// --scaling section). efficiency = p50(1 thread) / (threads * p50), same
+// `bench scaling` job). efficiency = p50(1 thread) / (threads * p50), same
 // backend, mode and M.
 struct ScalingRow {
   std::string impl;     // kImplW4a16 / kImplDa8w4
@@ -143,7 +147,7 @@ struct ActOrderRow {
   double copy_over_plain_min() const;
 };
 
-// One layer at one M in one of the --accuracy section's variants: W4A16,
+// One layer at one M in one of the `bench accuracy` job's variants: W4A16,
 // DA8W4 with per-token or per-group activation scales. The error is the
 // layer's (measured once on accuracy_rows rows of Gaussian x with outlier
 // channels, against float64 on the same int4 weights); the times are hot,
@@ -167,7 +171,7 @@ struct AccuracyRow {
   bool ok() const { return status == RowStatus::kOk; }
 };
 
-// One mode at one M through a whole model (the --model section): a step
+// One mode at one M through a whole model (`w4jit bench model`): a step
 // runs every linear layer of every decoder layer in order, 4 calls per
 // decoder layer of a dense model; a MoE model's, its attention linears and
 // its fused MoE layer. The DRAM read rate is a plain streaming read of a
@@ -242,7 +246,7 @@ struct ModelRow {
 std::string ModelSettingLabel(int prefetch, const std::string& tuning);
 
 // One fused MoE layer (MoeLayer) of a model preset per mode, routing and
-// token count (the --moe section, perf/lib/sections/moe_bench.h).
+// token count (the `bench moe` job, perf/lib/sections/moe_bench.h).
 struct MoeBenchRow {
   std::string preset;
   Mode mode = Mode::kW4A16;
@@ -288,13 +292,13 @@ struct BenchReport {
   std::vector<ScalingRow> scaling;     // empty without --scaling
   std::vector<ActOrderRow> act_order;  // empty without --act-order
   std::vector<AccuracyRow> accuracy;   // empty without --accuracy
-  // The --model section: the model, its packed bytes per mode and
+  // `w4jit bench model`: the model, its packed bytes per mode and
   // variant, the read probe's buffer, and one row per mode, variant and M.
   std::string model;
   int64_t model_read_bytes = 0;
   std::vector<LayerInfo> model_layers;  // one per mode, variant and shape
   std::vector<ModelRow> model_rows;
-  std::vector<MoeBenchRow> moe;  // the --moe section (it runs alone)
+  std::vector<MoeBenchRow> moe;  // the `bench moe` job (it runs alone)
 
   bool any_failed() const;
 };

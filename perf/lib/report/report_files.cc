@@ -12,32 +12,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
-#include "perf/lib/report/svg_charts.h"
 
 namespace w4jit::perf {
 namespace {
 
 using nlohmann::json;
-
-// RFC 4180: quote fields holding a comma, quote or newline.
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
-
-// One CSV line (with its newline) of quoted fields.
-std::string CsvLine(const std::vector<std::string>& fields) {
-  std::vector<std::string> quoted;
-  for (const std::string& f : fields) quoted.push_back(CsvField(f));
-  return absl::StrJoin(quoted, ",") + "\n";
-}
-
-std::string Num(double v) { return absl::StrFormat("%.6g", v); }
 
 json CpuJson(const internal::CpuProfile& c) {
   const internal::CpuFeatures& f = c.features;
@@ -132,6 +111,7 @@ const std::vector<Column<BenchRow>>& RowColumns() {
            {"speedup_vs_onednn_u8s8",
             [](R r) -> json { return r.speedup_vs_u8s8; }},
            {"kernel", [](R r) -> json { return r.kernel; }},
+           {"compute_op", [](R r) -> json { return r.compute_op; }},
            {"note", [](R r) -> json { return r.note; }}}));
   return *columns;
 }
@@ -279,29 +259,6 @@ const std::vector<Column<MoeBenchRow>>& MoeColumns() {
   return *columns;
 }
 
-// A JSON scalar as a CSV field: strings as they are, figures as bench.csv
-// writes them.
-std::string CsvValue(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return Num(v.get<double>());
-  return v.dump();
-}
-
-// A section's rows as CSV (header line first) and as a JSON array.
-template <class Row>
-std::string SectionCsv(const std::vector<Column<Row>>& columns,
-                       const std::vector<Row>& rows) {
-  std::vector<std::string> header;
-  for (const Column<Row>& c : columns) header.push_back(c.name);
-  std::string out = CsvLine(header);
-  for (const Row& r : rows) {
-    std::vector<std::string> fields;
-    for (const Column<Row>& c : columns) fields.push_back(CsvValue(c.value(r)));
-    out += CsvLine(fields);
-  }
-  return out;
-}
-
 template <class Row>
 json SectionJson(const std::vector<Column<Row>>& columns,
                  const std::vector<Row>& rows) {
@@ -327,37 +284,13 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-const std::vector<std::string>& CsvColumns() {
+const std::vector<std::string>& RowKeys() {
   static const std::vector<std::string>* columns = [] {
     auto* names = new std::vector<std::string>;
     for (const Column<BenchRow>& c : RowColumns()) names->push_back(c.name);
     return names;
   }();
   return *columns;
-}
-
-std::string ScalingCsv(const BenchReport& report) {
-  return SectionCsv(ScalingColumns(), report.scaling);
-}
-
-std::string ActOrderCsv(const BenchReport& report) {
-  return SectionCsv(ActOrderColumns(), report.act_order);
-}
-
-std::string AccuracyCsv(const BenchReport& report) {
-  return SectionCsv(AccuracyColumns(), report.accuracy);
-}
-
-std::string ModelCsv(const BenchReport& report) {
-  return SectionCsv(ModelColumns(), report.model_rows);
-}
-
-std::string MoeCsv(const BenchReport& report) {
-  return SectionCsv(MoeColumns(), report.moe);
-}
-
-std::string ToCsv(const BenchReport& report) {
-  return SectionCsv(RowColumns(), report.rows);
 }
 
 // Top-level keys: schema, w4jit_version, onednn_version, date_utc, preset,
@@ -452,27 +385,8 @@ absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
     return absl::InternalError(
         absl::StrCat("cannot create ", dir, ": ", ec.message()));
   }
-  std::vector<std::pair<std::string, std::string>> files = {
+  const std::pair<std::string, std::string> files[] = {
       {"bench.json", ToJson(report)}, {"bench.txt", text}};
-  // --model and --moe runs have no per-layer rows to chart.
-  if (!report.model.empty()) {
-    files.emplace_back("model.csv", ModelCsv(report));
-  } else if (!report.moe.empty()) {
-    files.emplace_back("moe.csv", MoeCsv(report));
-  } else {
-    files.insert(files.begin(), {"bench.csv", ToCsv(report)});
-    files.emplace_back("roofline.svg", RooflineSvg(report));
-    files.emplace_back("speedup.svg", SpeedupSvg(report));
-  }
-  if (!report.scaling.empty()) {
-    files.emplace_back("scaling.csv", ScalingCsv(report));
-  }
-  if (!report.act_order.empty()) {
-    files.emplace_back("act_order.csv", ActOrderCsv(report));
-  }
-  if (!report.accuracy.empty()) {
-    files.emplace_back("accuracy.csv", AccuracyCsv(report));
-  }
   std::vector<std::string> written;
   for (const auto& [name, content] : files) {
     const std::string path = (std::filesystem::path(dir) / name).string();

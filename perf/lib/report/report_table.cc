@@ -162,9 +162,9 @@ std::string FormatHeader(const BenchReport& r) {
         &out,
         "  (AMX: a peer whose implementation runs AMX tiles, e.g. oneDNN's "
         "brg:avx512_core_amx_*,\n   is judged against amx_int8 (u8s8) or "
-        "amx_bf16 (bf16), never the vector peaks;\n   w4jit's DA8W4 rows are "
-        "judged against the vector peak even where its\n   tile kernels run "
-        "(docs/amx.md: from amx_min_m rows))\n");
+        "amx_bf16 (bf16), never the vector peaks;\n   so is a w4jit row at "
+        "an M its tile kernels run (docs/amx.md: from\n   amx_min_m rows): "
+        "DA8W4 against amx_int8, W4A16 against amx_bf16)\n");
   }
   if (const ComputePeak* p = r.roofline.Peak("int8_avx2");
       p != nullptr && r.roofline.Peak("int8_vnni_zmm") == nullptr) {

@@ -13,13 +13,13 @@ std::string FormatHeader(const BenchReport& report);
 // One table of `impl`'s rows (layer, M, cache, median time, GFLOP/s,
 // weight GB/s, % of roofline and its basis, speedups, kernel).
 std::string FormatTable(const BenchReport& report, const std::string& impl);
-// The --scaling section ("" without it).
+// The `bench scaling` job ("" without it).
 std::string FormatScaling(const BenchReport& report);
 // The --act-order section ("" without it).
 std::string FormatActOrder(const BenchReport& report);
-// The --accuracy section ("" without it).
+// The `bench accuracy` job ("" without it).
 std::string FormatAccuracy(const BenchReport& report);
-// The --model section ("" without it): per mode, variant and M the step's
+// `w4jit bench model` ("" without it): per mode, variant and M the step's
 // p50/min/p90, tokens/s, weight GB/s and its % of the read alongside.
 std::string FormatModel(const BenchReport& report);
 // "W4A16: 20 ok, ...; geomean speedup ...; median roofline ..."

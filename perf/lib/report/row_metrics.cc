@@ -22,34 +22,62 @@ std::string FirstAvailable(const Roofline& roof,
 
 }  // namespace
 
+PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels) {
+  bool avx512 = false, bf16dot = false;
+  for (const std::string& k : kernels) {
+    avx512 = avx512 || absl::StrContains(k, "__avx512");
+    bf16dot = bf16dot || absl::StrContains(k, "bf16dot");
+  }
+  if (mode == Mode::kDA8W4) {
+    // The AVX2 kernels accumulate in int16 (vpmaddubsw + vpaddw): their
+    // ceiling is that loop's, not the exact int32 emulation's.
+    return avx512 ? PeakOp::kInt8DotVnniZmm : PeakOp::kInt8DotAvx2I16;
+  }
+  if (bf16dot) return PeakOp::kBf16DotZmm;
+  return avx512 ? PeakOp::kF32FmaZmm : PeakOp::kF32FmaYmm;
+}
+
+std::string LayerComputeOp(Mode mode, const std::vector<std::string>& kernels) {
+  return GetPeakOpInfo(PeakOpFor(mode, kernels)).key;
+}
+
+std::string LayerComputeOpAt(Mode mode, const std::vector<std::string>& kernels,
+                             int64_t m, int64_t amx_from_m) {
+  const bool tiles = std::any_of(
+      kernels.begin(), kernels.end(),
+      [](const std::string& k) { return absl::EndsWith(k, "__amx"); });
+  if (tiles && m >= amx_from_m) {
+    return mode == Mode::kDA8W4 ? "amx_int8" : "amx_bf16";
+  }
+  return LayerComputeOp(mode, kernels);
+}
+
+std::string PeerComputeOp(const std::string& impl,
+                          const std::string& onednn_impl_name) {
+  const bool int8 = impl == kImplOneDnnU8s8;
+  if (absl::StrContains(absl::AsciiStrToLower(onednn_impl_name), "amx")) {
+    return int8 ? "amx_int8" : "amx_bf16";
+  }
+  return int8 ? "int8_dot" : "bf16_dot";
+}
+
 bool RunsAmx(const BenchRow& row) {
-  if (row.impl == kImplW4a16 || row.impl == kImplDa8w4) return false;
-  return absl::StrContains(absl::AsciiStrToLower(row.kernel), "amx");
+  return absl::StartsWith(row.compute_op, "amx_");
 }
 
 std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof) {
-  if (RunsAmx(row)) {
-    return FirstAvailable(
-        roof, {row.impl == kImplOneDnnU8s8 ? "amx_int8" : "amx_bf16"});
-  }
-  const bool avx512 = absl::StrContains(row.kernel, "__avx512");
-  if (row.impl == kImplDa8w4) {
-    // The AVX2 kernels accumulate in int16 (vpmaddubsw + vpaddw): their
-    // ceiling is that loop's, not the exact int32 emulation's.
-    return avx512 ? FirstAvailable(roof, {"int8_vnni_zmm"})
-                  : FirstAvailable(roof, {"int8_avx2_i16", "int8_avx2"});
-  }
-  if (row.impl == kImplW4a16) {
-    if (absl::StrContains(row.kernel, "bf16dot")) {
-      return FirstAvailable(roof, {"bf16_dot_zmm"});
-    }
-    return avx512 ? FirstAvailable(roof, {"f32_fma_zmm"})
-                  : FirstAvailable(roof, {"f32_fma_ymm"});
-  }
-  if (row.impl == kImplOneDnnU8s8) {
+  if (row.compute_op == "int8_dot") {
     return FirstAvailable(roof, {"int8_vnni_zmm", "int8_avx2"});
   }
-  return FirstAvailable(roof, {"bf16_dot_zmm", "f32_fma_zmm", "f32_fma_ymm"});
+  if (row.compute_op == "bf16_dot") {
+    return FirstAvailable(roof, {"bf16_dot_zmm", "f32_fma_zmm", "f32_fma_ymm"});
+  }
+  if (row.compute_op == "int8_avx2_i16") {
+    return FirstAvailable(roof, {"int8_avx2_i16", "int8_avx2"});
+  }
+  return row.compute_op.empty()
+             ? ""
+             : FirstAvailable(roof, {row.compute_op.c_str()});
 }
 
 void FoldInterleavedCeilings(const std::vector<BenchRow>& rows,

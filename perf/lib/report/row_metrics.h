@@ -3,6 +3,7 @@
 #ifndef W4JIT_PERF_LIB_REPORT_ROW_METRICS_H_
 #define W4JIT_PERF_LIB_REPORT_ROW_METRICS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,17 +12,38 @@
 
 namespace w4jit::perf {
 
-// True for a peer row whose implementation runs AMX tiles: oneDNN names
-// its pick ("oneDNN brg:avx512_core_amx_int8", ..._amx_bf16), and every
-// AMX kernel's name says "amx".
+// The compute peak a mode's kernels (Layer or MoeLayer kernel_names())
+// run at: DA8W4's int8 dot, W4A16's bf16 dot or f32 FMA, ymm or zmm. The
+// one place that reads it from the kernels' names (their flavour and ISA
+// suffix), once, where the layer is made.
+PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels);
+
+// BenchRow::compute_op of a w4jit layer: PeakOpFor's key ("f32_fma_zmm",
+// "bf16_dot_zmm", "int8_vnni_zmm", "int8_avx2_i16").
+std::string LayerComputeOp(Mode mode, const std::vector<std::string>& kernels);
+
+// BenchRow::compute_op of a w4jit layer's row at M: its AMX tile op
+// ("amx_bf16" for W4A16, "amx_int8" for DA8W4) where one of its kernels
+// is a tile kernel ("__amx") and M >= amx_from_m (the M its parameters
+// hand over to the tiles), else LayerComputeOp.
+std::string LayerComputeOpAt(Mode mode, const std::vector<std::string>& kernels,
+                             int64_t m, int64_t amx_from_m);
+
+// BenchRow::compute_op of a oneDNN peer (`impl` kImplOneDnn*) from the
+// implementation oneDNN names: its AMX tile op where it runs AMX
+// ("brg:avx512_core_amx_int8": "amx_int8", "amx_bf16"), else its type's
+// dot ("int8_dot", "bf16_dot": judged against the best vector peak of
+// that type the CPU has).
+std::string PeerComputeOp(const std::string& impl,
+                          const std::string& onednn_impl_name);
+
+// True for a row whose compute op is an AMX tile op.
 bool RunsAmx(const BenchRow& row);
 
-// The compute peak a row is judged against: the instruction its kernel
-// runs (from the kernel name's flavour and ISA suffix), or for oneDNN the
-// AMX tile peak of its type where it runs AMX (RunsAmx), else the best
-// int8 / bf16 vector one the CPU has. Empty if none was measured: an AMX
-// row without an AMX peak has no compute bound, since a vector peak does
-// not bound the tile unit.
+// The compute peak a row is judged against: that of its compute_op (an
+// int8 or bf16 dot: the best of that type measured). Empty if none was
+// measured: an AMX row without an AMX peak has no compute bound, since a
+// vector peak does not bound the tile unit.
 std::string ComputePeakKeyFor(const BenchRow& row, const Roofline& roof);
 
 // The two roofline bounds of a row (docs/bench.md): the

@@ -33,7 +33,7 @@ std::vector<LayerDesc> VariantDescs(const LayerShape& shape, WeightType type) {
 }
 
 AccuracyRow BaseRow(const LayerShape& shape, const LayerDesc& desc,
-                    const BenchConfig& config) {
+                    const AccuracyOptions& config) {
   AccuracyRow row;
   row.impl = desc.mode == Mode::kW4A16 ? kImplW4a16 : kImplDa8w4;
   row.layer = shape.name;
@@ -48,7 +48,8 @@ AccuracyRow BaseRow(const LayerShape& shape, const LayerDesc& desc,
 
 // Builds the variants and measures their errors; an error status names the
 // variant that failed.
-absl::Status MakeVariants(const BenchConfig& config, const LayerShape& shape,
+absl::Status MakeVariants(const AccuracyOptions& config,
+                          const LayerShape& shape,
                           const internal::CanonicalWeights& w,
                           std::vector<Variant>* out) {
   const check::OutlierSpec spec{config.outliers, config.outlier_scale};
@@ -77,7 +78,8 @@ absl::Status MakeVariants(const BenchConfig& config, const LayerShape& shape,
 }
 
 // Checks the variants at M and times them interleaved into rows[0..2].
-void TimeRows(const BenchConfig& config, const internal::CanonicalWeights& w,
+void TimeRows(const AccuracyOptions& config,
+              const internal::CanonicalWeights& w,
               const std::vector<Variant>& variants, const uint8_t* x,
               std::vector<AccuracyRow>* rows) {
   const int64_t m = rows->front().m, n = w.n, k = w.k;
@@ -126,7 +128,7 @@ void TimeRows(const BenchConfig& config, const internal::CanonicalWeights& w,
 
 }  // namespace
 
-absl::Status RunAccuracy(const BenchConfig& config,
+absl::Status RunAccuracy(const AccuracyOptions& config,
                          const std::function<void(const std::string&)>& say,
                          BenchReport* report) {
   const check::OutlierSpec spec{config.outliers, config.outlier_scale};

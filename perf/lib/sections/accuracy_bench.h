@@ -1,4 +1,4 @@
-// The --accuracy section of `w4jit bench`: what each way of computing a
+// `w4jit bench accuracy`: what each way of computing a
 // layer costs in accuracy and in time. Per layer, three layers from the
 // same int4 weights: W4A16, DA8W4 with per-token activation scales and
 // DA8W4 with per-group ones (LayerDesc::act_quant). Their relative L2
@@ -12,13 +12,13 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_options.h"
 #include "perf/lib/report/bench_report.h"
 
 namespace w4jit::perf {
 
 // Appends report->accuracy rows (three per layer and M) for `config`.
-absl::Status RunAccuracy(const BenchConfig& config,
+absl::Status RunAccuracy(const AccuracyOptions& config,
                          const std::function<void(const std::string&)>& say,
                          BenchReport* report);
 

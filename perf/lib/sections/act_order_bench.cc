@@ -38,7 +38,7 @@ absl::StatusOr<Variant> MakeVariant(const LayerDesc& desc,
 // is a second plain layer from the same checkpoint: how far two identical
 // layers differ (weights at other addresses, huge pages or not) is the
 // noise floor of the act-order cost.
-void TimeRow(const BenchConfig& config, const LayerDesc& desc,
+void TimeRow(const LayersOptions& config, const LayerDesc& desc,
              const Variant& plain, const Variant& act, const Variant& copy,
              ActOrderRow* row) {
   const int64_t m = row->m, n = desc.n, k = desc.k;
@@ -95,7 +95,7 @@ void TimeRow(const BenchConfig& config, const LayerDesc& desc,
 
 }  // namespace
 
-absl::Status RunActOrder(const BenchConfig& config,
+absl::Status RunActOrder(const LayersOptions& config,
                          const std::function<void(const std::string&)>& say,
                          BenchReport* report) {
   for (const LayerShape& shape : config.layers) {

@@ -11,13 +11,13 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_options.h"
 #include "perf/lib/report/bench_report.h"
 
 namespace w4jit::perf {
 
 // Appends report->act_order rows for every layer, mode and M of `config`.
-absl::Status RunActOrder(const BenchConfig& config,
+absl::Status RunActOrder(const LayersOptions& config,
                          const std::function<void(const std::string&)>& say,
                          BenchReport* report);
 

@@ -11,14 +11,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "dispatch/cpu_profile.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
 #include "perf/lib/onednn_peer.h"
 #include "perf/lib/output_check.h"
 #include "perf/lib/report/row_metrics.h"
 #include "perf/lib/timing/checked_timing.h"
+#include "runtime/da8w4/da8w4_params.h"
 #include "runtime/formats/import.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/w4a16/w4a16_params.h"
 #include "w4jit/layer.hpp"
 
 namespace w4jit::perf {
@@ -32,9 +35,25 @@ struct ModeLayers {
   std::vector<std::unique_ptr<Layer>> copies;  // [0] is the hot one
   absl::Status status;
   std::string kernel;
+  std::vector<std::string> kernels;  // kernel_names()
+  // The M from which the layer's parameters run its AMX tiles (where it
+  // has any).
+  int64_t amx_from_m = 0;
   int64_t bytes = 0;
   bool reference = false;
 };
+
+// The M from which a layer's resolved parameters run the AMX tiles.
+int64_t AmxFromM(const LayerDesc& desc) {
+  const internal::CpuProfile& cpu = internal::HostCpu();
+  const internal::IsaTier isa = internal::ActiveIsa();
+  if (desc.mode == Mode::kDA8W4) {
+    const internal::Da8w4Params p =
+        internal::ResolveDa8w4Params(cpu, isa, desc);
+    return std::max<int64_t>(p.amx_min_m, p.handover_m + 1);
+  }
+  return internal::ResolveW4a16Params(cpu, isa, desc).amx_min_m;
+}
 
 absl::StatusOr<std::unique_ptr<Layer>> CreateMeasured(const LayerDesc& desc,
                                                       const WeightsView& view,
@@ -55,7 +74,7 @@ absl::StatusOr<std::unique_ptr<Layer>> CreateMeasured(const LayerDesc& desc,
 using ProbeCache = std::map<std::string, std::unique_ptr<CeilingProbe>>;
 
 struct LayerContext {
-  const BenchConfig& config;
+  const LayersOptions& config;
   const LayerShape& shape;
   const internal::CanonicalWeights& weights;
   const WeightsView& view;
@@ -102,6 +121,7 @@ std::vector<std::pair<std::string, const CeilingProbe*>> ProbesFor(
     BenchRow row;
     row.impl = c.impl;
     row.kernel = c.kernel;
+    row.compute_op = c.compute_op;
     row.m = m;
     row.n = ctx.shape.n;
     row.k = ctx.shape.k;
@@ -136,6 +156,8 @@ Contestant ModeContestant(const LayerContext& ctx, ModeLayers& mode, int64_t m,
   Contestant c;
   c.impl = mode.impl;
   c.kernel = mode.kernel;
+  c.compute_op =
+      LayerComputeOpAt(mode.desc.mode, mode.kernels, m, mode.amx_from_m);
   c.weight_bytes = mode.bytes;
   c.footprint_bytes = mode.bytes * copies;
   if (!mode.status.ok()) {
@@ -182,6 +204,7 @@ Contestant PeerContestant(PeerKind kind, int64_t m, int64_t n, int64_t k,
   MatmulPeer* p = peer->get();
   keep->push_back(*std::move(peer));
   c.kernel = absl::StrCat("oneDNN ", p->impl_name());
+  c.compute_op = PeerComputeOp(c.impl, p->impl_name());
   c.weight_bytes = p->weight_bytes();
   c.footprint_bytes = p->weight_bytes() * copies;
   auto next = std::make_shared<int>(0);
@@ -231,7 +254,7 @@ void SkipOverBudget(const LayerContext& ctx, int64_t m,
 // Checks and times every mode and peer at M rows, hot or cold.
 void TimeShape(const LayerContext& ctx, std::vector<ModeLayers>& modes,
                int64_t m, bool cold) {
-  const BenchConfig& config = ctx.config;
+  const LayersOptions& config = ctx.config;
   const int64_t n = ctx.shape.n, k = ctx.shape.k;
   const int64_t llc = std::max<int64_t>(ctx.report->cpu.l3_bytes, 1 << 20);
   const std::vector<uint16_t> x =
@@ -309,7 +332,7 @@ int ColdCopies(int64_t bytes, int64_t llc_bytes) {
   return static_cast<int>(std::clamp<int64_t>(want, 2, 64));
 }
 
-absl::Status BenchOneLayer(const BenchConfig& config, const LayerShape& shape,
+absl::Status BenchOneLayer(const LayersOptions& config, const LayerShape& shape,
                            const std::function<void(const std::string&)>& say,
                            BenchReport* report) {
   say(absl::StrFormat("layer %s: N=%d K=%d group %d%s", shape.name, shape.n,
@@ -341,6 +364,8 @@ absl::Status BenchOneLayer(const BenchConfig& config, const LayerShape& shape,
     if (layer.ok()) {
       ml.bytes = static_cast<int64_t>((*layer)->packed_bytes());
       ml.kernel = absl::StrJoin((*layer)->kernel_names(), "+");
+      ml.kernels = (*layer)->kernel_names();
+      ml.amx_from_m = AmxFromM(ml.desc);
       ml.reference = absl::StartsWith(ml.kernel, "reference");
       ml.copies.push_back(*std::move(layer));
       info.packed_bytes = ml.bytes;

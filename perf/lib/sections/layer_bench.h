@@ -7,14 +7,14 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_options.h"
 #include "perf/lib/report/bench_report.h"
 
 namespace w4jit::perf {
 
 // Appends the layer's rows and LayerInfo to *report, and the bandwidth at
 // its footprints to report->roofline. Progress goes to `say`.
-absl::Status BenchOneLayer(const BenchConfig& config, const LayerShape& shape,
+absl::Status BenchOneLayer(const LayersOptions& config, const LayerShape& shape,
                            const std::function<void(const std::string&)>& say,
                            BenchReport* report);
 

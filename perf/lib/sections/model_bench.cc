@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
+#include "perf/lib/report/row_metrics.h"
 #include "perf/lib/sections/model_copy.h"
 #include "perf/lib/sections/model_settings.h"
 #include "perf/lib/sections/moe_bench.h"
@@ -27,7 +28,7 @@ struct ModelPoint {
   int64_t m;
 };
 
-std::vector<ModelPoint> ModelPoints(const BenchConfig& config) {
+std::vector<ModelPoint> ModelPoints(const ModelOptions& config) {
   std::vector<ModelPoint> points;
   for (int64_t m : config.ms) points.push_back({"decode", m});
   for (int64_t m : config.prefill_ms) points.push_back({"prefill", m});
@@ -51,8 +52,9 @@ ModelPreset WithModelGroupSize(const ModelPreset& preset, int64_t group) {
 }
 
 // Checks that the section fits in MemAvailable, and says what it holds.
-absl::Status CheckModelFits(const BenchConfig& config, const ModelPreset& model,
-                            int64_t read_bytes, const Say& say) {
+absl::Status CheckModelFits(const ModelOptions& config,
+                            const ModelPreset& model, int64_t read_bytes,
+                            const Say& say) {
   const ModelMemory need = EstimateModelMemory(config, model, read_bytes);
   absl::StatusOr<int64_t> available = MemAvailableBytes();
   if (!available.ok()) return available.status();
@@ -78,7 +80,7 @@ absl::Status CheckModelFits(const BenchConfig& config, const ModelPreset& model,
 }
 
 // config.model_steps timed steps per contender, however long they take.
-TimingOptions ModelTiming(const BenchConfig& config) {
+TimingOptions ModelTiming(const ModelOptions& config) {
   TimingOptions timing = config.timing;
   timing.min_reps = config.model_steps;
   timing.max_reps = config.model_steps;
@@ -91,7 +93,7 @@ TimingOptions ModelTiming(const BenchConfig& config) {
 // (2 warm-up calls, then the timed steps), every decoder layer's, the
 // same for every mode and variant. None for a dense model.
 std::vector<std::vector<StepRoutingDraw>> DrawPointRoutings(
-    const BenchConfig& config, const ModelPreset& model,
+    const ModelOptions& config, const ModelPreset& model,
     const std::vector<ModelPoint>& points) {
   std::vector<std::vector<StepRoutingDraw>> draws(points.size());
   if (!model.moe.has_value()) return draws;
@@ -106,7 +108,7 @@ std::vector<std::vector<StepRoutingDraw>> DrawPointRoutings(
 // Every copy of variant `fused`: per setting, page size and mode, in that
 // order; the tuning is back to the defaults afterwards.
 absl::StatusOr<std::vector<ModelCopy>> BuildVariantCopies(
-    const BenchConfig& config, const ModelPreset& model, bool fused,
+    const ModelOptions& config, const ModelPreset& model, bool fused,
     int64_t max_m, const Say& status_line, BenchReport* report) {
   std::vector<ModelCopy> copies;
   for (const CopySetting& setting : CopySettings(config)) {
@@ -164,7 +166,7 @@ struct PlannedRows {
 
 // A MoE row's MACs, routing and byte counts for `part` of the step;
 // `pool` gets the point's routings (none for the attention alone).
-void PlanMoeRow(const BenchConfig& config, const ModelPreset& model,
+void PlanMoeRow(const ModelOptions& config, const ModelPreset& model,
                 const ModelCopy& copy, const ModelPoint& p,
                 ModelCopy::Part part, const std::vector<StepRoutingDraw>& draws,
                 ModelRow* row, RoutingPool* pool) {
@@ -204,7 +206,7 @@ void PlanMoeRow(const BenchConfig& config, const ModelPreset& model,
 // Every copy at every point (and, a MoE model's with --parts, its
 // attention and MoE parts alone), a row and a contender each, appended
 // to `contenders` in row order.
-PlannedRows PlanRows(const BenchConfig& config, const ModelPreset& model,
+PlannedRows PlanRows(const ModelOptions& config, const ModelPreset& model,
                      const std::string& variant,
                      const std::vector<ModelCopy>& copies,
                      const std::vector<ModelPoint>& points,
@@ -254,7 +256,7 @@ PlannedRows PlanRows(const BenchConfig& config, const ModelPreset& model,
 
 // A MoE row's experts per layer and weight bytes, from the distinct
 // experts its timed steps touched.
-void CountTimedExperts(const BenchConfig& config, const RoutingPool& pool,
+void CountTimedExperts(const ModelOptions& config, const RoutingPool& pool,
                        int samples, ModelRow* row) {
   bool exact = false;
   const double experts = MeanTimedExperts(pool.used, samples, &exact);
@@ -297,7 +299,7 @@ std::string ModelRowLine(const ModelRow& row, const std::string& variant,
 // Builds variant `variant`'s copies, times them in rounds with the read
 // probe (and a MoE model's compute peaks), and appends their rows.
 absl::Status RunModelVariant(
-    const BenchConfig& config, const ModelPreset& model,
+    const ModelOptions& config, const ModelPreset& model,
     const std::string& variant, const std::vector<ModelPoint>& points,
     const std::vector<std::vector<StepRoutingDraw>>& draws,
     const CeilingProbe& probe, const Say& say, const Say& status_line,
@@ -363,7 +365,7 @@ absl::Status RunModelVariant(
 }  // namespace
 
 absl::Status RunModelBench(
-    const BenchConfig& config,
+    const ModelOptions& config,
     const std::function<void(const std::string&)>& say,
     const std::function<void(const std::string&)>& status_line,
     BenchReport* report) {
@@ -377,7 +379,7 @@ absl::Status RunModelBench(
 }
 
 absl::Status RunModelBenchOn(
-    const BenchConfig& config, const ModelPreset& preset,
+    const ModelOptions& config, const ModelPreset& preset,
     const std::function<void(const std::string&)>& say,
     const std::function<void(const std::string&)>& status_line,
     BenchReport* report) {

@@ -1,4 +1,4 @@
-// The --model section of `w4jit bench`: every linear layer of a whole
+// `w4jit bench model`: every linear layer of a whole
 // model (a preset's shapes times its decoder layers, random int4 weights
 // from a seed), timed one step at a time through all layers in order, at
 // decode and prefill M, in both modes, with and without the epilogues a
@@ -19,7 +19,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_options.h"
 #include "perf/lib/report/bench_report.h"
 #include "perf/lib/sections/model_memory.h"
 #include "perf/lib/sections/model_routing.h"
@@ -33,7 +33,7 @@ namespace w4jit::perf {
 // replaces (packing progress, for a terminal). RESOURCE_EXHAUSTED when the
 // model does not fit in MemAvailable.
 absl::Status RunModelBench(
-    const BenchConfig& config,
+    const ModelOptions& config,
     const std::function<void(const std::string&)>& say,
     const std::function<void(const std::string&)>& status_line,
     BenchReport* report);
@@ -41,7 +41,7 @@ absl::Status RunModelBench(
 // The same for `model` (config.model is not read): a test's own preset.
 // config.model_layers must be in [1, model.num_layers].
 absl::Status RunModelBenchOn(
-    const BenchConfig& config, const ModelPreset& model,
+    const ModelOptions& config, const ModelPreset& model,
     const std::function<void(const std::string&)>& say,
     const std::function<void(const std::string&)>& status_line,
     BenchReport* report);

@@ -45,7 +45,7 @@ WeightFormat MoeFormat(WeightType wt) {
 // packed experts), checking layer 0 of the plain variant against the
 // float64 oracle at T = 1.
 absl::Status BuildMoe(
-    const BenchConfig& config, const ModelPreset& model, bool fused,
+    const ModelOptions& config, const ModelPreset& model, bool fused,
     int64_t max_m, const std::function<void(const std::string&)>& status_line,
     ModelCopy* copy, BenchReport* report) {
   const MoePreset& p = *model.moe;
@@ -167,7 +167,7 @@ const char* ImplOf(Mode mode) {
 // Builds `mode`'s copy of the model (variant `fused`), checking layer
 // 0 of each plain shape against the reference at M = 1.
 absl::StatusOr<ModelCopy> BuildCopy(
-    const BenchConfig& config, const ModelPreset& model, Mode mode,
+    const ModelOptions& config, const ModelPreset& model, Mode mode,
     const CopySetting& setting, bool huge_pages, bool fused, int64_t max_m,
     const std::function<void(const std::string&)>& status_line,
     BenchReport* report) {

@@ -1,4 +1,4 @@
-// The --model section's copies of a model: one per mode and setting, every
+// `w4jit bench model`'s copies of a model: one per mode and setting, every
 // decoder layer's linears (and a MoE model's fused MoE layer) built from
 // random weights, and a step that runs them all in order.
 #ifndef W4JIT_PERF_LIB_SECTIONS_MODEL_COPY_H_
@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_options.h"
 #include "perf/lib/report/bench_report.h"
 #include "perf/lib/sections/model_routing.h"
 #include "perf/lib/sections/model_settings.h"
@@ -61,7 +61,7 @@ const char* ImplOf(Mode mode);
 // Builds `mode`'s copy of the model (variant `fused`), checking layer
 // 0 of each plain shape against the reference at M = 1.
 absl::StatusOr<ModelCopy> BuildCopy(
-    const BenchConfig& config, const ModelPreset& model, Mode mode,
+    const ModelOptions& config, const ModelPreset& model, Mode mode,
     const CopySetting& setting, bool huge_pages, bool fused, int64_t max_m,
     const std::function<void(const std::string&)>& status_line,
     BenchReport* report);

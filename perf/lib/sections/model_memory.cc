@@ -41,7 +41,7 @@ std::vector<LayerShape> MoeExpertShapes(const MoePreset& p) {
           {"w2", p.hidden, p.intermediate, p.group_size, p.biases}};
 }
 
-ModelMemory EstimateModelMemory(const BenchConfig& config,
+ModelMemory EstimateModelMemory(const ModelOptions& config,
                                 const ModelPreset& model,
                                 int64_t read_buffer_bytes) {
   ModelMemory m;
@@ -109,7 +109,7 @@ absl::StatusOr<int64_t> MemAvailableBytes() {
   return ParseMemAvailable(text.str());
 }
 
-absl::Status CheckModelMemory(const BenchConfig& config,
+absl::Status CheckModelMemory(const ModelOptions& config,
                               const ModelMemory& need, int64_t available) {
   if (need.total() <= available) return absl::OkStatus();
   const int64_t room = available - need.read_buffer_bytes - need.scratch_bytes;

@@ -1,4 +1,4 @@
-// How much memory the --model section needs (every copy of the model,
+// How much memory `w4jit bench model` needs (every copy of the model,
 // the read probe's buffer, the import scratch) and whether this machine
 // has it (MemAvailable of /proc/meminfo).
 #ifndef W4JIT_PERF_LIB_SECTIONS_MODEL_MEMORY_H_
@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_options.h"
 #include "perf/model_presets.h"
 #include "w4jit/w4jit.hpp"
 
@@ -29,7 +29,7 @@ int64_t EstimatePackedBytes(const LayerShape& shape, WeightType weight_type);
 // (H x I), with the preset's group and biases.
 std::vector<LayerShape> MoeExpertShapes(const MoePreset& p);
 
-// What the --model section holds at once: every copy of the model (per
+// What `w4jit bench model` holds at once: every copy of the model (per
 // mode and --prefetch distance)
 // in one epilogue variant (a MoE model's: its attention linears and all
 // its experts), the read probe's buffer, and the import scratch of the
@@ -46,7 +46,7 @@ struct ModelMemory {
     return packed_bytes + read_buffer_bytes + scratch_bytes;
   }
 };
-ModelMemory EstimateModelMemory(const BenchConfig& config,
+ModelMemory EstimateModelMemory(const ModelOptions& config,
                                 const ModelPreset& model,
                                 int64_t read_buffer_bytes);
 
@@ -57,7 +57,7 @@ absl::StatusOr<int64_t> MemAvailableBytes();
 
 // OK if `need` fits in `available` bytes; else RESOURCE_EXHAUSTED naming
 // both, and how many layers (--layers) would fit.
-absl::Status CheckModelMemory(const BenchConfig& config,
+absl::Status CheckModelMemory(const ModelOptions& config,
                               const ModelMemory& need, int64_t available);
 
 // The read probe's buffer: 8x the L3, at least 1 GiB.

@@ -1,4 +1,4 @@
-// A MoE model's routing in the --model section: every step draws a fresh
+// A MoE model's routing in `w4jit bench model`: every step draws a fresh
 // routing for every decoder layer, and a row reports the mean distinct
 // experts its timed steps touched.
 #ifndef W4JIT_PERF_LIB_SECTIONS_MODEL_ROUTING_H_

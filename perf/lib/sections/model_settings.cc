@@ -21,12 +21,12 @@ std::string SpaceThen(const std::string& label) {
   return label.empty() ? label : absl::StrCat(" ", label);
 }
 
-absl::Status InstallPrefetchTuning(const BenchConfig& config, int distance) {
+absl::Status InstallPrefetchTuning(const ModelOptions& config, int distance) {
   internal::TuningFile file;
   const internal::CpuProfile& cpu = internal::HostCpu();
   file.cpu_class = internal::CpuClassOf(cpu, internal::ActiveIsa());
   file.cpu_name = cpu.name;
-  file.created = "w4jit bench --model --prefetch";
+  file.created = "w4jit bench model --prefetch";
   for (Mode mode : config.modes) {
     internal::TuningEntry e;
     e.mode = mode;
@@ -48,7 +48,7 @@ absl::Status InstallPrefetchTuning(const BenchConfig& config, int distance) {
   return s;
 }
 
-std::vector<CopySetting> CopySettings(const BenchConfig& config) {
+std::vector<CopySetting> CopySettings(const ModelOptions& config) {
   std::vector<CopySetting> settings;
   if (!config.model_prefetch.empty()) {
     for (int64_t d : config.model_prefetch) {
@@ -64,7 +64,7 @@ std::vector<CopySetting> CopySettings(const BenchConfig& config) {
   return settings;
 }
 
-absl::Status ApplyCopySetting(const BenchConfig& config,
+absl::Status ApplyCopySetting(const ModelOptions& config,
                               const CopySetting& setting) {
   if (setting.prefetch >= 0) {
     return InstallPrefetchTuning(config, setting.prefetch);

@@ -1,4 +1,4 @@
-// What a copy of the model in the --model section is built under besides
+// What a copy of the model in `w4jit bench model` is built under besides
 // its mode: a --prefetch distance (installed as a temporary tuning file) or
 // a --tunings file, and the labels rows and layer names give them.
 #ifndef W4JIT_PERF_LIB_SECTIONS_MODEL_SETTINGS_H_
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_options.h"
 
 namespace w4jit::perf {
 
@@ -29,17 +29,17 @@ std::string SpaceThen(const std::string& label);
 // ahead in both modes: a tuning file with that parameter for all shapes
 // of each mode (so a MoE model's expert panels, whose shapes depend on the
 // thread count, get it too), loaded (and then removed).
-absl::Status InstallPrefetchTuning(const BenchConfig& config, int distance);
+absl::Status InstallPrefetchTuning(const ModelOptions& config, int distance);
 
 // The settings the section builds copies under: one per --prefetch
 // distance, else one per --tunings file ("default": none), else the
 // defaults alone.
-std::vector<CopySetting> CopySettings(const BenchConfig& config);
+std::vector<CopySetting> CopySettings(const ModelOptions& config);
 
 // Makes the layers created from now on follow `setting`: its prefetch
 // distance, or its --tunings file (an empty path: the defaults). With
 // neither option given, nothing changes.
-absl::Status ApplyCopySetting(const BenchConfig& config,
+absl::Status ApplyCopySetting(const ModelOptions& config,
                               const CopySetting& setting);
 
 }  // namespace w4jit::perf

@@ -15,6 +15,7 @@
 #include "check/layer_check.h"
 #include "check/moe_check.h"
 #include "perf/lib/ceilings/peak_loop_generator.h"
+#include "perf/lib/report/row_metrics.h"
 #include "runtime/formats/import.h"
 #include "runtime/moe/moe_experts.h"
 #include "w4jit/layer.hpp"
@@ -96,10 +97,10 @@ absl::Status RunLoop(const MoeDesc& d, const ExpertLayers& layers, int64_t t,
 }
 
 absl::Status BenchPreset(const MoePreset& p, Mode mode,
-                         const MoeBenchOptions& options,
+                         const MoeOptions& options,
                          const std::function<void(const std::string&)>& say,
                          std::vector<MoeBenchRow>* rows) {
-  const MoeDesc d = MoePresetDesc(p, mode);
+  const MoeDesc d = MoePresetDesc(p, mode, options.weight_type);
   say(absl::StrFormat("%s %s: packing %d experts...", p.name, ToString(mode),
                       p.experts));
   absl::StatusOr<check::MoeCheckpoint> ckpt =
@@ -204,19 +205,6 @@ std::vector<int32_t> MoeRouting(int64_t t, int64_t k, int64_t experts,
   return ids;
 }
 
-PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels) {
-  bool avx512 = false, bf16dot = false;
-  for (const std::string& k : kernels) {
-    avx512 = avx512 || absl::StrContains(k, "__avx512");
-    bf16dot = bf16dot || absl::StrContains(k, "bf16dot");
-  }
-  if (mode == Mode::kDA8W4) {
-    return avx512 ? PeakOp::kInt8DotVnniZmm : PeakOp::kInt8DotAvx2I16;
-  }
-  if (bf16dot) return PeakOp::kBf16DotZmm;
-  return avx512 ? PeakOp::kF32FmaZmm : PeakOp::kF32FmaYmm;
-}
-
 const MoePreset* FindMoePreset(const std::string& name) {
   for (const MoePreset& p : MoePresets()) {
     if (p.name == name) return &p;
@@ -231,7 +219,7 @@ std::string MoePresetNames() {
 }
 
 absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
-    const MoeBenchOptions& options,
+    const MoeOptions& options,
     const std::function<void(const std::string&)>& say) {
   std::vector<MoeBenchRow> rows;
   for (const std::string& name : options.presets) {

@@ -1,4 +1,4 @@
-// The --moe section of `w4jit bench`: a fused MoE layer (MoeLayer) of a
+// `w4jit bench moe`: a fused MoE layer (MoeLayer) of a
 // model's shape per mode, routing and token count T: time per call (min
 // and median, interleaved), the packed bytes of the experts the routing
 // touches and their rate against the read bandwidth measured at that
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "perf/lib/bench_options.h"
 #include "perf/lib/ceilings/peak_loop_generator.h"
 #include "perf/lib/ceilings/roofline.h"
 #include "perf/lib/report/bench_report.h"
@@ -35,20 +36,10 @@ std::string MoePresetNames();
 std::vector<int32_t> MoeRouting(int64_t t, int64_t k, int64_t experts,
                                 bool skewed, uint32_t seed);
 
-// The compute peak a mode's kernels (Layer or MoeLayer kernel_names())
-// run at: DA8W4's int8 dot, W4A16's bf16 dot or f32 FMA, ymm or zmm.
-PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels);
-
-struct MoeBenchOptions {
-  std::vector<std::string> presets;
-  std::vector<int64_t> tokens = {1, 4, 16, 64, 256};
-  std::vector<Mode> modes = {Mode::kW4A16, Mode::kDA8W4};
-  TimingOptions timing;
-  RooflineOptions roofline;
-};
-
+// The rows of options.presets (MoePresets names) at every token count,
+// mode and routing.
 absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
-    const MoeBenchOptions& options,
+    const MoeOptions& options,
     const std::function<void(const std::string&)>& say);
 
 // The rows as a text table (their CSV and JSON: report_files.h).

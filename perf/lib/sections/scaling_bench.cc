@@ -44,11 +44,11 @@ const char* EnvOr(const char* name, const char* fallback) {
 
 }  // namespace
 
-const LayerShape* ScalingLayer(const BenchConfig& config) {
+const LayerShape* ScalingLayer(const ScalingOptions& config) {
   if (config.layers.empty()) return nullptr;
-  if (!config.scaling_layer.empty()) {
+  if (!config.layer.empty()) {
     for (const LayerShape& s : config.layers) {
-      if (s.name == config.scaling_layer) return &s;
+      if (s.name == config.layer) return &s;
     }
     return nullptr;
   }
@@ -58,13 +58,13 @@ const LayerShape* ScalingLayer(const BenchConfig& config) {
   return &config.layers.front();
 }
 
-absl::Status RunScaling(const BenchConfig& config,
+absl::Status RunScaling(const ScalingOptions& config,
                         const std::function<void(const std::string&)>& say,
                         BenchReport* report) {
   const LayerShape* shape = ScalingLayer(config);
   if (shape == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--scaling: no layer named '", config.scaling_layer, "'"));
+        absl::StrCat("--scaling: no layer named '", config.layer, "'"));
   }
   const int max_threads = report->threads;
   RestoreThreading restore(config.threads);

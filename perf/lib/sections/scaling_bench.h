@@ -1,4 +1,4 @@
-// The --scaling section of `w4jit bench`: one layer at M = 1 and M = 256,
+// `w4jit bench scaling`: one layer at M = 1 and M = 256,
 // timed for 1..T threads on each threading backend (w4jit's pool, OpenMP),
 // with the parallel efficiency. Shows what the runtime delivers of the
 // kernels' single-thread speed.
@@ -9,19 +9,19 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "perf/lib/bench_config.h"
+#include "perf/lib/bench_options.h"
 #include "perf/lib/report/bench_report.h"
 
 namespace w4jit::perf {
 
-// The layer --scaling times: the one named config.scaling_layer, else the
+// The layer --scaling times: the one named config.layer, else the
 // first square one (4096 x 4096 in llama3-8b), else the first. nullptr if
 // the name matches none.
-const LayerShape* ScalingLayer(const BenchConfig& config);
+const LayerShape* ScalingLayer(const ScalingOptions& config);
 
 // Appends report->scaling rows for every mode of the configuration. Leaves
 // the thread count and threading backend as it found them.
-absl::Status RunScaling(const BenchConfig& config,
+absl::Status RunScaling(const ScalingOptions& config,
                         const std::function<void(const std::string&)>& say,
                         BenchReport* report);
 

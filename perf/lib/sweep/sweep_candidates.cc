@@ -169,6 +169,19 @@ std::vector<CandidateGroup> W4a16Groups(const internal::CpuProfile& cpu,
       {"handover", Regime::kHandover,
        Each("gemm_min_m", quick ? std::vector<int64_t>{4, 32}
                                 : std::vector<int64_t>{2, 4, 16, 32, 64})});
+  // From which M bf16 x runs the AMX tiles (the amx tier only,
+  // docs/amx.md), and how many rows share a decoded panel there.
+  if (internal::TraitsOf(isa).amx_bf16) {
+    constexpr int64_t kNoAmx = internal::W4a16Params::kNoAmx;
+    groups.push_back({"amx_min_m", Regime::kLargeM,
+                      Each("amx_min_m", quick ? std::vector<int64_t>{12, kNoAmx}
+                                              : std::vector<int64_t>{
+                                                    8, 12, 16, 24, kNoAmx})});
+    if (!quick) {
+      groups.push_back(
+          {"amx_m_block", Regime::kLargeM, Each("amx_mc", {128, 256, 512})});
+    }
+  }
   if (internal::TraitsOf(isa).bf16_dot) {
     // Which flavour wins depends on the CPU (design/performance.md).
     groups.push_back({"flavor", Regime::kAllM, Each("flavor", {1, 2})});

@@ -112,7 +112,7 @@ std::unique_ptr<CLI::App> SweepApp(SweepConfig* c) {
                     "(default: no limit)",
                     flags::PositiveNumber, [c](double s) { c->budget_s = s; });
   AddOption<std::string>(
-      a, "--out", "DIR", "output directory: tuning.json, candidates.csv",
+      a, "--out", "DIR", "output directory: tuning.json, sweep.json",
       flags::NonEmpty, [c](std::string dir) { c->out_dir = std::move(dir); })
       ->default_str(d.out_dir);
   return app;

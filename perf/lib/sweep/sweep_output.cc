@@ -5,22 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
 
 namespace w4jit::perf {
 namespace {
 
 std::string Group(int64_t g) { return g == -1 ? "pc" : absl::StrCat(g); }
-
-// Quotes a CSV field when it holds a separator or a quote.
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 absl::Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
@@ -51,18 +41,42 @@ std::string FormatSweepTable(const SweepReport& report) {
   return s;
 }
 
-std::string SweepCandidatesCsv(const SweepReport& report) {
-  std::string s =
-      "mode,layer,n,k,group_size,m,cold,group,params,status,median_us,"
-      "gain\n";
+std::string SweepJson(const SweepReport& report) {
+  using nlohmann::json;
+  const auto point = [](const SweepPoint& p) -> json {
+    return {{"mode", ToString(p.mode)},
+            {"layer", p.layer},
+            {"n", p.n},
+            {"k", p.k},
+            {"group_size", p.group_size},
+            {"m", p.m}};
+  };
+  json candidates = json::array(), winners = json::array();
   for (const CandidateRow& r : report.candidates) {
-    absl::StrAppend(&s, ToString(r.mode), ",", CsvField(r.layer), ",", r.n, ",",
-                    r.k, ",", r.group_size, ",", r.m, ",", r.cold ? 1 : 0, ",",
-                    CsvField(r.group), ",", CsvField(r.params), ",",
-                    CsvField(r.status), ",",
-                    absl::StrFormat("%.3f,%.4f", r.median_us, r.gain), "\n");
+    json row = point(r);
+    row.update({{"cold", r.cold},
+                {"group", r.group},
+                {"params", r.params},
+                {"status", r.status},
+                {"median_us", r.median_us},
+                {"gain", r.gain}});
+    candidates.push_back(std::move(row));
   }
-  return s;
+  for (const WinnerRow& w : report.winners) {
+    json row = point(w);
+    row.update({{"default_us", w.default_us},
+                {"tuned_us", w.tuned_us},
+                {"params", w.params}});
+    winners.push_back(std::move(row));
+  }
+  const json doc = {{"schema", "w4jit-sweep/1"},
+                    {"cpu_class", report.cpu_class},
+                    {"threads", report.threads},
+                    {"budget_exhausted", report.budget_exhausted},
+                    {"notes", report.notes},
+                    {"winners", winners},
+                    {"candidates", candidates}};
+  return doc.dump(2) + "\n";
 }
 
 absl::StatusOr<std::vector<std::string>> WriteSweepFiles(
@@ -74,16 +88,16 @@ absl::StatusOr<std::vector<std::string>> WriteSweepFiles(
         absl::StrCat("cannot create ", dir, ": ", ec.message()));
   }
   const std::string tuning = dir + "/tuning.json";
-  const std::string csv = dir + "/candidates.csv";
+  const std::string sweep = dir + "/sweep.json";
   if (absl::Status s =
           WriteFile(tuning, internal::TuningToJson(report.tuning) + "\n");
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = WriteFile(csv, SweepCandidatesCsv(report)); !s.ok()) {
+  if (absl::Status s = WriteFile(sweep, SweepJson(report)); !s.ok()) {
     return s;
   }
-  return std::vector<std::string>{tuning, csv};
+  return std::vector<std::string>{tuning, sweep};
 }
 
 }  // namespace w4jit::perf

@@ -14,6 +14,7 @@ std::vector<BenchRow> TimeCheckedContestants(
     BenchRow row = shape;
     row.impl = c.impl;
     row.kernel = c.kernel;
+    row.compute_op = c.compute_op;
     row.weight_bytes = c.weight_bytes;
     row.footprint_bytes = c.footprint_bytes;
     if (c.unavailable != RowStatus::kOk || !c.run) {

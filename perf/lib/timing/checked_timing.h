@@ -16,8 +16,9 @@
 namespace w4jit::perf {
 
 struct Contestant {
-  std::string impl;    // BenchRow::impl
-  std::string kernel;  // BenchRow::kernel
+  std::string impl;        // BenchRow::impl
+  std::string kernel;      // BenchRow::kernel
+  std::string compute_op;  // BenchRow::compute_op
   int64_t weight_bytes = 0;
   int64_t footprint_bytes = 0;
   std::function<absl::Status()> run;  // one call

@@ -12,38 +12,23 @@
 Run: PYTHONPATH=build/release/python /usr/bin/python3 -m w4jit.bench.epilogue
 """
 import argparse
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 import w4jit
-from w4jit.bench.layers import bench_header, make_layer, timeit
+from w4jit.bench.layers import bench_header, make_layer
+from w4jit.bench.timing import min_p50, time_interleaved, timeit
 
 OPS = torch.ops.w4jit
 
 
 def time_pair(fa, fb, min_time, min_reps=3):
-    """Times fa and fb alternately (one warm-up each) until min_time has
-    passed for both and each ran min_reps times: ((min, p50) of fa, (min,
-    p50) of fb) in seconds. Alternating keeps a shared machine's drift out
-    of the ratio."""
-    fa()
-    fb()
-    ta, tb = [], []
-    start = time.perf_counter()
-    while (len(ta) < min_reps or
-           time.perf_counter() - start < 2 * min_time) and len(ta) < 2000:
-        t0 = time.perf_counter()
-        fa()
-        t1 = time.perf_counter()
-        fb()
-        t2 = time.perf_counter()
-        ta.append(t1 - t0)
-        tb.append(t2 - t1)
-    return ((min(ta), statistics.median(ta)), (min(tb), statistics.median(tb)))
+    """((min, p50) of fa, (min, p50) of fb) in seconds, timed alternately
+    (timing.time_interleaved) for at least 2 * min_time."""
+    t = time_interleaved({"a": fa, "b": fb}, 2 * min_time, min_reps)
+    return min_p50(t["a"]), min_p50(t["b"])
 
 
 def us(t):

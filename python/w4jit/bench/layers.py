@@ -21,21 +21,16 @@ import datetime
 import os
 import platform
 import resource
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 import w4jit
+from w4jit.bench import presets
+from w4jit.bench.timing import timeit
 
-LAYERS = {  # name: (N, K) of llama3-8b's linear layers
-    "qkv": (6144, 4096),
-    "o_proj": (4096, 4096),
-    "gate_up": (28672, 4096),
-    "down": (4096, 14336),
-}
+LAYERS = presets.dense_layers("llama3-8b")  # name: (N, K)
 OVERHEAD_SHAPES = {"tiny": (256, 256)}
 
 
@@ -59,30 +54,6 @@ def bench_header(title, group_size, dtypes, weights="hot weights"):
             f"{cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}"
             f", {torch.get_num_threads()} threads, s4 g{group_size}, "
             f"{dtypes}, {weights}")
-
-
-def timeit(fn, min_time, min_reps=3, max_reps=2000):
-    """(min, p50) seconds of fn() after one warm-up call, repeated until
-    min_time has passed and at least min_reps calls were timed. A call of a
-    second or more (torch's bf16 linear at large M on CPUs without AVX-512
-    BF16) is compute-bound, so its warm-up counts as a sample and only one
-    more call is made, to keep the run within minutes."""
-    t0 = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t0
-    if first >= 1.0:
-        t0 = time.perf_counter()
-        fn()
-        second = time.perf_counter() - t0
-        return min(first, second), max(first, second)
-    times = []
-    start = time.perf_counter()
-    while len(times) < max_reps and (len(times) < min_reps or
-                                     time.perf_counter() - start < min_time):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times)
 
 
 def make_layer(n, k, group_size):

@@ -37,29 +37,24 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 import w4jit
 from w4jit import formats
+from w4jit.bench import presets, timing
 from w4jit.bench.layers import bench_header
 
 OPS = torch.ops.w4jit
 PRESETS = {  # name: (H, I, E, top-k) of the model's MoE layer
-    "qwen3-30b-a3b": (2048, 768, 128, 8),
-    "mixtral-8x7b": (4096, 14336, 8, 2),
-    "gpt-oss-20b": (2880, 2880, 32, 4),
-    "gpt-oss-120b": (2880, 2880, 128, 4),
+    **presets.moe_layers(),
     "tiny": (256, 128, 8, 2),  # for tests
     "tiny-oai": (256, 128, 8, 2),  # for tests
 }
 # name: (gate, default group size, biases); others: ("silu", 128, False).
-# gpt-oss: H = I = 2880 is not a multiple of 128.
 PRESET_GATES = {
-    "gpt-oss-20b": ("swigluoai", 32, True),
-    "gpt-oss-120b": ("swigluoai", 32, True),
+    **presets.moe_gates(),
     "tiny-oai": ("swigluoai", 32, True),
 }
 
@@ -211,20 +206,8 @@ def time_interleaved(calls, reps, budget_s):
     """{name: [seconds]}: `reps` rounds, each calling every path once in a
     rotating order, after one warm-up round; fewer rounds (at least 3)
     when the configuration has used up budget_s."""
-    names = list(calls)
-    for n in names:
-        calls[n]()
-    times = {n: [] for n in names}
-    start = time.perf_counter()
-    for r in range(reps):
-        if r >= 3 and time.perf_counter() - start > budget_s:
-            break
-        for j in range(len(names)):
-            n = names[(r + j) % len(names)]
-            t0 = time.perf_counter()
-            calls[n]()
-            times[n].append(time.perf_counter() - t0)
-    return times
+    return timing.time_interleaved(calls, min_reps=reps, max_reps=reps,
+                                   budget_s=budget_s, rotate=True)
 
 
 def bench_preset(preset, args, say):

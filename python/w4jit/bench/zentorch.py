@@ -70,24 +70,18 @@ columns say so and the rest still runs.
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 import w4jit  # loads torch.ops.w4jit
+from w4jit.bench import presets, timing
 from w4jit.bench.layers import bench_header
 
 OPS = torch.ops.w4jit
-LAYERS = {  # name: (N, K) of Llama-3-8B's projections
-    "qkv": (6144, 4096),
-    "o_proj": (4096, 4096),
-    "gate_up": (28672, 4096),
-    "down": (4096, 14336),
-}
+LAYERS = presets.dense_layers("llama3-8b")  # name: (N, K)
 QUICK_LAYERS = {"quick": (256, 512)}
-MOE = {"qwen3-30b-a3b": (2048, 768, 128, 8)}  # H, I, E, top-k
+MOE = {"qwen3-30b-a3b": presets.moe_layers()["qwen3-30b-a3b"]}  # H, I, E, top-k
 QUICK_MOE = {"quick": (256, 128, 8, 2)}
 GROUP = 128
 HOST_MODES = {"inference": torch.inference_mode, "no_grad": torch.no_grad}
@@ -149,20 +143,8 @@ def check(name, fn, ref, max_ulps):
 
 def time_interleaved(calls, min_time, min_reps=5, max_reps=2000):
     """name -> (min, p50) seconds, the calls made in turn."""
-    for fn in calls.values():
-        fn()  # warm-up (layer build, caches)
-    times = {k: [] for k in calls}
-    start = time.perf_counter()
-    while True:
-        for k, fn in calls.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-        n = len(next(iter(times.values())))
-        if n >= max_reps or (n >= min_reps and
-                             time.perf_counter() - start >= min_time):
-            break
-    return {k: (min(v), statistics.median(v)) for k, v in times.items()}
+    times = timing.time_interleaved(calls, min_time, min_reps, max_reps)
+    return {k: timing.min_p50(v) for k, v in times.items()}
 
 
 class Numerics:

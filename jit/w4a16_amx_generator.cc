@@ -1,0 +1,345 @@
+#include "jit/w4a16_amx_generator.h"
+
+#include <cstddef>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/numeric.h"
+#include "jit/epilogue_emit.h"
+#include "jit/w4a16_layout.h"
+
+namespace w4jit::internal {
+namespace {
+
+using Xbyak::Tmm;
+using Xbyak::Xmm;
+using Xbyak::Zmm;
+using Xbyak::util::ptr;
+
+// GPR roles. rdi: args; rbp: the frame (rsp is aligned below it).
+// The K loop's cursors and strides:
+constexpr Xbyak::Reg64 kX(Xbyak::Operand::R8);         // x, row tile 0
+constexpr Xbyak::Reg64 kX16(Xbyak::Operand::R15);      // x, row tile 1
+constexpr Xbyak::Reg64 kXStride(Xbyak::Operand::RCX);  // x_row_bytes
+constexpr Xbyak::Reg64 kPanel(Xbyak::Operand::R9);
+constexpr Xbyak::Reg64 kPanelStride(Xbyak::Operand::RDX);  // NB * 4
+constexpr Xbyak::Reg64 kStepsLeft(Xbyak::Operand::R14);
+constexpr Xbyak::Reg64 kGroupsLeft(Xbyak::Operand::R13);
+// The group's meta and row 0's x sum (the group ends reach one group
+// back by offsets).
+constexpr Xbyak::Reg64 kMeta(Xbyak::Operand::R10);
+constexpr Xbyak::Reg64 kSums(Xbyak::Operand::R11);
+constexpr Xbyak::Reg64 kSumRow(Xbyak::Operand::RBX);  // row r's x sum
+constexpr Xbyak::Reg64 kAcc(Xbyak::Operand::R12);     // acc, column 0
+// Walkers of a K-step loop (segments too long to unroll); free otherwise.
+constexpr Xbyak::Reg64 kXWalk(Xbyak::Operand::RSI);
+constexpr Xbyak::Reg64 kX16Walk(Xbyak::Operand::RBX);
+constexpr Xbyak::Reg64 kPanelWalk(Xbyak::Operand::RAX);
+constexpr int64_t kMaxUnrolledSteps = 8;
+// tilestored's stride; the stores' mask GPR.
+constexpr Xbyak::Reg64 kStackStride(Xbyak::Operand::RAX);
+// The final stores (the K loop's registers are free by then).
+constexpr Xbyak::Reg64 kY(Xbyak::Operand::RSI);
+constexpr Xbyak::Reg64 kBias(Xbyak::Operand::RBX);
+constexpr Xbyak::Reg64 kOperands[2] = {Xbyak::Reg64(Xbyak::Operand::R8),
+                                       Xbyak::Reg64(Xbyak::Operand::R9)};
+// Vector registers of the group end: C and the row's sum, then the
+// scales and float zero points of the pair's two vectors (the final
+// stores use 0-5).
+constexpr int kVecC = 0, kVecSum = 1, kVecScale = 6, kVecZf = 8;
+
+Tmm Tile(int i) { return Tmm(i); }
+
+}  // namespace
+
+absl::Status CheckW4a16AmxConfig(const W4a16AmxConfig& c) {
+  if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {
+    return absl::InvalidArgumentError("output must be f32 or bf16");
+  }
+  if (c.nr <= 0 || c.nr % 32 != 0 || c.nr > 256 || c.n <= 0 || c.n > c.nr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("W4A16 AMX block: NB ", c.nr,
+                     " (a multiple of 32 up to 256), ", c.n, " columns"));
+  }
+  if (c.epilogue.silu_mul && (c.out_n <= 0 || 2 * c.out_n > c.n)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "silu_mul AMX block: ", c.out_n, " output columns of ", c.n));
+  }
+  if (c.scaled && c.float_zero) {
+    return absl::InvalidArgumentError(
+        "scaled panels hold float zero points in the weights");
+  }
+  if (c.u4 && (c.float_zero || c.meta_dtype != DType::kF32)) {
+    return absl::InvalidArgumentError(
+        "integer zero points come with f32 meta and no float zero points");
+  }
+  return MakeW4a16AmxPlan(c.mr, c.group_size).status();
+}
+
+int64_t W4a16AmxConfig::MetaStride() const {
+  if (per_channel || scaled) return 0;
+  return int64_t{nr} * static_cast<int64_t>(DTypeSize(meta_dtype)) *
+         MetaVectorsPerGroup(false, u4 || float_zero);
+}
+
+W4a16AmxConfig W4a16AmxConfig::Canonical() const {
+  W4a16AmxConfig c = *this;
+  if (!c.epilogue.silu_mul) c.out_n = 0;
+  if (c.scaled) {
+    c.u4 = c.float_zero = c.per_channel = false;
+    c.meta_dtype = DType::kF32;
+  }
+  return c;
+}
+
+KernelName W4a16AmxConfig::NameParts() const {
+  const W4a16AmxConfig& c = *this;
+  KernelName key;
+  key.family = KernelFamily::kW4a16Amx;
+  key.isa = IsaTier::kAmx;
+  key.act_dtype = DType::kBF16;
+  key.out_dtype = c.out_dtype;
+  key.float_zero = c.float_zero;
+  key.group_size = c.group_size;
+  key.weight_type = c.u4 ? WeightType::kU4 : WeightType::kS4;
+  key.per_channel = c.per_channel;
+  key.round_weights_bf16 = c.scaled;
+  key.bias = c.bias;
+  key.mr = c.mr;
+  key.nr = c.nr;
+  key.n = c.n;
+  key.meta_dtype = c.meta_dtype;
+  SetNameEpilogue(&key, c.epilogue);
+  key.out_n = c.epilogue.silu_mul ? c.out_n : 0;
+  return key;
+}
+
+W4a16AmxGenerator::W4a16AmxGenerator(const W4a16AmxConfig& config)
+    // Checked (CheckW4a16AmxConfig) before a generator is made.
+    : Generator(config.name()),
+      config_(config),
+      plan_(*MakeW4a16AmxPlan(config.mr, config.group_size)),
+      vec_(this, IsaTier::kAvx512Bf16) {}
+
+bool W4a16AmxGenerator::PairHasOutput(int vp) const {
+  return config_.epilogue.silu_mul ? int64_t{vp} * 16 < config_.out_n
+                                   : int64_t{vp} * 32 < config_.n;
+}
+
+void W4a16AmxGenerator::Generate() {
+  const Xbyak::Reg64 args(kArg1);
+  const int64_t row_bytes = int64_t{config_.nr} * 4;
+  std::vector<int> pairs;  // the column pairs with output columns
+  for (int vp = 0; vp < config_.nr / 32; ++vp) {
+    if (PairHasOutput(vp)) pairs.push_back(vp);
+  }
+  Xbyak::Label tile_config;
+  Preamble();
+  // The C tiles' stack rows, 64-byte aligned.
+  mov(rbp, rsp);
+  sub(rsp, kW4a16AmxMaxRows * W4a16AmxPlan::kStackRowBytes);
+  and_(rsp, -64);
+  ldtilecfg(ptr[rip + tile_config]);
+  mov(kX, ptr[args + offsetof(W4a16AmxArgs, x)]);
+  mov(kXStride, ptr[args + offsetof(W4a16AmxArgs, x_row_bytes)]);
+  if (plan_.row_tiles == 2) {
+    mov(kX16, kXStride);
+    shl(kX16, 4);
+    add(kX16, kX);
+  }
+  mov(kPanel, ptr[args + offsetof(W4a16AmxArgs, panel)]);
+  mov(kPanelStride, row_bytes);
+  mov(kMeta, ptr[args + offsetof(W4a16AmxArgs, meta)]);
+  if (config_.float_zero) lea(kSums, ptr[kX + config_.group_size * 2]);
+  mov(kAcc, ptr[args + offsetof(W4a16AmxArgs, acc)]);
+  Xbyak::Label has_acc;
+  test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kLoadAcc);
+  jnz(has_acc, T_NEAR);
+  vpxord(Zmm(kVecC), Zmm(kVecC), Zmm(kVecC));
+  for (const int vp : pairs) {
+    for (int r = 0; r < config_.mr; ++r) {
+      for (int h = 0; h < 2; ++h) {
+        vmovups(ptr[kAcc + r * row_bytes + vp * 128 + h * 64], Zmm(kVecC));
+      }
+    }
+  }
+  L(has_acc);
+
+  // Per group, per column pair: its tile products, then the previous
+  // pair's group end (behind them), then its C tiles to the stack. The
+  // pairs of a group share its A rows, which stay in L1 between them.
+  const int64_t x_group_bytes =
+      config_.group_size * 2 + (config_.float_zero ? 4 : 0);
+  Xbyak::Label loop;
+  mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
+  L(loop);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    EmitTileDots(pairs[i]);
+    if (i > 0) {
+      EmitGroupEnd(pairs[i - 1], 0);
+    } else {
+      // The last pair of the previous group (none before the first).
+      Xbyak::Label first;
+      cmp(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
+      je(first, T_NEAR);
+      EmitGroupEnd(pairs.back(), -1);
+      L(first);
+    }
+    EmitStoreTiles();
+  }
+  add(kX, x_group_bytes);
+  if (plan_.row_tiles == 2) add(kX16, x_group_bytes);
+  add(kPanel, static_cast<uint32_t>(config_.group_size * config_.nr * 2));
+  if (config_.MetaStride() != 0) add(kMeta, config_.MetaStride());
+  if (config_.float_zero) add(kSums, x_group_bytes);
+  dec(kGroupsLeft);
+  jnz(loop, T_NEAR);
+  EmitGroupEnd(pairs.back(), -1);
+
+  Xbyak::Label done;
+  test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kFinal);
+  jz(done, T_NEAR);
+  for (const int vp : pairs) EmitFinalStores(vp);
+  L(done);
+  // Each calling thread leaves no tile state behind.
+  tilerelease();
+  mov(rsp, rbp);
+  Postamble();
+  align(64);
+  L(tile_config);
+  for (const uint8_t byte : plan_.TileConfig()) db(byte);
+  pool_.Emit(this);
+}
+
+// C[rt][h] = sum over the group's K steps of A[rt] x B[h] for column pair
+// vp, the four products of a step interleaved so that their chains hide
+// each other's latency. The cursors stay at the group's start: the steps
+// are unrolled, or (long per-channel segments) walk copies of them.
+void W4a16AmxGenerator::EmitTileDots(int vp) {
+  const int rts = plan_.row_tiles;
+  for (int t = 0; t < 2 * rts; ++t) tilezero(Tile(W4a16AmxPlan::kC + t));
+  const int64_t b_step = int64_t{kW4a16AmxKStep} / 2 * config_.nr * 4;
+  const bool unrolled = plan_.k_steps <= kMaxUnrolledSteps;
+  const Xbyak::Reg64 x[2] = {unrolled ? kX : kXWalk,
+                             unrolled ? kX16 : kX16Walk};
+  const Xbyak::Reg64 b = unrolled ? kPanel : kPanelWalk;
+  auto step = [&](int64_t s) {
+    for (int rt = 0; rt < rts; ++rt) {
+      tileloadd(Tile(W4a16AmxPlan::kA + rt),
+                ptr[x[rt] + kXStride + s * 2 * kW4a16AmxKStep]);
+    }
+    for (int h = 0; h < 2; ++h) {
+      tileloadd(Tile(W4a16AmxPlan::kB + h),
+                ptr[b + kPanelStride + (vp * 128 + h * 64 + s * b_step)]);
+    }
+    for (int rt = 0; rt < rts; ++rt) {
+      for (int h = 0; h < 2; ++h) {
+        tdpbf16ps(Tile(W4a16AmxPlan::kC + 2 * rt + h),
+                  Tile(W4a16AmxPlan::kA + rt), Tile(W4a16AmxPlan::kB + h));
+      }
+    }
+  };
+  if (unrolled) {
+    for (int64_t s = 0; s < plan_.k_steps; ++s) step(s);
+    return;
+  }
+  mov(kXWalk, kX);
+  if (rts == 2) mov(kX16Walk, kX16);
+  mov(kPanelWalk, kPanel);
+  Xbyak::Label loop;
+  mov(kStepsLeft, plan_.k_steps);
+  L(loop);
+  step(0);
+  for (int rt = 0; rt < rts; ++rt) add(x[rt], 2 * kW4a16AmxKStep);
+  add(kPanelWalk, static_cast<uint32_t>(b_step));
+  dec(kStepsLeft);
+  jnz(loop, T_NEAR);
+}
+
+// Row r of C at rsp + r * 128: half 0, then half 1.
+void W4a16AmxGenerator::EmitStoreTiles() {
+  mov(kStackStride, W4a16AmxPlan::kStackRowBytes);
+  for (int rt = 0; rt < plan_.row_tiles; ++rt) {
+    for (int h = 0; h < 2; ++h) {
+      tilestored(ptr[rsp + kStackStride +
+                     rt * 16 * W4a16AmxPlan::kStackRowBytes + h * 64],
+                 Tile(W4a16AmxPlan::kC + 2 * rt + h));
+    }
+  }
+}
+
+void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
+  const int ms = static_cast<int>(DTypeSize(config_.meta_dtype));
+  const int64_t row_bytes = int64_t{config_.nr} * 4;
+  if (config_.scaled) {
+    // The weights carry their scales: acc += C.
+    for (int r = 0; r < config_.mr; ++r) {
+      for (int h = 0; h < 2; ++h) {
+        const Zmm c(kVecC + (h == 0 ? 0 : 2));
+        const Xbyak::Address acc =
+            ptr[kAcc + r * row_bytes + vp * 128 + h * 64];
+        vmovups(c, ptr[rsp + r * W4a16AmxPlan::kStackRowBytes + h * 64]);
+        vaddps(c, c, acc);
+        vmovups(acc, c);
+      }
+    }
+    return;
+  }
+  const bool fz = config_.float_zero;
+  const int64_t meta = group * config_.MetaStride();
+  for (int h = 0; h < 2; ++h) {
+    const int64_t col = int64_t{2 * vp + h} * 16;
+    EmitLoadWidenedF32(this, config_.meta_dtype, ptr[kMeta + meta + col * ms],
+                       Zmm(kVecScale + h));
+    if (fz) {
+      EmitLoadWidenedF32(this, config_.meta_dtype,
+                         ptr[kMeta + meta + (config_.nr + col) * ms],
+                         Zmm(kVecZf + h));
+    }
+  }
+  if (fz) lea(kSumRow, ptr[kSums + group * (config_.group_size * 2 + 4)]);
+  for (int r = 0; r < config_.mr; ++r) {
+    if (fz) {
+      vbroadcastss(Zmm(kVecSum), ptr[kSumRow]);
+      if (r + 1 < config_.mr) add(kSumRow, kXStride);
+    }
+    for (int h = 0; h < 2; ++h) {
+      const Zmm c(kVecC + (h == 0 ? 0 : 2));
+      const Xbyak::Address acc = ptr[kAcc + r * row_bytes + vp * 128 + h * 64];
+      vmovups(c, ptr[rsp + r * W4a16AmxPlan::kStackRowBytes + h * 64]);
+      vfmadd213ps(c, Zmm(kVecScale + h), acc);
+      if (fz) vfmadd231ps(c, Zmm(kVecZf + h), Zmm(kVecSum));
+      vmovups(acc, c);
+    }
+  }
+}
+
+void W4a16AmxGenerator::EmitFinalStores(int vp) {
+  const Xbyak::Reg64 args(kArg1);
+  const int64_t row_bytes = int64_t{config_.nr} * 4;
+  const bool pair = config_.epilogue.silu_mul;
+  mov(kY, ptr[args + offsetof(W4a16AmxArgs, y)]);
+  if (config_.bias) mov(kBias, ptr[args + offsetof(W4a16AmxArgs, bias)]);
+  for (int i = 0; i < config_.epilogue.num_binary; ++i) {
+    mov(kOperands[i], ptr[args + offsetof(W4a16AmxArgs, ep) + 8 * i]);
+  }
+  const EpilogueEmitter ep(this, vec_, &pool_, config_.epilogue);
+  EpilogueEmitter::TileStores s;
+  s.rows = config_.mr;
+  s.out_vectors = pair ? 1 : 2;
+  s.first_vector = pair ? vp : 2 * vp;
+  s.out_cols = pair ? config_.out_n : config_.n;
+  s.value = [&](const Xmm& dst, int r, int v) {
+    vmovups(dst, ptr[kAcc + r * row_bytes + vp * 128 + v * 64]);
+    if (config_.bias) vaddps(dst, dst, ptr[kBias + (2 * vp + v) * 64]);
+  };
+  s.y = kY;
+  s.ldy_at = args + offsetof(W4a16AmxArgs, ldy_bytes);
+  s.ep_ld_at = args + offsetof(W4a16AmxArgs, ep_ld_bytes);
+  s.operands = kOperands;
+  s.out_dtype = config_.out_dtype;
+  s.gpr_tmp = eax;
+  ep.EmitTileStores(s);
+}
+
+}  // namespace w4jit::internal
