@@ -25,10 +25,9 @@ constexpr Xbyak::Reg64 kPanel(Xbyak::Operand::R9);
 constexpr Xbyak::Reg64 kPanelStride(Xbyak::Operand::RDX);  // NB * 4
 constexpr Xbyak::Reg64 kStepsLeft(Xbyak::Operand::R14);
 constexpr Xbyak::Reg64 kGroupsLeft(Xbyak::Operand::R13);
-// The group's meta and row 0's x sum (the group ends reach one group
-// back by offsets).
+// The group's meta (the group ends reach one group back by offsets, as
+// they do from kX to the rows' x sums after each group).
 constexpr Xbyak::Reg64 kMeta(Xbyak::Operand::R10);
-constexpr Xbyak::Reg64 kSums(Xbyak::Operand::R11);
 constexpr Xbyak::Reg64 kSumRow(Xbyak::Operand::RBX);  // row r's x sum
 constexpr Xbyak::Reg64 kAcc(Xbyak::Operand::R12);     // acc, column 0
 // Walkers of a K-step loop (segments too long to unroll); free otherwise.
@@ -121,6 +120,10 @@ W4a16AmxGenerator::W4a16AmxGenerator(const W4a16AmxConfig& config)
       plan_(*MakeW4a16AmxPlan(config.mr, config.group_size)),
       vec_(this, IsaTier::kAvx512Bf16) {}
 
+int64_t W4a16AmxGenerator::XGroupBytes() const {
+  return config_.group_size * 2 + (config_.float_zero ? 4 : 0);
+}
+
 bool W4a16AmxGenerator::PairHasOutput(int vp) const {
   return config_.epilogue.silu_mul ? int64_t{vp} * 16 < config_.out_n
                                    : int64_t{vp} * 32 < config_.n;
@@ -150,7 +153,6 @@ void W4a16AmxGenerator::Generate() {
   mov(kPanel, ptr[args + offsetof(W4a16AmxArgs, panel)]);
   mov(kPanelStride, row_bytes);
   mov(kMeta, ptr[args + offsetof(W4a16AmxArgs, meta)]);
-  if (config_.float_zero) lea(kSums, ptr[kX + config_.group_size * 2]);
   mov(kAcc, ptr[args + offsetof(W4a16AmxArgs, acc)]);
   Xbyak::Label has_acc;
   test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kLoadAcc);
@@ -168,8 +170,7 @@ void W4a16AmxGenerator::Generate() {
   // Per group, per column pair: its tile products, then the previous
   // pair's group end (behind them), then its C tiles to the stack. The
   // pairs of a group share its A rows, which stay in L1 between them.
-  const int64_t x_group_bytes =
-      config_.group_size * 2 + (config_.float_zero ? 4 : 0);
+  const int64_t x_group_bytes = XGroupBytes();
   Xbyak::Label loop;
   mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
   L(loop);
@@ -191,7 +192,6 @@ void W4a16AmxGenerator::Generate() {
   if (plan_.row_tiles == 2) add(kX16, x_group_bytes);
   add(kPanel, static_cast<uint32_t>(config_.group_size * config_.nr * 2));
   if (config_.MetaStride() != 0) add(kMeta, config_.MetaStride());
-  if (config_.float_zero) add(kSums, x_group_bytes);
   dec(kGroupsLeft);
   jnz(loop, T_NEAR);
   EmitGroupEnd(pairs.back(), -1);
@@ -297,7 +297,10 @@ void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
                          Zmm(kVecZf + h));
     }
   }
-  if (fz) lea(kSumRow, ptr[kSums + group * (config_.group_size * 2 + 4)]);
+  // Row 0's x sum follows the group's elements.
+  if (fz) {
+    lea(kSumRow, ptr[kX + group * XGroupBytes() + config_.group_size * 2]);
+  }
   for (int r = 0; r < config_.mr; ++r) {
     if (fz) {
       vbroadcastss(Zmm(kVecSum), ptr[kSumRow]);

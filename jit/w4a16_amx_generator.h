@@ -137,6 +137,9 @@ class W4a16AmxGenerator final : public Generator {
   void EmitGroupEnd(int vp, int group);
   void EmitFinalStores(int vp);
   bool PairHasOutput(int vp) const;
+  // Bytes of a row of x per group: its bf16 elements and, with float zero
+  // points, the row's f32 sum of them.
+  int64_t XGroupBytes() const;
 
   W4a16AmxConfig config_;
   W4a16AmxPlan plan_;

@@ -60,7 +60,14 @@ T* PackedXScratch(size_t n) {
   return ScratchFor(&buffer, &generation, n);
 }
 
-// Why the parameters cannot work, or "" if they can.
+// The largest multiple of `step` that divides `g` and is <= limit (at
+// least step).
+int64_t MultipleDividingAtMost(int64_t g, int64_t step, int64_t limit) {
+  for (int64_t d = std::min(g, limit) / step * step; d > step; d -= step) {
+    if (g % d == 0) return d;
+  }
+  return step;
+}
 
 // Sets plan->amx (and its K blocking) where the AMX tiles can run the
 // layer, or returns why not. plan->flavor and panels_only are set.
@@ -80,17 +87,9 @@ std::string AmxPlan(const LayerDesc& desc, int64_t group, const W4a16Params& p,
         "an even number of zmm, up to %d)",
         p.block_vectors, p.vector_bits, plan->panels_only ? 8 : 16);
   }
-  // The largest multiple of `unit` that divides K, up to amx_kc (at least
-  // unit).
+  // The largest multiple of `unit` that divides K, up to amx_kc.
   auto segment = [&](int64_t unit) {
-    int64_t seg = unit;
-    for (int64_t d = p.amx_kc / unit * unit; d > unit; d -= unit) {
-      if (desc.k % d == 0) {
-        seg = d;
-        break;
-      }
-    }
-    return seg;
+    return MultipleDividingAtMost(desc.k, unit, p.amx_kc);
   };
   if (plan->panels_only) {
     // Numerics::kZentorch: the decoder rounds each dequantized weight to
@@ -118,14 +117,6 @@ std::string AmxPlan(const LayerDesc& desc, int64_t group, const W4a16Params& p,
   }
   plan->amx = true;
   return "";
-}
-
-// The largest even divisor of `g` that is <= limit (g even; at least 2).
-int64_t EvenDivisorAtMost(int64_t g, int64_t limit) {
-  for (int64_t d = std::min(g, limit) & ~int64_t{1}; d > 2; d -= 2) {
-    if (g % d == 0) return d;
-  }
-  return 2;
 }
 
 class W4a16Kernel final : public LinearKernel {
@@ -365,10 +356,9 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
       tiles, l.blocks(), 1,
       std::max<int64_t>(1, plan_.p.amx_mc / kW4a16AmxMaxRows), Concurrency());
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
-  // Per channel every segment of K reads group 0's meta; the decoder steps
-  // through the layer's groups (per channel: the segments).
+  // Per channel every segment of K reads group 0's meta.
   const int64_t meta_group = l.groups() == 1 ? 0 : l.group_meta_bytes();
-  const int64_t decode_group = l.groups() == 1 ? group : plan_.group;
+  const int64_t decode_group = W4a16AmxDecodeGroup(plan_, l);
   ParallelRun(grid.chunks, [&](int c) {
     // Per-thread scratch, reused across calls.
     static thread_local AlignedVector<uint32_t> panel;
@@ -500,7 +490,7 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
     plan.segment = plan.group;
     plan.kc = plan.group * std::max<int64_t>(1, params.kc / plan.group);
   } else {
-    plan.segment = EvenDivisorAtMost(plan.group, params.kc);
+    plan.segment = MultipleDividingAtMost(plan.group, 2, params.kc);
     plan.kc = plan.segment;
   }
 

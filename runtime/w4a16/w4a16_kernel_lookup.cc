@@ -77,14 +77,16 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16AmxDecodeKernel(
   });
 }
 
+int64_t W4a16AmxDecodeGroup(const W4a16Plan& plan, const W4a16Layout& l) {
+  return l.groups() == 1 ? plan.amx_group : plan.group;
+}
+
 W4a16AmxDecodeConfig W4a16AmxDecodeConfigOf(const W4a16Plan& plan,
                                             const W4a16Layout& l) {
   W4a16AmxDecodeConfig c;
   c.u4 = l.asymmetric;
   c.nr = static_cast<int>(l.block_n());
-  // The decoder steps through the layer's groups (their meta); per
-  // channel through the tiles' segments.
-  c.group_pairs = (l.groups() == 1 ? plan.amx_group : plan.group) / 2;
+  c.group_pairs = W4a16AmxDecodeGroup(plan, l) / 2;
   c.scaled = plan.amx_scaled;
   c.float_zero = l.float_zero;
   c.meta_dtype = l.meta_dtype;
@@ -182,16 +184,12 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
     // from m = 17 on.
     const int least = static_cast<int>(std::min<int64_t>(
         std::min<int64_t>(p.amx_min_m, 16), kW4a16AmxMaxRows));
-    std::vector<W4a16AmxConfig> configs;
-    for (int rows = kW4a16AmxMaxRows; rows >= least; --rows) {
-      configs.push_back(W4a16AmxConfigOf(desc, plan, l, rows, false));
-      if (W4a16AmxHasTail(desc, l)) {
-        configs.push_back(W4a16AmxConfigOf(desc, plan, l, rows, true));
-      }
-    }
+    const bool has_tail = W4a16AmxHasTail(desc, l);
     const W4a16AmxDecodeConfig dc = W4a16AmxDecodeConfigOf(plan, l);
     for (const absl::Status& s :
-         {CheckW4a16AmxDecodeConfig(dc), CheckW4a16AmxConfig(configs[0])}) {
+         {CheckW4a16AmxDecodeConfig(dc),
+          CheckW4a16AmxConfig(
+              W4a16AmxConfigOf(desc, plan, l, kW4a16AmxMaxRows, false))}) {
       if (!s.ok()) {
         *why_not = std::string(s.message());
         return absl::OkStatus();
@@ -202,18 +200,20 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
     kernels->amx_decode = *d;
     kernels->amx_tiles.assign(kW4a16AmxMaxRows + 1, nullptr);
     kernels->amx_tail.assign(kW4a16AmxMaxRows + 1, nullptr);
-    for (const W4a16AmxConfig& c : configs) {
-      auto gen = GetW4a16AmxKernel(c);
-      if (!gen.ok()) return gen.status();
-      // One name for the family (every height is the same code).
-      if (c.mr == kW4a16AmxMaxRows) kernels->names.push_back((*gen)->name());
-      kernels->held.push_back(*gen);
-      const bool tail =
-          c.n != c.nr || (c.epilogue.silu_mul && c.out_n != c.nr / 2);
-      (tail ? kernels->amx_tail : kernels->amx_tiles)[c.mr] =
-          (*gen)->entry<W4a16AmxGenerator::Fn>();
+    for (int rows = kW4a16AmxMaxRows; rows >= least; --rows) {
+      for (const bool tail : {false, true}) {
+        if (tail && !has_tail) continue;
+        auto gen =
+            GetW4a16AmxKernel(W4a16AmxConfigOf(desc, plan, l, rows, tail));
+        if (!gen.ok()) return gen.status();
+        // One name for the family (every height is the same code).
+        if (rows == kW4a16AmxMaxRows) kernels->names.push_back((*gen)->name());
+        kernels->held.push_back(*gen);
+        (tail ? kernels->amx_tail : kernels->amx_tiles)[rows] =
+            (*gen)->entry<W4a16AmxGenerator::Fn>();
+      }
     }
-    if (!W4a16AmxHasTail(desc, l)) kernels->amx_tail = kernels->amx_tiles;
+    if (!has_tail) kernels->amx_tail = kernels->amx_tiles;
   }
   if (!plan.regime.Uses(W4a16Path::kPanels)) return absl::OkStatus();
 

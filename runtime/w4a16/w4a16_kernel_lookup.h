@@ -79,6 +79,9 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16AmxKernel(
 absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16AmxDecodeKernel(
     const W4a16AmxDecodeConfig& config);
 
+// k per group of the AMX panel decoder: the layer's group (its meta), or
+// per channel the tiles' segment.
+int64_t W4a16AmxDecodeGroup(const W4a16Plan& plan, const W4a16Layout& layout);
 // The AMX configs of a layer with plan.amx: the decoder, and the tile
 // kernel of `rows` rows for full blocks (tail false) or the last block.
 W4a16AmxDecodeConfig W4a16AmxDecodeConfigOf(const W4a16Plan& plan,
