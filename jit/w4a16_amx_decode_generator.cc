@@ -19,6 +19,8 @@ constexpr Xbyak::Reg64 kMeta(Xbyak::Operand::R9);    // the group's meta
 constexpr Xbyak::Reg64 kPanel(Xbyak::Operand::R10);  // panel row cursor
 constexpr Xbyak::Reg64 kGroupsLeft(Xbyak::Operand::R11);
 constexpr Xbyak::Reg64 kPairsLeft(Xbyak::Operand::RCX);
+// Groups left in the tile group (zentorch numerics' segments only).
+constexpr Xbyak::Reg64 kTileGroupLeft(Xbyak::Operand::RAX);
 // Vector registers: the per-vector index offsets from 0 (u4: one per
 // column vector, 15 - z; s4: one for all), the temporaries from 16.
 constexpr int kTable = 31;    // bf16 value of each index
@@ -51,6 +53,13 @@ absl::Status CheckW4a16AmxDecodeConfig(const W4a16AmxDecodeConfig& c) {
         "bad W4A16 AMX decode: NB ", c.nr, " (a multiple of 16 up to 256), ",
         c.group_pairs, " pairs per group"));
   }
+  if (c.nr % 32 != 0 || c.tile_group_pairs < c.group_pairs ||
+      c.tile_group_pairs % c.group_pairs != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad W4A16 AMX decode: NB ", c.nr, " is not whole column pairs, or ",
+        c.tile_group_pairs, " pairs per tile group are not whole groups of ",
+        c.group_pairs));
+  }
   if (c.scaled && c.nr > 128) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the scaled AMX decode holds up to 8 vectors of meta, not NB ", c.nr));
@@ -77,6 +86,7 @@ KernelName W4a16AmxDecodeConfig::NameParts() const {
   key.isa = IsaTier::kAmx;
   key.weight_type = u4 ? WeightType::kU4 : WeightType::kS4;
   key.group_size = 2 * group_pairs;
+  key.k = 2 * tile_group_pairs;
   key.per_channel = per_channel;
   key.n = nr;
   key.nr = nr;
@@ -97,6 +107,9 @@ void W4a16AmxDecodeGenerator::Generate() {
   mov(kMeta, ptr[args + offsetof(W4a16AmxDecodeArgs, meta)]);
   mov(kPanel, ptr[args + offsetof(W4a16AmxDecodeArgs, panel)]);
   mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxDecodeArgs, groups)]);
+  const int64_t groups_per_tile_group =
+      config_.tile_group_pairs / config_.group_pairs;
+  if (groups_per_tile_group > 1) mov(kTileGroupLeft, groups_per_tile_group);
   Xbyak::Label group_loop;
   L(group_loop);
   if (config_.scaled) {
@@ -113,10 +126,28 @@ void W4a16AmxDecodeGenerator::Generate() {
       add(kMeta, config_.nr * ms * MetaVectorsPerGroup(false, zeros));
     }
   }
+  // The pair loops leave kPanel tile_group_pairs rows of 128 bytes on at a
+  // tile group's end, where it steps over the other column pairs' rows.
+  const int64_t next_tile_group =
+      config_.tile_group_pairs * (int64_t{config_.nr} * 4 - 128);
+  if (groups_per_tile_group > 1) {
+    Xbyak::Label within;
+    dec(kTileGroupLeft);
+    jnz(within, T_NEAR);
+    add(kPanel, static_cast<uint32_t>(next_tile_group));
+    mov(kTileGroupLeft, groups_per_tile_group);
+    L(within);
+  } else {
+    add(kPanel, static_cast<uint32_t>(next_tile_group));
+  }
   dec(kGroupsLeft);
   jnz(group_loop, T_NEAR);
   Postamble();
   pool_.Emit(this);
+}
+
+int64_t W4a16AmxDecodeGenerator::PanelOffset(int c) const {
+  return int64_t{c / 2} * config_.tile_group_pairs * 128 + (c % 2) * 64;
 }
 
 // One group's pairs as the weights' integers through the vpermw table.
@@ -149,10 +180,10 @@ void W4a16AmxDecodeGenerator::EmitIntegerPairs() {
     vpternlogd(d, t, Zmm(kNibbles), 0xA8);
     vpaddd(d, d, offset(c));
     vpermw(d, d, Zmm(kTable));
-    vmovdqu32(ptr[kPanel + c * 64], d);
+    vmovdqu32(ptr[kPanel + PanelOffset(c)], d);
   }
   add(kW, nb);
-  add(kPanel, nb * 4);
+  add(kPanel, 128);
   dec(kPairsLeft);
   jnz(pair_loop, T_NEAR);
 }
@@ -211,10 +242,10 @@ void W4a16AmxDecodeGenerator::EmitScaledPairs() {
     // The bf16 bits of k 2p in the low word, of 2p + 1 in the high one.
     vpsrld(lo, lo, 16);
     vpord(lo, lo, hi);
-    vmovdqu32(ptr[kPanel + c * 64], lo);
+    vmovdqu32(ptr[kPanel + PanelOffset(c)], lo);
   }
   add(kW, nb);
-  add(kPanel, nb * 4);
+  add(kPanel, 128);
   dec(kPairsLeft);
   jnz(pair_loop, T_NEAR);
 }

@@ -2,9 +2,9 @@
 // one packed column block of the f32-FMA layout (jit/w4a16_layout.h: per k
 // pair NB bytes, column j's k 2p in the low nibble and 2p + 1 in the high
 // one) into the bf16 panel the tile kernel's B tiles read
-// (jit/w4a16_amx_plan.h): per k pair one row of NB dwords, column j's
-// dword holding bf16(w[2p]) low and bf16(w[2p + 1]) high, where w is the
-// weight's integer, exact in bf16:
+// (jit/w4a16_amx_plan.h): per k pair and column pair one row of 32 dwords,
+// column j's dword holding bf16(w[2p]) low and bf16(w[2p + 1]) high, where
+// w is the weight's integer, exact in bf16:
 //   u4 (integer zero points): u - z, in [-15, 15];
 //   s4 and float zero points (s4 packing): q = u - 8, in [-8, 7].
 // The scales (and float zero points) stay out: the tile kernel applies
@@ -13,6 +13,13 @@
 // (u - z) * s (float zero points: (u - 8) * s + zf) in f32 rounded to bf16,
 // bit for bit the f32 panel dequantizer's weights: the tile kernel then
 // sums whole segments of K with no scale in between.
+//
+// The panel is column-pair-major within each tile group (the tile
+// kernel's K between group ends, tile_group_pairs k pairs): per tile group,
+// for each column pair, its tile_group_pairs rows of 128 bytes. So a B
+// tile (16 rows of one half) is read in order from L2, and the panel's
+// rows do not share the L1 sets of the tile kernel's f32 scratch, as rows
+// NB * 4 bytes apart did (docs/amx.md: that layout cost 1.4x).
 //
 // Per 16 columns of a k pair: one widening load (a byte per dword), a
 // shift and a ternary logic op that put the low nibble in the low word and
@@ -52,6 +59,9 @@ struct W4a16AmxDecodeConfig {
   bool u4 = false;
   int nr = 0;               // NB: a multiple of 16, up to 256
   int64_t group_pairs = 0;  // k pairs per group (>= 1)
+  // k pairs per tile group, the panel's column-pair-major block: a
+  // multiple of group_pairs (zentorch numerics' segments span groups).
+  int64_t tile_group_pairs = 0;
   // Every group reads group 0's meta (a segment of a per-channel K).
   bool per_channel = false;
   // The dequantized weights rounded to bf16 (above): up to 8 vectors.
@@ -61,8 +71,8 @@ struct W4a16AmxDecodeConfig {
 
   template <class Self>
   static auto Fields(Self& c) {
-    return std::tie(c.u4, c.nr, c.group_pairs, c.per_channel, c.scaled,
-                    c.float_zero, c.meta_dtype);
+    return std::tie(c.u4, c.nr, c.group_pairs, c.tile_group_pairs,
+                    c.per_channel, c.scaled, c.float_zero, c.meta_dtype);
   }
   // s4 reads no meta unless scaled: per_channel is false; float_zero and
   // meta_dtype count only when scaled.
@@ -97,6 +107,8 @@ class W4a16AmxDecodeGenerator final : public Generator {
   // The pair loops of the two modes.
   void EmitIntegerPairs();
   void EmitScaledPairs();
+  // Of column vector c's 16 dwords from the k pair's row of its pair.
+  int64_t PanelOffset(int c) const;
 
   W4a16AmxDecodeConfig config_;
   ConstPool pool_;

@@ -18,21 +18,19 @@ using Xbyak::util::ptr;
 
 // GPR roles. rdi: args; rbp: the frame (rsp is aligned below it).
 // The K loop's cursors and strides:
-constexpr Xbyak::Reg64 kX(Xbyak::Operand::R8);         // x, row tile 0
-constexpr Xbyak::Reg64 kX16(Xbyak::Operand::R15);      // x, row tile 1
-constexpr Xbyak::Reg64 kXStride(Xbyak::Operand::RCX);  // x_row_bytes
+constexpr Xbyak::Reg64 kX(Xbyak::Operand::R8);         // the group's first step
+constexpr Xbyak::Reg64 kXStride(Xbyak::Operand::RCX);  // 64: a row of a step
 constexpr Xbyak::Reg64 kPanel(Xbyak::Operand::R9);
-constexpr Xbyak::Reg64 kPanelStride(Xbyak::Operand::RDX);  // NB * 4
+constexpr Xbyak::Reg64 kPanelStride(Xbyak::Operand::RDX);  // 128
 constexpr Xbyak::Reg64 kStepsLeft(Xbyak::Operand::R14);
 constexpr Xbyak::Reg64 kGroupsLeft(Xbyak::Operand::R13);
-// The group's meta (the group ends reach one group back by offsets, as
-// they do from kX to the rows' x sums after each group).
+// The group's meta and x sums (the group ends reach one group back by
+// offsets).
 constexpr Xbyak::Reg64 kMeta(Xbyak::Operand::R10);
-constexpr Xbyak::Reg64 kSumRow(Xbyak::Operand::RBX);  // row r's x sum
-constexpr Xbyak::Reg64 kAcc(Xbyak::Operand::R12);     // acc, column 0
+constexpr Xbyak::Reg64 kSums(Xbyak::Operand::R15);
+constexpr Xbyak::Reg64 kAcc(Xbyak::Operand::R12);  // acc, column 0
 // Walkers of a K-step loop (segments too long to unroll); free otherwise.
 constexpr Xbyak::Reg64 kXWalk(Xbyak::Operand::RSI);
-constexpr Xbyak::Reg64 kX16Walk(Xbyak::Operand::RBX);
 constexpr Xbyak::Reg64 kPanelWalk(Xbyak::Operand::RAX);
 constexpr int64_t kMaxUnrolledSteps = 8;
 // tilestored's stride; the stores' mask GPR.
@@ -46,6 +44,11 @@ constexpr Xbyak::Reg64 kOperands[2] = {Xbyak::Reg64(Xbyak::Operand::R8),
 // scales and float zero points of the pair's two vectors (the final
 // stores use 0-5).
 constexpr int kVecC = 0, kVecSum = 1, kVecScale = 6, kVecZf = 8;
+// A K step of packed x (32 rows of 32 bf16), a panel row of a column pair
+// (32 dwords), a group's x sums (32 f32).
+constexpr int64_t kXStepBytes = kW4a16AmxMaxRows * kW4a16AmxKStep * 2;
+constexpr int64_t kPairRowBytes = 128;
+constexpr int64_t kSumsGroupBytes = kW4a16AmxMaxRows * 4;
 
 Tmm Tile(int i) { return Tmm(i); }
 
@@ -120,10 +123,6 @@ W4a16AmxGenerator::W4a16AmxGenerator(const W4a16AmxConfig& config)
       plan_(*MakeW4a16AmxPlan(config.mr, config.group_size)),
       vec_(this, IsaTier::kAvx512Bf16) {}
 
-int64_t W4a16AmxGenerator::XGroupBytes() const {
-  return config_.group_size * 2 + (config_.float_zero ? 4 : 0);
-}
-
 bool W4a16AmxGenerator::PairHasOutput(int vp) const {
   return config_.epilogue.silu_mul ? int64_t{vp} * 16 < config_.out_n
                                    : int64_t{vp} * 32 < config_.n;
@@ -131,7 +130,6 @@ bool W4a16AmxGenerator::PairHasOutput(int vp) const {
 
 void W4a16AmxGenerator::Generate() {
   const Xbyak::Reg64 args(kArg1);
-  const int64_t row_bytes = int64_t{config_.nr} * 4;
   std::vector<int> pairs;  // the column pairs with output columns
   for (int vp = 0; vp < config_.nr / 32; ++vp) {
     if (PairHasOutput(vp)) pairs.push_back(vp);
@@ -144,14 +142,11 @@ void W4a16AmxGenerator::Generate() {
   and_(rsp, -64);
   ldtilecfg(ptr[rip + tile_config]);
   mov(kX, ptr[args + offsetof(W4a16AmxArgs, x)]);
-  mov(kXStride, ptr[args + offsetof(W4a16AmxArgs, x_row_bytes)]);
-  if (plan_.row_tiles == 2) {
-    mov(kX16, kXStride);
-    shl(kX16, 4);
-    add(kX16, kX);
-  }
+  mov(kXStride, kW4a16AmxKStep * 2);
+  if (config_.float_zero)
+    mov(kSums, ptr[args + offsetof(W4a16AmxArgs, x_sums)]);
   mov(kPanel, ptr[args + offsetof(W4a16AmxArgs, panel)]);
-  mov(kPanelStride, row_bytes);
+  mov(kPanelStride, kPairRowBytes);
   mov(kMeta, ptr[args + offsetof(W4a16AmxArgs, meta)]);
   mov(kAcc, ptr[args + offsetof(W4a16AmxArgs, acc)]);
   Xbyak::Label has_acc;
@@ -161,7 +156,7 @@ void W4a16AmxGenerator::Generate() {
   for (const int vp : pairs) {
     for (int r = 0; r < config_.mr; ++r) {
       for (int h = 0; h < 2; ++h) {
-        vmovups(ptr[kAcc + r * row_bytes + vp * 128 + h * 64], Zmm(kVecC));
+        vmovups(ptr[kAcc + AccOffset(vp, r, h)], Zmm(kVecC));
       }
     }
   }
@@ -170,7 +165,6 @@ void W4a16AmxGenerator::Generate() {
   // Per group, per column pair: its tile products, then the previous
   // pair's group end (behind them), then its C tiles to the stack. The
   // pairs of a group share its A rows, which stay in L1 between them.
-  const int64_t x_group_bytes = XGroupBytes();
   Xbyak::Label loop;
   mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
   L(loop);
@@ -188,8 +182,8 @@ void W4a16AmxGenerator::Generate() {
     }
     EmitStoreTiles();
   }
-  add(kX, x_group_bytes);
-  if (plan_.row_tiles == 2) add(kX16, x_group_bytes);
+  add(kX, static_cast<uint32_t>(plan_.k_steps * kXStepBytes));
+  if (config_.float_zero) add(kSums, kSumsGroupBytes);
   add(kPanel, static_cast<uint32_t>(config_.group_size * config_.nr * 2));
   if (config_.MetaStride() != 0) add(kMeta, config_.MetaStride());
   dec(kGroupsLeft);
@@ -218,19 +212,20 @@ void W4a16AmxGenerator::Generate() {
 void W4a16AmxGenerator::EmitTileDots(int vp) {
   const int rts = plan_.row_tiles;
   for (int t = 0; t < 2 * rts; ++t) tilezero(Tile(W4a16AmxPlan::kC + t));
-  const int64_t b_step = int64_t{kW4a16AmxKStep} / 2 * config_.nr * 4;
+  // A step's 16 k pairs of one column pair: 2 KiB, as a step of x.
+  constexpr int64_t b_step = kW4a16AmxKStep / 2 * kPairRowBytes;
+  const int64_t b_pair = config_.group_size / 2 * kPairRowBytes;
   const bool unrolled = plan_.k_steps <= kMaxUnrolledSteps;
-  const Xbyak::Reg64 x[2] = {unrolled ? kX : kXWalk,
-                             unrolled ? kX16 : kX16Walk};
+  const Xbyak::Reg64 x = unrolled ? kX : kXWalk;
   const Xbyak::Reg64 b = unrolled ? kPanel : kPanelWalk;
   auto step = [&](int64_t s) {
     for (int rt = 0; rt < rts; ++rt) {
       tileloadd(Tile(W4a16AmxPlan::kA + rt),
-                ptr[x[rt] + kXStride + s * 2 * kW4a16AmxKStep]);
+                ptr[x + kXStride + (s * kXStepBytes + rt * kXStepBytes / 2)]);
     }
     for (int h = 0; h < 2; ++h) {
       tileloadd(Tile(W4a16AmxPlan::kB + h),
-                ptr[b + kPanelStride + (vp * 128 + h * 64 + s * b_step)]);
+                ptr[b + kPanelStride + (vp * b_pair + h * 64 + s * b_step)]);
     }
     for (int rt = 0; rt < rts; ++rt) {
       for (int h = 0; h < 2; ++h) {
@@ -244,13 +239,12 @@ void W4a16AmxGenerator::EmitTileDots(int vp) {
     return;
   }
   mov(kXWalk, kX);
-  if (rts == 2) mov(kX16Walk, kX16);
   mov(kPanelWalk, kPanel);
   Xbyak::Label loop;
   mov(kStepsLeft, plan_.k_steps);
   L(loop);
   step(0);
-  for (int rt = 0; rt < rts; ++rt) add(x[rt], 2 * kW4a16AmxKStep);
+  add(kXWalk, kXStepBytes);
   add(kPanelWalk, static_cast<uint32_t>(b_step));
   dec(kStepsLeft);
   jnz(loop, T_NEAR);
@@ -261,8 +255,7 @@ void W4a16AmxGenerator::EmitStoreTiles() {
   mov(kStackStride, W4a16AmxPlan::kStackRowBytes);
   for (int rt = 0; rt < plan_.row_tiles; ++rt) {
     for (int h = 0; h < 2; ++h) {
-      tilestored(ptr[rsp + kStackStride +
-                     rt * 16 * W4a16AmxPlan::kStackRowBytes + h * 64],
+      tilestored(ptr[rsp + kStackStride + StackOffset(16 * rt, h)],
                  Tile(W4a16AmxPlan::kC + 2 * rt + h));
     }
   }
@@ -270,15 +263,13 @@ void W4a16AmxGenerator::EmitStoreTiles() {
 
 void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
   const int ms = static_cast<int>(DTypeSize(config_.meta_dtype));
-  const int64_t row_bytes = int64_t{config_.nr} * 4;
   if (config_.scaled) {
     // The weights carry their scales: acc += C.
     for (int r = 0; r < config_.mr; ++r) {
       for (int h = 0; h < 2; ++h) {
         const Zmm c(kVecC + (h == 0 ? 0 : 2));
-        const Xbyak::Address acc =
-            ptr[kAcc + r * row_bytes + vp * 128 + h * 64];
-        vmovups(c, ptr[rsp + r * W4a16AmxPlan::kStackRowBytes + h * 64]);
+        const Xbyak::Address acc = ptr[kAcc + AccOffset(vp, r, h)];
+        vmovups(c, ptr[rsp + StackOffset(r, h)]);
         vaddps(c, c, acc);
         vmovups(acc, c);
       }
@@ -297,19 +288,15 @@ void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
                          Zmm(kVecZf + h));
     }
   }
-  // Row 0's x sum follows the group's elements.
-  if (fz) {
-    lea(kSumRow, ptr[kX + group * XGroupBytes() + config_.group_size * 2]);
-  }
   for (int r = 0; r < config_.mr; ++r) {
     if (fz) {
-      vbroadcastss(Zmm(kVecSum), ptr[kSumRow]);
-      if (r + 1 < config_.mr) add(kSumRow, kXStride);
+      vbroadcastss(Zmm(kVecSum),
+                   ptr[kSums + (group * kSumsGroupBytes + r * 4)]);
     }
     for (int h = 0; h < 2; ++h) {
       const Zmm c(kVecC + (h == 0 ? 0 : 2));
-      const Xbyak::Address acc = ptr[kAcc + r * row_bytes + vp * 128 + h * 64];
-      vmovups(c, ptr[rsp + r * W4a16AmxPlan::kStackRowBytes + h * 64]);
+      const Xbyak::Address acc = ptr[kAcc + AccOffset(vp, r, h)];
+      vmovups(c, ptr[rsp + StackOffset(r, h)]);
       vfmadd213ps(c, Zmm(kVecScale + h), acc);
       if (fz) vfmadd231ps(c, Zmm(kVecZf + h), Zmm(kVecSum));
       vmovups(acc, c);
@@ -319,7 +306,6 @@ void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
 
 void W4a16AmxGenerator::EmitFinalStores(int vp) {
   const Xbyak::Reg64 args(kArg1);
-  const int64_t row_bytes = int64_t{config_.nr} * 4;
   const bool pair = config_.epilogue.silu_mul;
   mov(kY, ptr[args + offsetof(W4a16AmxArgs, y)]);
   if (config_.bias) mov(kBias, ptr[args + offsetof(W4a16AmxArgs, bias)]);
@@ -333,7 +319,7 @@ void W4a16AmxGenerator::EmitFinalStores(int vp) {
   s.first_vector = pair ? vp : 2 * vp;
   s.out_cols = pair ? config_.out_n : config_.n;
   s.value = [&](const Xmm& dst, int r, int v) {
-    vmovups(dst, ptr[kAcc + r * row_bytes + vp * 128 + v * 64]);
+    vmovups(dst, ptr[kAcc + AccOffset(vp, r, v)]);
     if (config_.bias) vaddps(dst, dst, ptr[kBias + (2 * vp + v) * 64]);
   };
   s.y = kY;

@@ -7,6 +7,14 @@
 //   C[m, n]   = sum_{k in g} x[m, k] * w[n, k]   (w = u - z, or u - 8)
 //   acc[m, n] = fma(C[m, n], s[g, n], acc[m, n])  (+ zf[g, n] * sum_g x[m])
 // then, after the last K block, y = acc (+ bias), the epilogue, the store.
+//
+// Memory layouts (each chosen so that a tile's rows are contiguous lines
+// and the three streams do not share L1 sets; rows K * 2 bytes apart made
+// every row of x alias one set, docs/amx.md):
+//   x    per K step of 32: the tile's 32 rows of 32 bf16 (2 KiB; row tile
+//        1 at + 1 KiB), packed by the runtime (PackRowsAmxSteps);
+//   B    the decoder's panel, column-pair-major within a group;
+//   acc  per column pair: 32 rows of 32 f32 (4 KiB).
 // The weights' integers are exact in bf16 and so are bf16 x, so every
 // product is exact; the sums are f32 (the tiles flush denormals, within
 // the tolerance's absolute term). The order of the f32 additions differs
@@ -16,7 +24,7 @@
 // The per-group scales (the crux): a tile dot product sums the whole K of
 // its A tile, so no K step crosses a group; at each group end the four C
 // tiles go to the stack (tilestored) and the vector code scales them into
-// acc, an f32 scratch tile in memory (L1: 32 x 32 f32 per column pair).
+// acc, an f32 scratch tile in memory (32 x 32 f32 per column pair).
 // That vector code for one column pair runs behind the tile products of
 // the next (software pipelining: the out-of-order core overlaps them);
 // the pairs of a group run in turn, so its A rows stay in L1. Per
@@ -44,15 +52,15 @@ struct W4a16AmxArgs {
   // Bits of `flags`.
   static constexpr int64_t kLoadAcc = 1;  // acc holds earlier K blocks
   static constexpr int64_t kFinal = 2;    // the last K block: write y
-  // bf16 row 0 of the tile at the K block's first k; rows x_row_bytes
-  // apart. With float zero points each group's elements are followed by
-  // the row's f32 sum of them (PackRowsBf16Pairs with one row per group).
+  // The tile's packed x (above) at the K block's first step.
   const uint16_t* x;
-  int64_t x_row_bytes;
+  // Float zero points: per group, the 32 rows' f32 sums of their x over
+  // the group, at the K block's first group (else unused).
+  const float* x_sums;
   const uint32_t* panel;  // the decoded K block, at the block's column 0
   const uint8_t* meta;    // the block's meta at the K block's first group
   int64_t groups;         // groups (per channel: segments) in the K block
-  float* acc;             // scratch rows of NB f32 (tile row 0)
+  float* acc;             // scratch: NB / 32 column pairs of 4 KiB
   void* y;                // y at (tile row 0, block's first output column)
   int64_t ldy_bytes;
   const float* bias;  // padded bias at the block's first column, or null
@@ -137,9 +145,14 @@ class W4a16AmxGenerator final : public Generator {
   void EmitGroupEnd(int vp, int group);
   void EmitFinalStores(int vp);
   bool PairHasOutput(int vp) const;
-  // Bytes of a row of x per group: its bf16 elements and, with float zero
-  // points, the row's f32 sum of them.
-  int64_t XGroupBytes() const;
+  // Of row r, half h of column pair vp in acc (and, without vp, in the
+  // stack rows tilestored writes).
+  static int64_t AccOffset(int vp, int r, int h) {
+    return int64_t{vp} * 4096 + StackOffset(r, h);
+  }
+  static int64_t StackOffset(int r, int h) {
+    return int64_t{r} * W4a16AmxPlan::kStackRowBytes + h * 64;
+  }
 
   W4a16AmxConfig config_;
   W4a16AmxPlan plan_;

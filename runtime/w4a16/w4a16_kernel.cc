@@ -45,6 +45,7 @@
 #include "runtime/w4a16/w4a16_kernel_lookup.h"
 #include "runtime/w4a16/w4a16_pack.h"
 #include "runtime/w4a16/w4a16_params.h"
+#include "runtime/w4a16/w4a16_tile_x.h"
 
 namespace w4jit::internal {
 namespace {
@@ -326,34 +327,24 @@ void W4a16Kernel::RunPanelTask(const RunArgs& args, const float* xs, int64_t m0,
 
 void W4a16Kernel::RunTiles(const RunArgs& args) const {
   const W4a16Layout& l = packed_.layout;
-  const int64_t m = args.m;
   const int64_t k = desc_.k;
   const int64_t group = plan_.amx_group;
-  // bf16 rows of x; with float zero points (unless the panel holds them)
-  // each group's elements are followed by the row's sum of them. bf16 x in
-  // order is read in place.
+  // x in the tiles' layout, with float zero points (unless the panel holds
+  // them) each group's sums of it; row tiles of equal height to within one
+  // row, grouped into row blocks of about mc rows: the grid's "rows" are
+  // tiles.
   const bool sums = l.float_zero && !plan_.amx_scaled;
-  const uint8_t* xs = static_cast<const uint8_t*>(args.x);
-  int64_t x_row_bytes = args.ldx * 2;
-  if (desc_.act_dtype != DType::kBF16 || KPerm() != nullptr || sums) {
-    const int64_t elems = PackedBf16PairsRowElements(k, sums ? group : 0);
-    uint32_t* xb = PackedXScratch<uint32_t>(static_cast<size_t>(m * elems));
-    PackRowsBf16Pairs(args.x, desc_.act_dtype, args.ldx, m, k, /*mr=*/1, xb,
-                      KPerm(), sums ? group : 0);
-    xs = reinterpret_cast<const uint8_t*>(xb);
-    x_row_bytes = elems * 4;
-  }
-  const int64_t x_group_bytes = group * 2 + (sums ? 4 : 0);
-  // Row tiles of equal height to within one row (at most 32), grouped into
-  // row blocks of about mc rows: the grid's "rows" are tiles.
-  const int64_t tiles = (m + kW4a16AmxMaxRows - 1) / kW4a16AmxMaxRows;
-  const int64_t base_rows = m / tiles, extra = m % tiles;
-  auto tile_row0 = [&](int64_t t) {
-    return t * base_rows + std::min(t, extra);
-  };
+  const W4a16RowTiles tiles(args.m);
+  uint16_t* xs = PackedXScratch<uint16_t>(
+      static_cast<size_t>(tiles.count * W4a16TileXElements(k)));
+  float* x_sums = sums ? PackedXScratch<float>(static_cast<size_t>(
+                             tiles.count * W4a16TileSums(k, group)))
+                       : nullptr;
+  PackW4a16TileX(args.x, desc_.act_dtype, args.ldx, tiles, k, KPerm(),
+                 sums ? group : 0, xs, x_sums);
   const int64_t nb = l.block_n();
   const W4a16PanelGrid grid = MakeW4a16PanelGrid(
-      tiles, l.blocks(), 1,
+      tiles.count, l.blocks(), 1,
       std::max<int64_t>(1, plan_.p.amx_mc / kW4a16AmxMaxRows), Concurrency());
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
   // Per channel every segment of K reads group 0's meta.
@@ -373,7 +364,6 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
     for (int64_t t = r.begin; t < r.end; ++t) {
       const W4a16PanelTask task = W4a16PanelTaskAt(grid, t);
       const int64_t b = task.col_block;
-      const int64_t row_base = tile_row0(task.m0);
       const auto& fns =
           b + 1 == l.blocks() ? kernels_.amx_tail : kernels_.amx_tiles;
       const int64_t out0 = OutCols(b * nb);
@@ -388,16 +378,17 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
         d.groups = kc / decode_group;
         kernels_.amx_decode(&d);
         for (int64_t rt = task.m0; rt < task.m0 + task.rows; ++rt) {
-          const int64_t row0 = tile_row0(rt);
-          const int64_t rows = tile_row0(rt + 1) - row0;
+          const int64_t row0 = tiles.Row0(rt);
+          const int64_t rows = tiles.Rows(rt);
           W4a16AmxArgs a;
-          a.x = reinterpret_cast<const uint16_t*>(xs + row0 * x_row_bytes +
-                                                  g0 * x_group_bytes);
-          a.x_row_bytes = x_row_bytes;
+          a.x = xs + rt * W4a16TileXElements(k) + k0 * kW4a16AmxMaxRows;
+          a.x_sums = sums ? x_sums + rt * W4a16TileSums(k, group) +
+                                g0 * kW4a16AmxMaxRows
+                          : nullptr;
           a.panel = panel_data;
           a.meta = d.meta;
           a.groups = kc / group;
-          a.acc = acc_data + (row0 - row_base) * nb;
+          a.acc = acc_data + (rt - task.m0) * kW4a16AmxMaxRows * nb;
           a.y =
               static_cast<char*>(args.y) + (row0 * args.ldy + out0) * out_size;
           a.ldy_bytes = args.ldy * out_size;

@@ -87,6 +87,7 @@ W4a16AmxDecodeConfig W4a16AmxDecodeConfigOf(const W4a16Plan& plan,
   c.u4 = l.asymmetric;
   c.nr = static_cast<int>(l.block_n());
   c.group_pairs = W4a16AmxDecodeGroup(plan, l) / 2;
+  c.tile_group_pairs = plan.amx_group / 2;
   c.scaled = plan.amx_scaled;
   c.float_zero = l.float_zero;
   c.meta_dtype = l.meta_dtype;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 
 #include "base/numeric.h"
@@ -274,27 +275,6 @@ void PackRowsBf16PairsImpl(const void* x, DType act_dtype, int64_t ldx,
   }
 }
 
-// Runs pack(row0, row1) over rows [0, m) in ranges of whole row groups of
-// mr, on the library's threads once there is enough to pack to pay for
-// waking them (a strided scalar pass: ~2% of a 256-row prefill on one
-// thread; measured 1.1-1.4x faster on 2 Zen 3 threads at M = 256, being
-// partly bound by its writes).
-template <class PackRange>
-void ForRowGroups(int64_t m, int64_t k, int mr, const PackRange& pack) {
-  constexpr int64_t kMinElementsPerChunk = int64_t{1} << 16;
-  const int64_t groups = (m + mr - 1) / mr;
-  const int chunks = static_cast<int>(std::clamp<int64_t>(
-      std::min(groups, m * k / kMinElementsPerChunk), 1, Concurrency()));
-  if (chunks == 1) {
-    pack(0, m);
-    return;
-  }
-  ParallelRun(chunks, [&](int c) {
-    const Range r = SplitRange(groups, chunks, c);
-    pack(r.begin * mr, std::min(m, r.end * mr));
-  });
-}
-
 // Calls run(permuted, flag) with std::bool_constant arguments, so that
 // each combination is its own instantiation (flag: the bf16 rows' sums,
 // or the f32 rows' int4 format).
@@ -322,6 +302,22 @@ void PackF32Rows(const void* x, DType act_dtype, int64_t ldx, int64_t m,
 }
 
 }  // namespace
+
+void ForRowGroups(int64_t m, int64_t k, int mr,
+                  const std::function<void(int64_t, int64_t)>& pack) {
+  constexpr int64_t kMinElementsPerChunk = int64_t{1} << 16;
+  const int64_t groups = (m + mr - 1) / mr;
+  const int chunks = static_cast<int>(std::clamp<int64_t>(
+      std::min(groups, m * k / kMinElementsPerChunk), 1, Concurrency()));
+  if (chunks == 1) {
+    pack(0, m);
+    return;
+  }
+  ParallelRun(chunks, [&](int c) {
+    const Range r = SplitRange(groups, chunks, c);
+    pack(r.begin * mr, std::min(m, r.end * mr));
+  });
+}
 
 int64_t PackedBf16PairsRowElements(int64_t k, int64_t sum_group) {
   return k / 2 + (sum_group > 0 ? k / sum_group : 0);
