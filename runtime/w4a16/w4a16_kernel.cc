@@ -45,6 +45,7 @@
 #include "runtime/w4a16/w4a16_kernel_lookup.h"
 #include "runtime/w4a16/w4a16_pack.h"
 #include "runtime/w4a16/w4a16_params.h"
+#include "runtime/w4a16/w4a16_tile_grid.h"
 #include "runtime/w4a16/w4a16_tile_x.h"
 
 namespace w4jit::internal {
@@ -343,13 +344,15 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
   PackW4a16TileX(args.x, desc_.act_dtype, args.ldx, tiles, k, KPerm(),
                  sums ? group : 0, xs, x_sums);
   const int64_t nb = l.block_n();
-  const W4a16PanelGrid grid = MakeW4a16PanelGrid(
-      tiles.count, l.blocks(), 1,
-      std::max<int64_t>(1, plan_.p.amx_mc / kW4a16AmxMaxRows), Concurrency());
+  const W4a16TileGrid grid =
+      MakeW4a16TileGrid(tiles.count, l.blocks(), nb, plan_.p.amx_mc,
+                        plan_.p.amx_nc, Concurrency());
   const int64_t out_size = static_cast<int64_t>(DTypeSize(desc_.out_dtype));
   // Per channel every segment of K reads group 0's meta.
   const int64_t meta_group = l.groups() == 1 ? 0 : l.group_meta_bytes();
   const int64_t decode_group = W4a16AmxDecodeGroup(plan_, l);
+  // One row tile's f32 scratch for one column block.
+  const int64_t acc_floats = kW4a16AmxMaxRows * nb;
   ParallelRun(grid.chunks, [&](int c) {
     // Per-thread scratch, reused across calls.
     static thread_local AlignedVector<uint32_t> panel;
@@ -359,45 +362,49 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
         &panel, &generation[0], static_cast<size_t>(plan_.amx_kc / 2 * nb));
     float* acc_data =
         ScratchFor(&acc, &generation[1],
-                   static_cast<size_t>(grid.row_block * kW4a16AmxMaxRows * nb));
-    const Range r = W4a16PanelChunk(grid, c);
-    for (int64_t t = r.begin; t < r.end; ++t) {
-      const W4a16PanelTask task = W4a16PanelTaskAt(grid, t);
-      const int64_t b = task.col_block;
-      const auto& fns =
-          b + 1 == l.blocks() ? kernels_.amx_tail : kernels_.amx_tiles;
-      const int64_t out0 = OutCols(b * nb);
+                   static_cast<size_t>(grid.tiles_per_block *
+                                       grid.blocks_per_group * acc_floats));
+    const Range r = SplitRange(grid.units(), grid.chunks, c);
+    for (int64_t u = r.begin; u < r.end; ++u) {
+      const W4a16TileGrid::Unit unit = grid.UnitAt(u);
       for (int64_t k0 = 0; k0 < k; k0 += plan_.amx_kc) {
         const int64_t kc = std::min(plan_.amx_kc, k - k0);
         const int64_t g0 = k0 / group;
-        W4a16AmxDecodeArgs d;
-        d.w = packed_.weights.data() + b * l.block_weight_bytes() + k0 / 2 * nb;
-        d.meta = packed_.meta.data() + b * l.block_meta_bytes() +
-                 k0 / decode_group * meta_group;
-        d.panel = panel_data;
-        d.groups = kc / decode_group;
-        kernels_.amx_decode(&d);
-        for (int64_t rt = task.m0; rt < task.m0 + task.rows; ++rt) {
-          const int64_t row0 = tiles.Row0(rt);
-          const int64_t rows = tiles.Rows(rt);
-          W4a16AmxArgs a;
-          a.x = xs + rt * W4a16TileXElements(k) + k0 * kW4a16AmxMaxRows;
-          a.x_sums = sums ? x_sums + rt * W4a16TileSums(k, group) +
-                                g0 * kW4a16AmxMaxRows
-                          : nullptr;
-          a.panel = panel_data;
-          a.meta = d.meta;
-          a.groups = kc / group;
-          a.acc = acc_data + (rt - task.m0) * kW4a16AmxMaxRows * nb;
-          a.y =
-              static_cast<char*>(args.y) + (row0 * args.ldy + out0) * out_size;
-          a.ldy_bytes = args.ldy * out_size;
-          a.bias =
-              packed_.bias.empty() ? nullptr : packed_.bias.data() + b * nb;
-          a.flags = (k0 > 0 ? W4a16AmxArgs::kLoadAcc : int64_t{0}) |
-                    (k0 + kc == k ? W4a16AmxArgs::kFinal : int64_t{0});
-          SetOperands(args, row0, out0, a.ep, a.ep_ld_bytes);
-          fns[static_cast<size_t>(rows)](&a);
+        for (int64_t b = unit.b0; b < unit.b1; ++b) {
+          const auto& fns =
+              b + 1 == l.blocks() ? kernels_.amx_tail : kernels_.amx_tiles;
+          const int64_t out0 = OutCols(b * nb);
+          W4a16AmxDecodeArgs d;
+          d.w =
+              packed_.weights.data() + b * l.block_weight_bytes() + k0 / 2 * nb;
+          d.meta = packed_.meta.data() + b * l.block_meta_bytes() +
+                   k0 / decode_group * meta_group;
+          d.panel = panel_data;
+          d.groups = kc / decode_group;
+          kernels_.amx_decode(&d);
+          for (int64_t rt = unit.t0; rt < unit.t1; ++rt) {
+            const int64_t row0 = tiles.Row0(rt);
+            W4a16AmxArgs a;
+            a.x = xs + rt * W4a16TileXElements(k) + k0 * kW4a16AmxMaxRows;
+            a.x_sums = sums ? x_sums + rt * W4a16TileSums(k, group) +
+                                  g0 * kW4a16AmxMaxRows
+                            : nullptr;
+            a.panel = panel_data;
+            a.meta = d.meta;
+            a.groups = kc / group;
+            a.acc = acc_data +
+                    ((rt - unit.t0) * grid.blocks_per_group + (b - unit.b0)) *
+                        acc_floats;
+            a.y = static_cast<char*>(args.y) +
+                  (row0 * args.ldy + out0) * out_size;
+            a.ldy_bytes = args.ldy * out_size;
+            a.bias =
+                packed_.bias.empty() ? nullptr : packed_.bias.data() + b * nb;
+            a.flags = (k0 > 0 ? W4a16AmxArgs::kLoadAcc : int64_t{0}) |
+                      (k0 + kc == k ? W4a16AmxArgs::kFinal : int64_t{0});
+            SetOperands(args, row0, out0, a.ep, a.ep_ld_bytes);
+            fns[static_cast<size_t>(tiles.Rows(rt))](&a);
+          }
         }
       }
     }

@@ -68,6 +68,11 @@ struct W4a16Params {
   // Rows (whole tiles of 32) sharing one decoded panel: the decode costs
   // about a third of the tiles' time at 96 rows.
   int64_t amx_mc = 256;
+  // Columns (whole packed blocks) one K block of x is multiplied with
+  // before the next K block: so that the K block stays in L2 across them
+  // (x re-read from L3 for every block of 64 columns held the tiles at a
+  // quarter of their peak), at mc * nc * 4 bytes of f32 scratch.
+  int64_t amx_nc = 512;
   bool amx() const { return amx_min_m < kNoAmx; }
 };
 
@@ -87,7 +92,7 @@ absl::Status CheckW4a16Params(const W4a16Params& params, IsaTier isa);
 // 2 bf16 dot), "vector_bits", "block_vectors", "gemv_mr", "gemm_mr",
 // "gemm_nr_vectors", "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m",
 // "gemm_min_m", "prefetch_distance", "meta_16bit", "amx_min_m", "amx_kc",
-// "amx_mc".
+// "amx_mc", "amx_nc".
 absl::Span<const ParamField<W4a16Params>> W4a16ParamTable();
 
 // `base` with a tuning entry's (or a defaults row's) values, checked for
