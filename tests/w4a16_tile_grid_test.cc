@@ -35,6 +35,19 @@ TEST(W4a16TileGrid, ColumnGroupsOfAboutNcColumns) {
   ExpectCoversOnce(g);
 }
 
+TEST(W4a16TileGrid, NarrowerGroupsWhereTheThreadsWouldBeUneven) {
+  // A fused MoE expert: 32 rows, 24 blocks of 64 columns. Groups of 8
+  // blocks would give one thread 16 and the other 8; 4 groups of 6 are even.
+  const W4a16TileGrid g = MakeW4a16TileGrid(1, 24, 64, 256, 512, 2);
+  EXPECT_EQ(g.blocks_per_group, 6);
+  EXPECT_DOUBLE_EQ(Imbalance(g, 2), 1.0);
+  ExpectCoversOnce(g);
+  for (int threads : {3, 4, 5, 6}) {
+    const W4a16TileGrid t = MakeW4a16TileGrid(1, 24, 64, 256, 512, threads);
+    EXPECT_LE(Imbalance(t, threads), 1.1) << threads;
+  }
+}
+
 TEST(W4a16TileGrid, RowBlocksOfEqualTiles) {
   // 17 tiles at mc 256 (8 tiles): three blocks of 6, 6 and 5.
   const W4a16TileGrid g = MakeW4a16TileGrid(17, 4, 64, 256, 256, 1);

@@ -31,9 +31,14 @@ struct W4a16TileGrid {
 };
 
 // Row blocks of about mc rows (whole tiles of 32, equal to within a tile)
-// and column groups of about nc columns (whole blocks of nb, at least
-// one); where that leaves fewer units than threads, narrower column groups
-// and then shorter row blocks, so that every thread gets work.
+// and column groups of at most nc columns (whole blocks of nb, at least
+// one), narrower where the threads' shares of the work would be uneven,
+// then shorter row blocks where there are fewer units than threads.
+// The largest thread's share of the (row tile, column block) pairs over
+// the mean share, with the units cut into `threads` contiguous ranges as
+// RunTiles cuts them (1: even).
+double Imbalance(const W4a16TileGrid& grid, int threads);
+
 W4a16TileGrid MakeW4a16TileGrid(int64_t tiles, int64_t blocks, int64_t nb,
                                 int64_t mc, int64_t nc, int threads);
 
