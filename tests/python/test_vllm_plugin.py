@@ -445,6 +445,28 @@ def test_compiled_mode_experts_on_w4jit(moe_models, shared_moe_models,
 
 
 @needs_vllm
+def test_layer_bench_against_vllms_own_kernel(capsys):
+    """python3 -m w4jit.bench.vllm_layers times vLLM's CPUWNA16 kernel class
+    on the checkpoint w4jit runs, and both compute the same layer."""
+    import torch
+    from w4jit.bench import vllm_layers
+    threads = torch.get_num_threads()
+    try:
+        rows = vllm_layers.main(["--shape", "256,512", "--m", "1,40",
+                                 "--modes", "w4a16,w4a8", "--seconds", "0",
+                                 "--threads", "1"])
+    finally:
+        torch.set_num_threads(threads)
+    out = capsys.readouterr().out
+    modes = {row[3] for row in rows}
+    assert "w4a16" in modes, out
+    for name, n, k, mode, m, v_min, _, w_min, _, rel, kernels in rows:
+        assert (n, k) == (256, 512) and v_min > 0 and w_min > 0, out
+        assert rel < 1e-2, (mode, m, rel, kernels)
+    assert "| 256,512 | 256 | 512 | w4a16 | 40 |" in out
+
+
+@needs_vllm
 def test_can_implement_names_why_it_declines():
     import torch
     from vllm.model_executor.kernels.linear import MPLinearLayerConfig
