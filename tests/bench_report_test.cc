@@ -238,7 +238,7 @@ TEST(BenchReport, ComputeRowsAreJudgedAgainstTheBestCeilingOfTheRun) {
   EXPECT_NE(table.find("ilv%"), std::string::npos) << table;
 }
 
-TEST(BenchReport, ComputeOpFollowsTheKernelsAndPicksThePeak) {
+TEST(BenchReport, ComputeOpFollowsTheLayerAndPicksThePeak) {
   Roofline roof;
   for (const char* key : {"int8_avx2", "int8_avx2_i16", "int8_vnni_zmm",
                           "f32_fma_ymm", "f32_fma_zmm", "bf16_dot_zmm"}) {
@@ -248,23 +248,15 @@ TEST(BenchReport, ComputeOpFollowsTheKernelsAndPicksThePeak) {
     p.macs_per_s = 1;
     roof.peaks.push_back(p);
   }
-  EXPECT_EQ(
-      LayerComputeOp(Mode::kDA8W4,
-                     {"quant_s4_g128_n0_k64_m0x0_bf16tobf16__avx512vnni",
-                      "da8w4_s4_g128_n64_k64_m4x32_bf16tobf16__avx512vnni"}),
-      "int8_vnni_zmm");
+  EXPECT_EQ(ComputeOpKey({ComputeOp::kInt8Dot, 512}), "int8_vnni_zmm");
   // AVX2 DA8W4 accumulates in int16: judged against that loop's peak.
-  EXPECT_EQ(LayerComputeOp(Mode::kDA8W4,
-                           {"da8w4_s4_g128_n64_k64_m4x8_bf16tobf16__avx2"}),
-            "int8_avx2_i16");
-  EXPECT_EQ(
-      LayerComputeOp(Mode::kW4A16, {"w4a16_s4_g128_n64_k64_m1x32_bf16tobf16_"
-                                    "bf16dot__avx512bf16"}),
-      "bf16_dot_zmm");
-  EXPECT_EQ(LayerComputeOp(Mode::kW4A16, {"w4a16_s4_g128_n64_k64_m1x32_"
-                                          "bf16tobf16_fma__avx512vnni"}),
-            "f32_fma_zmm");
-  EXPECT_EQ(LayerComputeOp(Mode::kW4A16, {"reference_w4a16"}), "f32_fma_ymm");
+  EXPECT_EQ(ComputeOpKey({ComputeOp::kInt8Dot, 256}), "int8_avx2_i16");
+  EXPECT_EQ(ComputeOpKey({ComputeOp::kBf16Dot, 512}), "bf16_dot_zmm");
+  EXPECT_EQ(ComputeOpKey({ComputeOp::kF32Fma, 512}), "f32_fma_zmm");
+  EXPECT_EQ(ComputeOpKey({ComputeOp::kF32Fma, 256}), "f32_fma_ymm");
+  EXPECT_EQ(ComputeOpKey({ComputeOp::kAmxInt8, 0}), "amx_int8");
+  EXPECT_EQ(ComputeOpKey({ComputeOp::kAmxBf16, 0}), "amx_bf16");
+  EXPECT_EQ(ComputeOpKey({ComputeOp::kScalar, 0}), "scalar");
   BenchRow row;
   for (const char* op : {"int8_vnni_zmm", "bf16_dot_zmm", "f32_fma_ymm"}) {
     row.compute_op = op;

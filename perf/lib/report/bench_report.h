@@ -41,8 +41,8 @@ struct BenchRow {
   std::string note;    // why FAILED / n/a / error, or a caveat
   std::string kernel;  // Layer::kernel_names() joined by "+", oneDNN impl
   // What the kernels compute with, set where the layer or peer is made
-  // (LayerComputeOp, PeerComputeOp in row_metrics.h): the compute peak the
-  // row is judged against follows it.
+  // (ComputeOpKey of Layer::compute_at, PeerComputeOp in row_metrics.h):
+  // the compute peak the row is judged against follows it.
   std::string compute_op;
   int samples = 0;
   double time_us = 0.0;  // median

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,7 +135,7 @@ absl::StatusOr<std::vector<ModelCopy>> BuildVariantCopies(
 // run; probes[i] is null where the CPU lacks the instruction (the
 // reference kernels ran: the rows' peak figures stay 0).
 struct PeakProbes {
-  std::vector<PeakOp> ops;
+  std::vector<std::optional<PeakOp>> ops;
   std::vector<std::unique_ptr<CeilingProbe>> probes;
   std::vector<size_t> of_copy;  // the probe of each copy
 };
@@ -142,11 +143,12 @@ struct PeakProbes {
 PeakProbes MakePeakProbes(const std::vector<ModelCopy>& copies) {
   PeakProbes peaks;
   for (const ModelCopy& copy : copies) {
-    const PeakOp op = PeakOpFor(copy.mode, copy.kernels);
+    const std::optional<PeakOp> op = PeakOpOf(copy.compute);
     auto it = std::find(peaks.ops.begin(), peaks.ops.end(), op);
     if (it == peaks.ops.end()) {
       absl::StatusOr<std::unique_ptr<CeilingProbe>> peak =
-          CeilingProbe::Compute(op, 0.05);
+          op ? CeilingProbe::Compute(*op, 0.05)
+             : absl::UnavailableError("the reference path");
       peaks.ops.push_back(op);
       peaks.probes.push_back(peak.ok() ? *std::move(peak) : nullptr);
       it = peaks.ops.end() - 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <utility>
@@ -111,8 +112,12 @@ absl::Status BenchPreset(const MoePreset& p, Mode mode,
   if (!layer.ok()) return layer.status();
   absl::StatusOr<ExpertLayers> loop_layers = MakeExpertLayers(d, *ckpt);
   if (!loop_layers.ok()) return loop_layers.status();
-  const PeakOp op = PeakOpFor(mode, (*layer)->kernel_names());
-  absl::StatusOr<ComputePeak> peak = MeasureComputePeak(op, options.roofline);
+  // The experts' op at one routed row (a decode step's): one peak serves
+  // every token count.
+  const std::optional<PeakOp> op = PeakOpOf((*layer)->compute_at(1));
+  absl::StatusOr<ComputePeak> peak =
+      op ? MeasureComputePeak(*op, options.roofline)
+         : absl::UnavailableError("the reference path");
   const double expert_bytes =
       static_cast<double>((*layer)->expert_packed_bytes());
   for (bool skewed : {false, true}) {
