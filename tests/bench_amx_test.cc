@@ -203,10 +203,9 @@ TEST(BenchAmx, OutputsShowTheAmxPeaks) {
   r.rows = {OneDnnBf16Row("oneDNN brg:avx512_core_amx_bf16", 2000)};
   for (BenchRow& row : r.rows) FillRowMetrics(r.roofline, &row);
   const std::string text = FormatReport(r);
-  EXPECT_TRUE(absl::StrContains(text, "amx_bf16         2000.0 GMAC/s"))
+  EXPECT_TRUE(absl::StrContains(text, "amx_bf16 2000 GMAC/s")) << text;
+  EXPECT_TRUE(absl::StrContains(Squeezed(text), "56% L3 read 16.8 MB amx_bf16"))
       << text;
-  EXPECT_TRUE(absl::StrContains(text, "4 tile accumulators")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "never the vector peaks")) << text;
   const nlohmann::json j = nlohmann::json::parse(ToJson(r));
   int amx_peaks = 0;
   for (const auto& p : j["peaks"]) {

@@ -243,24 +243,4 @@ absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
   return rows;
 }
 
-std::string MoeTable(const std::vector<MoeBenchRow>& rows) {
-  std::string s = absl::StrFormat(
-      "%-14s %-6s %-8s %5s %3s %10s %10s %8s %9s %8s %7s %7s %-7s %11s "
-      "%11s\n",
-      "model", "mode", "routing", "T", "thr", "min_us", "p50_us", "experts",
-      "bytes_MB", "read_GBs", "roof%", "peak%", "binds", "loop_min_us",
-      "loop_p50_us");
-  for (const MoeBenchRow& r : rows) {
-    absl::StrAppendFormat(
-        &s,
-        "%-14s %-6s %-8s %5d %3d %10.1f %10.1f %8d %9.1f %8.1f %7.1f %7.1f "
-        "%-7s %11.1f %11.1f\n",
-        r.preset, ToString(r.mode), r.skewed ? "skewed" : "uniform", r.tokens,
-        r.threads, r.min_us, r.median_us, r.touched_experts,
-        r.touched_bytes / 1e6, r.read_bytes_per_s / 1e9, r.roof_pct(),
-        r.peak_pct(), r.bound(), r.loop_min_us, r.loop_median_us);
-  }
-  return s;
-}
-
 }  // namespace w4jit::perf
