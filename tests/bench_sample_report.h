@@ -99,7 +99,6 @@ inline BenchReport SampleReport() {
   wrong.note = "wrong output, not timed: y[0, 1] = 2, reference 1";
   report.rows.push_back(wrong);
   for (BenchRow& row : report.rows) FillRowMetrics(report.roofline, &row);
-  FillSpeedups(&report.rows);
   LayerInfo info;
   info.impl = kImplW4a16;
   info.layer = "qkv";

@@ -105,14 +105,13 @@ std::string Layers(const BenchReport& r) {
 }
 
 std::string Scaling(const BenchReport& r) {
-  TextTable t("scaling: efficiency = p50(1 thread) / (threads x p50)",
+  TextTable t("scaling: one layer on each backend and thread count",
               {"impl", "backend", "layer", "M", "threads", "p50(us)", "min(us)",
-               "eff", "note"});
+               "p90(us)", "note"});
   for (const ScalingRow& x : r.scaling) {
     t.Add({x.impl, x.backend, x.layer, absl::StrCat(x.m),
            absl::StrCat(x.threads)},
-          x.status, {F(x.time_us), F(x.min_us), Pct(100 * x.efficiency)},
-          x.note);
+          x.status, {F(x.time_us), F(x.min_us), F(x.p90_us)}, x.note);
   }
   return t.str();
 }
@@ -145,12 +144,12 @@ std::string Accuracy(const BenchReport& r) {
 std::string Model(const BenchReport& r) {
   TextTable t(absl::StrCat("model ", r.model, ": one step through it"),
               {"impl", "variant", "step", "part", "setting", "M", "p50(ms)",
-               "min(ms)", "tok/s", "note"});
+               "min(ms)", "p90(ms)", "note"});
   for (const ModelRow& x : r.model_rows) {
     const std::string setting = ModelSettingLabel(x.prefetch, x.tuning);
     t.Add({x.impl, x.variant, x.step, x.part.empty() ? "step" : x.part,
            setting.empty() ? "-" : setting, absl::StrCat(x.m)},
-          x.status, {F(x.time_ms), F(x.min_ms), F(x.tokens_per_s)}, x.note);
+          x.status, {F(x.time_ms), F(x.min_ms), F(x.p90_ms)}, x.note);
   }
   return t.str();
 }

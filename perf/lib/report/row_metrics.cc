@@ -181,23 +181,4 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
   }
 }
 
-void FillSpeedups(std::vector<BenchRow>* rows) {
-  for (BenchRow& row : *rows) {
-    if (!row.ok() || (row.impl != kImplW4a16 && row.impl != kImplDa8w4)) {
-      continue;
-    }
-    for (const BenchRow& peer : *rows) {
-      if (!peer.ok() || peer.layer != row.layer || peer.m != row.m ||
-          peer.cold != row.cold || peer.n != row.n || peer.k != row.k) {
-        continue;
-      }
-      if (peer.impl == kImplOneDnnBf16) {
-        row.speedup_vs_bf16 = peer.time_us / row.time_us;
-      } else if (peer.impl == kImplOneDnnU8s8) {
-        row.speedup_vs_u8s8 = peer.time_us / row.time_us;
-      }
-    }
-  }
-}
-
 }  // namespace w4jit::perf

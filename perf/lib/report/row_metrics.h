@@ -80,10 +80,6 @@ void FoldInterleavedCeilings(const std::vector<BenchRow>& rows, Roofline* roof);
 // interleaved_pct the same against the interleaved ceiling alone.
 void FillRowMetrics(const Roofline& roof, BenchRow* row);
 
-// Sets speedup_vs_bf16 / speedup_vs_u8s8 of every ok w4jit row from the ok
-// peer rows of the same layer, M and cache state.
-void FillSpeedups(std::vector<BenchRow>* rows);
-
 }  // namespace w4jit::perf
 
 #endif  // W4JIT_PERF_LIB_REPORT_ROW_METRICS_H_

@@ -182,10 +182,10 @@ absl::Status BenchPreset(const MoePreset& p, Mode mode,
                  static_cast<double>(p.hidden * p.intermediate);
       row.peak_macs_per_s = peak.ok() ? peak->macs_per_s : 0.0;
       say(
-          absl::StrFormat("  %s T=%d: min %.1f us, p50 %.1f us, %.0f%% of "
-                          "the read roofline; per-expert loop min %.1f us",
+          absl::StrFormat("  %s T=%d: min %.1f us, p50 %.1f us; per-expert "
+                          "loop min %.1f us",
                           skewed ? "skewed" : "uniform", t, row.min_us,
-                          row.median_us, row.roof_pct(), row.loop_min_us));
+                          row.median_us, row.loop_min_us));
       rows->push_back(row);
     }
   }
