@@ -1,5 +1,6 @@
 #include "w4jit/layer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -139,6 +140,10 @@ size_t Layer::packed_bytes() const { return kernel_->packed_bytes(); }
 
 std::vector<std::string> Layer::kernel_names() const {
   return kernel_->kernel_names();
+}
+
+LayerCompute Layer::compute_at(int64_t m) const {
+  return kernel_->compute_at(std::max<int64_t>(m, 1));
 }
 
 }  // namespace w4jit

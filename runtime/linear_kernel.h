@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "w4jit/types.hpp"
+
 namespace w4jit::internal {
 
 // Arguments of one Run(), already validated by Layer: m >= 1, pointers
@@ -31,6 +33,9 @@ class LinearKernel {
   virtual void Run(const RunArgs& args) const = 0;
   virtual size_t packed_bytes() const = 0;
   virtual std::vector<std::string> kernel_names() const = 0;
+  // What the kernels that Run(m, ...) picks multiply with (m >= 1): the
+  // path choice by M is the kernel's, so is this answer.
+  virtual LayerCompute compute_at(int64_t m) const = 0;
 };
 
 }  // namespace w4jit::internal

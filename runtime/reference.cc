@@ -189,6 +189,7 @@ class ReferenceKernel final : public LinearKernel {
   }
 
   std::vector<std::string> kernel_names() const override { return {name_}; }
+  LayerCompute compute_at(int64_t) const override { return {}; }
 
  private:
   const LayerDesc desc_;

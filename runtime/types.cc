@@ -126,6 +126,24 @@ const char* ToString(BinaryOp op) {
   return "unknown-op";
 }
 
+const char* ToString(ComputeOp op) {
+  switch (op) {
+    case ComputeOp::kScalar:
+      return "scalar";
+    case ComputeOp::kF32Fma:
+      return "f32_fma";
+    case ComputeOp::kBf16Dot:
+      return "bf16_dot";
+    case ComputeOp::kInt8Dot:
+      return "int8_dot";
+    case ComputeOp::kAmxBf16:
+      return "amx_bf16";
+    case ComputeOp::kAmxInt8:
+      return "amx_int8";
+  }
+  return "unknown-compute-op";
+}
+
 const char* Version() { return "0.1.0"; }
 
 }  // namespace w4jit

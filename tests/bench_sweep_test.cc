@@ -126,6 +126,9 @@ class FastWrongKernel : public internal::LinearKernel {
   std::vector<std::string> kernel_names() const override {
     return real_->kernel_names();
   }
+  LayerCompute compute_at(int64_t m) const override {
+    return real_->compute_at(m);
+  }
 
  private:
   int64_t n_;

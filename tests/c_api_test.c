@@ -75,6 +75,23 @@ static int RunMode(w4jit_mode mode) {
     w4jit_layer_destroy(layer);
     return Fail("packed_bytes failed");
   }
+  {
+    /* The vector kernels at M rows (no tiles below their amx_min_m), or the
+     * reference. */
+    w4jit_compute_op op = W4JIT_COMPUTE_AMX_INT8;
+    int bits = -1;
+    const w4jit_compute_op want =
+        mode == W4JIT_DA8W4 ? W4JIT_COMPUTE_INT8_DOT : W4JIT_COMPUTE_F32_FMA;
+    if (w4jit_layer_compute_at(layer, M, &op, &bits) != W4JIT_OK ||
+        (op != want && op != W4JIT_COMPUTE_BF16_DOT &&
+         op != W4JIT_COMPUTE_SCALAR) ||
+        (bits != 0 && bits != 256 && bits != 512) ||
+        w4jit_layer_compute_at(layer, M, &op, NULL) != W4JIT_OK ||
+        w4jit_layer_compute_at(layer, M, NULL, &bits) == W4JIT_OK) {
+      w4jit_layer_destroy(layer);
+      return Fail("compute_at failed");
+    }
+  }
   for (m = 0; m < M * (N + 1); ++m) y[m] = -999.0f;
   if (w4jit_layer_run(layer, M, kX, K, y, N + 1) != W4JIT_OK) {
     w4jit_layer_destroy(layer);

@@ -185,6 +185,17 @@ class MoeTest : public ::testing::TestWithParam<Case> {
         EXPECT_TRUE(ok) << n;
       }
     }
+    // One routed row runs the vector kernels of the mode (or the
+    // reference): Layer::compute_at's answer, asked of the experts.
+    const LayerCompute c = layer.compute_at(1);
+    if (GetParam().tier == IsaTier::kRef) {
+      EXPECT_EQ(c.op, ComputeOp::kScalar);
+    } else if (GetParam().mode == Mode::kDA8W4) {
+      EXPECT_EQ(c.op, ComputeOp::kInt8Dot);
+    } else {
+      EXPECT_TRUE(c.op == ComputeOp::kF32Fma || c.op == ComputeOp::kBf16Dot)
+          << ToString(c.op);
+    }
   }
 };
 

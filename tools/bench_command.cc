@@ -13,7 +13,6 @@
 #include "perf/lib/bench_runner.h"
 #include "perf/lib/report/report_files.h"
 #include "perf/lib/report/report_table.h"
-#include "perf/lib/sections/moe_bench.h"
 #endif
 
 namespace w4jit::tools {
@@ -76,8 +75,7 @@ int RunBench(int argc, char** argv) {
                  report.status().ToString().c_str());
     return 1;
   }
-  std::string text = perf::FormatReport(*report);
-  if (!report->moe.empty()) text += perf::MoeTable(report->moe);
+  const std::string text = perf::FormatReport(*report);
   std::printf("\n%s", text.c_str());
   if (WriteFiles(*report, text, perf::Common(args->jobs.front()).out_dir) !=
       0) {

@@ -95,6 +95,11 @@ class Layer {
   // Names of the kernels this layer runs, e.g.
   // "da8w4_s4_g128_n4096_k4096_m4x32__avx512vnni" or "reference_da8w4".
   std::vector<std::string> kernel_names() const;
+  // What Run(m, ...) computes with (m >= 1; m < 1 answers for 1): the
+  // instruction of the kernels that run at that M, which can change with M
+  // (W4A16 and DA8W4 hand large M to the AMX tiles where the CPU has
+  // them). {ComputeOp::kScalar, 0} on the reference path.
+  LayerCompute compute_at(int64_t m) const;
 
  private:
   Layer(const LayerDesc& desc, std::unique_ptr<internal::LinearKernel> k);

@@ -158,6 +158,10 @@ class MoeLayer {
   size_t expert_packed_bytes() const;
   // The kernels the experts run (distinct names).
   std::vector<std::string> kernel_names() const;
+  // What an expert computes with when `rows` tokens are routed to it
+  // (Layer::compute_at: the tiles may take many rows, the vector kernels
+  // few).
+  LayerCompute compute_at(int64_t rows) const;
 
  private:
   MoeLayer(const MoeDesc& desc, std::unique_ptr<internal::MoeExperts> e);

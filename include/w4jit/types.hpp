@@ -248,6 +248,29 @@ struct WeightsView {
   int64_t scale_groups = 0;
 };
 
+// The multiply a layer's kernels are built on at some M
+// (Layer::compute_at): the instruction whose peak bounds them where compute
+// binds. A benchmark judges a layer against that peak, so it is asked of
+// the layer rather than read from its kernel names.
+enum class ComputeOp : int {
+  kScalar = 0,   // the reference path: portable C++, no JIT kernel
+  kF32Fma = 1,   // vfmadd231ps over dequantized f32 weights (W4A16)
+  kBf16Dot = 2,  // vdpbf16ps over bf16 weights (W4A16's bf16-dot flavour)
+  // u8 x s8 (DA8W4): vpdpbusd with AVX512_VNNI; on AVX2, vpmaddubsw with
+  // int16 sums widened per block.
+  kInt8Dot = 3,
+  kAmxBf16 = 4,  // tdpbf16ps on the AMX tiles (W4A16 from amx_min_m)
+  kAmxInt8 = 5,  // tdpbusd on the AMX tiles (DA8W4 from amx_min_m)
+};
+
+// What a layer computes with at one M.
+struct LayerCompute {
+  ComputeOp op = ComputeOp::kScalar;
+  // The vector ops' width: 256 (ymm) or 512 (zmm); 0 for the tiles and
+  // the reference.
+  int vector_bits = 0;
+};
+
 // Human-readable names, used in error messages and `w4jit info`.
 const char* ToString(DType t);
 const char* ToString(WeightType t);
@@ -259,6 +282,8 @@ const char* ToString(WeightFormat f);
 const char* ToString(ZeroPointDomain z);
 const char* ToString(Activation a);
 const char* ToString(BinaryOp op);
+// "scalar", "f32_fma", "bf16_dot", "int8_dot", "amx_bf16", "amx_int8".
+const char* ToString(ComputeOp op);
 
 }  // namespace w4jit
 

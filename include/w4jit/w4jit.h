@@ -97,6 +97,17 @@ typedef enum w4jit_binary_op {
   W4JIT_BINARY_ADD = 1
 } w4jit_binary_op;
 
+/* What a layer's kernels multiply with at some M (w4jit::ComputeOp):
+ * w4jit_layer_compute_at. */
+typedef enum w4jit_compute_op {
+  W4JIT_COMPUTE_SCALAR = 0,   /* the reference path */
+  W4JIT_COMPUTE_F32_FMA = 1,  /* vfmadd231ps (W4A16) */
+  W4JIT_COMPUTE_BF16_DOT = 2, /* vdpbf16ps (W4A16's bf16-dot flavour) */
+  W4JIT_COMPUTE_INT8_DOT = 3, /* u8 x s8: vpdpbusd, or AVX2's int16 sums */
+  W4JIT_COMPUTE_AMX_BF16 = 4, /* tdpbf16ps on the AMX tiles */
+  W4JIT_COMPUTE_AMX_INT8 = 5  /* tdpbusd on the AMX tiles */
+} w4jit_compute_op;
+
 typedef struct w4jit_epilogue {
   w4jit_activation activation;
   int num_binary; /* 0, 1 or 2 */
@@ -152,9 +163,10 @@ w4jit_status w4jit_layer_create(const w4jit_layer_desc* desc,
  * weights->g_idx is required and each of its K values < scale_groups.
  * scale_groups = 0 (or K / group_size) is w4jit_layer_create. Mirrors
  * WeightsView::scale_groups. */
-w4jit_status w4jit_layer_create_with_scale_groups(
-    const w4jit_layer_desc* desc, const w4jit_weights* weights,
-    int64_t scale_groups, w4jit_layer** out_layer);
+w4jit_status w4jit_layer_create_with_scale_groups(const w4jit_layer_desc* desc,
+                                                  const w4jit_weights* weights,
+                                                  int64_t scale_groups,
+                                                  w4jit_layer** out_layer);
 /* y = x * W^T (+ bias) for m rows, as w4jit::Layer::Run: m = 0 succeeds and
  * touches neither x nor y (both may be NULL then); m < 0 is an error. */
 w4jit_status w4jit_layer_run(const w4jit_layer* layer, int64_t m, const void* x,
@@ -170,6 +182,13 @@ w4jit_status w4jit_layer_run_epilogue(const w4jit_layer* layer, int64_t m,
                                       int64_t ld1);
 w4jit_status w4jit_layer_packed_bytes(const w4jit_layer* layer,
                                       size_t* out_bytes);
+/* What w4jit_layer_run at M rows computes with (mirrors
+ * w4jit::Layer::compute_at): *out_op, and *out_vector_bits 256 or 512 for
+ * the vector ops, 0 for the tiles and the reference. out_vector_bits may be
+ * NULL. */
+w4jit_status w4jit_layer_compute_at(const w4jit_layer* layer, int64_t m,
+                                    w4jit_compute_op* out_op,
+                                    int* out_vector_bits);
 /* Accepts NULL. */
 void w4jit_layer_destroy(w4jit_layer* layer);
 

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "perf/gbench/prepared_layers.h"
@@ -12,7 +11,6 @@
 #include "perf/lib/bench_data.h"
 #include "perf/lib/bench_options.h"
 #include "perf/lib/output_check.h"
-#include "perf/lib/report/report_table.h"
 
 namespace w4jit::perf {
 namespace {
@@ -28,8 +26,8 @@ void BM_LayerRun(benchmark::State& state, const LayerShape& shape, Mode mode) {
     state.SkipWithError(std::string(layer.status().message()).c_str());
     return;
   }
-  const std::vector<std::string> names = (*layer)->kernel_names();
-  const bool reference = absl::StartsWith(names.front(), "reference");
+  const LayerCompute compute = (*layer)->compute_at(m);
+  const bool reference = compute.op == ComputeOp::kScalar;
   if (reference && static_cast<double>(m) * n * k > kReferenceMaxMacs) {
     state.SkipWithError("reference path: too slow to time at this size");
     return;
@@ -59,11 +57,8 @@ void BM_LayerRun(benchmark::State& state, const LayerShape& shape, Mode mode) {
       benchmark::Counter(static_cast<double>((*layer)->packed_bytes()),
                          benchmark::Counter::kIsIterationInvariantRate,
                          benchmark::Counter::kIs1000);
-  std::string joined;
-  for (const std::string& name : names) {
-    absl::StrAppend(&joined, joined.empty() ? "" : "+", name);
-  }
-  state.SetLabel(ShortKernelNames(joined));
+  // What the kernels at this M compute with ("int8_dot/512").
+  state.SetLabel(absl::StrCat(ToString(compute.op), "/", compute.vector_bits));
 }
 
 }  // namespace

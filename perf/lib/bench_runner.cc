@@ -63,7 +63,6 @@ absl::Status RunLayers(const LayersOptions& config, const ProgressFn& say,
   }
   FoldInterleavedCeilings(report->rows, &report->roofline);
   for (BenchRow& row : report->rows) FillRowMetrics(report->roofline, &row);
-  FillSpeedups(&report->rows);
   if (config.act_order) return RunActOrder(config, say, report);
   return absl::OkStatus();
 }

@@ -172,6 +172,17 @@ w4jit_status w4jit_layer_packed_bytes(const w4jit_layer* layer,
   return W4JIT_OK;
 }
 
+w4jit_status w4jit_layer_compute_at(const w4jit_layer* layer, int64_t m,
+                                    w4jit_compute_op* out_op,
+                                    int* out_vector_bits) {
+  if (layer == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "layer is null");
+  if (out_op == nullptr) return Fail(W4JIT_INVALID_ARGUMENT, "out_op is null");
+  const w4jit::LayerCompute c = layer->impl->compute_at(m);
+  *out_op = static_cast<w4jit_compute_op>(c.op);
+  if (out_vector_bits != nullptr) *out_vector_bits = c.vector_bits;
+  return W4JIT_OK;
+}
+
 void w4jit_layer_destroy(w4jit_layer* layer) { delete layer; }
 
 w4jit_status w4jit_set_num_threads(int num_threads) {

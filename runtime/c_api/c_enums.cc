@@ -44,6 +44,12 @@ static_assert(Same(W4JIT_ACT_NONE, Activation::kNone) &&
               Same(W4JIT_ACT_GELU_ERF, Activation::kGeluErf) &&
               Same(W4JIT_ACT_SILU, Activation::kSilu) &&
               Same(W4JIT_ACT_SWIGLUOAI, Activation::kSwigluOai));
+static_assert(Same(W4JIT_COMPUTE_SCALAR, ComputeOp::kScalar) &&
+              Same(W4JIT_COMPUTE_F32_FMA, ComputeOp::kF32Fma) &&
+              Same(W4JIT_COMPUTE_BF16_DOT, ComputeOp::kBf16Dot) &&
+              Same(W4JIT_COMPUTE_INT8_DOT, ComputeOp::kInt8Dot) &&
+              Same(W4JIT_COMPUTE_AMX_BF16, ComputeOp::kAmxBf16) &&
+              Same(W4JIT_COMPUTE_AMX_INT8, ComputeOp::kAmxInt8));
 static_assert(Same(W4JIT_BINARY_MUL, BinaryOp::kMul) &&
               Same(W4JIT_BINARY_ADD, BinaryOp::kAdd));
 

@@ -289,6 +289,13 @@ class Da8w4JitKernel final : public LinearKernel {
     return packed_.bytes() + perm_table_.size() * sizeof(int32_t);
   }
   std::vector<std::string> kernel_names() const override { return names_; }
+  // The tiles from the M Run hands them (the same test as Run's).
+  LayerCompute compute_at(int64_t m) const override {
+    if (params_.amx() && m > params_.handover_m && m >= params_.amx_min_m) {
+      return {ComputeOp::kAmxInt8, 0};
+    }
+    return {ComputeOp::kInt8Dot, TraitsOf(isa_).vector_bytes * 8};
+  }
 
  private:
   absl::Status Get(const Da8w4GemmConfig& c, Da8w4GemmFn* fn) {

@@ -54,6 +54,10 @@ class MoeExperts {
   size_t packed_bytes() const;
   size_t expert_packed_bytes() const;
   std::vector<std::string> kernel_names() const;
+  // Every expert's kernels are made alike: the first w13 kernel's answer.
+  LayerCompute compute_at(int64_t rows) const {
+    return w13_.kernels.front()->compute_at(rows);
+  }
 
  private:
   // One projection of every expert: kernels[e * panels + p] computes

@@ -1,4 +1,5 @@
 // MoeLayer: the public object, its validation, and stacked-expert views.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -241,6 +242,10 @@ size_t MoeLayer::expert_packed_bytes() const {
 
 std::vector<std::string> MoeLayer::kernel_names() const {
   return experts_->kernel_names();
+}
+
+LayerCompute MoeLayer::compute_at(int64_t rows) const {
+  return experts_->compute_at(std::max<int64_t>(rows, 1));
 }
 
 }  // namespace w4jit

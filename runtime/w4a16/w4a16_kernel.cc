@@ -157,6 +157,16 @@ class W4a16Kernel final : public LinearKernel {
   std::vector<std::string> kernel_names() const override {
     return kernels_.names;
   }
+  // The panels are the f32-FMA flavour's; the int4 kernel computes in its
+  // flavour, at the key's vector width.
+  LayerCompute compute_at(int64_t m) const override {
+    if (plan_.regime.PathAt(m) == W4a16Path::kTiles) {
+      return {ComputeOp::kAmxBf16, 0};
+    }
+    return {plan_.flavor == Flavor::kBf16Dot ? ComputeOp::kBf16Dot
+                                             : ComputeOp::kF32Fma,
+            TraitsOf(plan_.key_isa).vector_bytes * 8};
+  }
 
  private:
   // Act-order: x is packed through this permutation (or nullptr).

@@ -95,3 +95,70 @@ def test_a_sweep_is_tabulated_and_compared(tmp_path):
     pairs = compare.compare(run, faster)
     assert [(p[0], p[4]) for p in pairs] == [("winners", 2.0),
                                              ("candidates", 1.0)]
+
+
+def test_derived_figures_reproduce_the_stored_runs():
+    """The stored runs' speedups and efficiencies were written by the C++
+    before they moved here; derive.py gives the same."""
+    run = report.load(LAYERS)
+    by = {(r["impl"], r["layer"], r["m"], r["cache"]): r for r in run["rows"]}
+    for (impl, layer, m, cache), r in by.items():
+        peer = by.get(("onednn_bf16", layer, m, cache))
+        if impl in ("w4a16", "da8w4") and r["status"] == "ok" and peer \
+                and peer["status"] == "ok":
+            assert r["speedup_vs_onednn_bf16"] == pytest.approx(
+                peer["time_us"] / r["time_us"])
+    scaling = report.load(SCALING)["scaling"]
+    assert any(r["threads"] == 1 and r["efficiency"] == 1.0 for r in scaling)
+
+
+def test_derived_model_act_order_accuracy_and_moe():
+    from w4jit.report.derive import derive
+    model_row = {"status": "ok", "m": 4, "time_ms": 20.0, "min_ms": 16.0,
+                 "p90_ms": 24.0, "weight_bytes": 330_400_000, "layers": 12,
+                 "model_layers": 48, "read_gbps": 40.0, "read_gbps_best": 50.0,
+                 "routing": "uniform", "macs": 2e9, "peak_gmacs": 50.0,
+                 "peak_gmacs_best": 100.0}
+    memory = dict(model_row, macs=1e8)
+    run = derive({
+        "model": {"rows": [model_row, memory]},
+        "act_order": [{"status": "ok", "plain_p50_us": 1000.0,
+                       "plain_min_us": 900.0, "act_p50_us": 1050.0,
+                       "act_min_us": 918.0, "copy_p50_us": 990.0,
+                       "copy_min_us": 909.0},
+                      {"status": "FAILED", "plain_p50_us": 1.0,
+                       "plain_min_us": 1.0, "act_p50_us": 2.0,
+                       "act_min_us": 2.0, "copy_p50_us": 1.0,
+                       "copy_min_us": 1.0}],
+        "accuracy": [
+            {"status": "ok", "impl": "w4a16", "act_quant": "", "layer": "o",
+             "m": 16, "rel_error": 0.002, "p50_us": 2000.0, "min_us": 1800.0},
+            {"status": "ok", "impl": "da8w4", "act_quant": "per_token",
+             "layer": "o", "m": 16, "rel_error": 0.08, "p50_us": 1000.0,
+             "min_us": 900.0}],
+        "moe": [{"min_us": 100.0, "touched_bytes": 2e7,
+                 "read_bytes_per_s": 4e11, "macs": 1e8,
+                 "peak_macs_per_s": 1e12}]})
+    r = run["model"]["rows"][0]
+    assert r["tokens_per_s"] == pytest.approx(200.0)
+    assert r["model_tokens_per_s"] == pytest.approx(50.0)  # 12 of 48 layers
+    assert r["model_tokens_per_s_best"] == pytest.approx(62.5)  # the min
+    assert r["weight_gbps"] == pytest.approx(16.52)
+    assert r["read_pct"] == pytest.approx(100 * 16.52 / 40)
+    assert r["tail"] == pytest.approx(1.5)
+    assert r["peak_pct"] == pytest.approx(200.0)  # 100 GMAC/s of 50
+    assert r["peak_pct_min"] == pytest.approx(125.0)  # 125 of 100
+    # 330.4 MB at 50 GB/s: 6.6 ms; 2e9 MACs at 100 GMAC/s: 20 ms.
+    assert r["bound"] == "compute"
+    assert run["model"]["rows"][1]["bound"] == "memory"
+    ok, failed = run["act_order"]
+    assert ok["act_over_plain_p50"] == pytest.approx(1.05)
+    assert ok["copy_over_plain_min"] == pytest.approx(1.01)
+    assert failed["act_over_plain_p50"] == 0.0
+    w4a16, token = run["accuracy"]
+    assert token["error_over_w4a16"] == pytest.approx(40.0)
+    assert w4a16["over_per_token_p50"] == pytest.approx(2.0)
+    moe = run["moe"][0]
+    assert moe["roof_pct"] == pytest.approx(50.0)
+    assert moe["peak_pct"] == pytest.approx(100.0)
+    assert moe["bound"] == "compute"

@@ -41,8 +41,8 @@ struct BenchRow {
   std::string note;    // why FAILED / n/a / error, or a caveat
   std::string kernel;  // Layer::kernel_names() joined by "+", oneDNN impl
   // What the kernels compute with, set where the layer or peer is made
-  // (LayerComputeOp, PeerComputeOp in row_metrics.h): the compute peak the
-  // row is judged against follows it.
+  // (ComputeOpKey of Layer::compute_at, PeerComputeOp in row_metrics.h):
+  // the compute peak the row is judged against follows it.
   std::string compute_op;
   int samples = 0;
   double time_us = 0.0;  // median
@@ -84,9 +84,6 @@ struct BenchRow {
   double ceiling_rate = 0.0;
   std::string ceiling_basis;
   double interleaved_pct = 0.0;
-  // time(oneDNN peer) / time(this row); 0 where unknown.
-  double speedup_vs_bf16 = 0.0;
-  double speedup_vs_u8s8 = 0.0;
 
   bool ok() const { return status == RowStatus::kOk; }
 };
@@ -104,8 +101,7 @@ struct LayerInfo {
 };
 
 // One layer at one M on one threading backend and thread count (the
-// `bench scaling` job). efficiency = p50(1 thread) / (threads * p50), same
-// backend, mode and M.
+// `bench scaling` job; its efficiency is w4jit.report's).
 struct ScalingRow {
   std::string impl;     // kImplW4a16 / kImplDa8w4
   std::string backend;  // "pool" / "omp"
@@ -118,7 +114,6 @@ struct ScalingRow {
   double time_us = 0.0;  // median
   double min_us = 0.0;
   double p90_us = 0.0;
-  double efficiency = 0.0;
 };
 
 // One layer in one mode at one M, with and without GPTQ act-order (the
@@ -138,13 +133,6 @@ struct ActOrderRow {
   double copy_p50_us = 0.0, copy_min_us = 0.0;
 
   bool ok() const { return status == RowStatus::kOk; }
-  // act / plain and copy / plain, of the p50s and of the mins: the figures
-  // the table prints as a cost (ratio - 1) and the files carry. 0 unless
-  // the row is ok.
-  double act_over_plain_p50() const;
-  double act_over_plain_min() const;
-  double copy_over_plain_p50() const;
-  double copy_over_plain_min() const;
 };
 
 // One layer at one M in one of the `bench accuracy` job's variants: W4A16,
@@ -161,12 +149,9 @@ struct AccuracyRow {
   std::string note;
   int outliers = 0;
   double outlier_scale = 0.0;
-  double rel_error = 0.0;         // relative L2 error
-  double error_over_w4a16 = 0.0;  // rel_error / W4A16's (0 if unknown)
+  double rel_error = 0.0;  // relative L2 error
   int samples = 0;
   double p50_us = 0.0, min_us = 0.0;
-  // Time over the per-token DA8W4 layer's at this M (0 if unknown).
-  double over_per_token_p50 = 0.0, over_per_token_min = 0.0;
 
   bool ok() const { return status == RowStatus::kOk; }
 };
@@ -193,26 +178,13 @@ struct ModelRow {
   double time_ms = 0.0;  // p50 of a step
   double min_ms = 0.0;
   double p90_ms = 0.0;
-  double tokens_per_s = 0.0;     // M / p50
-  int64_t weight_bytes = 0;      // packed weights, scales, bias per step
-  double weight_gbps = 0.0;      // weight_bytes / p50
-  double weight_gbps_max = 0.0;  // weight_bytes / min
-  // The streaming read timed in the same rounds: its p50 rate and its best
-  // (from its min), and the step's rates as a percentage of them.
+  int64_t weight_bytes = 0;  // packed weights, scales, bias per step
+  // The streaming read timed in the same rounds: its rate at its p50 and
+  // at its min (best), and its p90 / min (the machine's own noise).
   double read_gbps = 0.0;
   double read_gbps_best = 0.0;
-  double read_pct = 0.0;      // weight_gbps / read_gbps
-  double read_pct_min = 0.0;  // weight_gbps_max / read_gbps_best
-  // Tails: p90 over min of the step, and of the read in the same rounds
-  // (the machine's own noise: a step's tail above it is the library's).
-  double tail = 0.0;
   double read_tail = 0.0;
-  // The whole model's tokens/s extrapolated from the layers built by the
-  // decoder layer count (a step's time scales with its layers): from the
-  // p50 and from the min. Equal to tokens_per_s when all were built.
   int model_layers = 0;  // the preset's decoder layers
-  double model_tokens_per_s = 0.0;
-  double model_tokens_per_s_best = 0.0;
   // A MoE model's (empty / 0 for a dense one): per decoder layer `calls /
   // layers` attention linears, then one fused MoE layer. weight_bytes is
   // then attention_bytes plus the packed bytes of the distinct experts
@@ -227,15 +199,10 @@ struct ModelRow {
   int64_t expert_bytes = 0;        // one expert's, both projections
   double experts_per_layer = 0.0;  // distinct experts a layer touches, mean
   double macs = 0.0;               // multiply-accumulates per step
-  // The mode's compute peak loop timed in the same rounds: its p50 rate
-  // and best (GMAC/s), the step's MAC rate as a percentage of them, and
-  // which bound binds (kBoundMemory / kBoundCompute: the longer of the
-  // step's bytes at the read's best and its MACs at the peak's best).
+  // The mode's compute peak loop timed in the same rounds: its rate at its
+  // p50 and at its min (GMAC/s).
   double peak_gmacs = 0.0;
   double peak_gmacs_best = 0.0;
-  double peak_pct = 0.0;
-  double peak_pct_min = 0.0;
-  std::string bound;
 
   bool ok() const { return status == RowStatus::kOk; }
   bool is_moe() const { return !routing.empty(); }
@@ -264,13 +231,6 @@ struct MoeBenchRow {
   double read_bytes_per_s = 0.0;  // measured at the touched footprint
   double macs = 0.0;              // multiply-accumulates per call
   double peak_macs_per_s = 0.0;   // the mode's instruction, 0 if unknown
-  // touched_bytes / min time against read_bytes_per_s, in percent.
-  double roof_pct() const;
-  double peak_pct() const;
-  // The roofline bound that binds (the larger of the two shares, as each
-  // is bound time / min time): kBoundMemory or kBoundCompute, "" if
-  // neither was measured.
-  const char* bound() const;
 };
 
 struct BenchReport {

@@ -22,34 +22,30 @@ std::string FirstAvailable(const Roofline& roof,
 
 }  // namespace
 
-PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels) {
-  bool avx512 = false, bf16dot = false;
-  for (const std::string& k : kernels) {
-    avx512 = avx512 || absl::StrContains(k, "__avx512");
-    bf16dot = bf16dot || absl::StrContains(k, "bf16dot");
+std::optional<PeakOp> PeakOpOf(LayerCompute compute) {
+  const bool zmm = compute.vector_bits == 512;
+  switch (compute.op) {
+    case ComputeOp::kScalar:
+      return std::nullopt;
+    case ComputeOp::kF32Fma:
+      return zmm ? PeakOp::kF32FmaZmm : PeakOp::kF32FmaYmm;
+    case ComputeOp::kBf16Dot:
+      return PeakOp::kBf16DotZmm;
+    case ComputeOp::kInt8Dot:
+      // The AVX2 kernels accumulate in int16 (vpmaddubsw + vpaddw): their
+      // ceiling is that loop's, not the exact int32 emulation's.
+      return zmm ? PeakOp::kInt8DotVnniZmm : PeakOp::kInt8DotAvx2I16;
+    case ComputeOp::kAmxBf16:
+      return PeakOp::kAmxBf16;
+    case ComputeOp::kAmxInt8:
+      return PeakOp::kAmxInt8;
   }
-  if (mode == Mode::kDA8W4) {
-    // The AVX2 kernels accumulate in int16 (vpmaddubsw + vpaddw): their
-    // ceiling is that loop's, not the exact int32 emulation's.
-    return avx512 ? PeakOp::kInt8DotVnniZmm : PeakOp::kInt8DotAvx2I16;
-  }
-  if (bf16dot) return PeakOp::kBf16DotZmm;
-  return avx512 ? PeakOp::kF32FmaZmm : PeakOp::kF32FmaYmm;
+  return std::nullopt;
 }
 
-std::string LayerComputeOp(Mode mode, const std::vector<std::string>& kernels) {
-  return GetPeakOpInfo(PeakOpFor(mode, kernels)).key;
-}
-
-std::string LayerComputeOpAt(Mode mode, const std::vector<std::string>& kernels,
-                             int64_t m, int64_t amx_from_m) {
-  const bool tiles = std::any_of(
-      kernels.begin(), kernels.end(),
-      [](const std::string& k) { return absl::EndsWith(k, "__amx"); });
-  if (tiles && m >= amx_from_m) {
-    return mode == Mode::kDA8W4 ? "amx_int8" : "amx_bf16";
-  }
-  return LayerComputeOp(mode, kernels);
+std::string ComputeOpKey(LayerCompute compute) {
+  const std::optional<PeakOp> op = PeakOpOf(compute);
+  return op ? GetPeakOpInfo(*op).key : ToString(compute.op);
 }
 
 std::string PeerComputeOp(const std::string& impl,
@@ -182,25 +178,6 @@ void FillRowMetrics(const Roofline& roof, BenchRow* row) {
   }
   if (RunsAmx(*row) && bounds.compute_us <= 0 && row->note.empty()) {
     row->note = "runs AMX, no AMX peak measured: memory bound only";
-  }
-}
-
-void FillSpeedups(std::vector<BenchRow>* rows) {
-  for (BenchRow& row : *rows) {
-    if (!row.ok() || (row.impl != kImplW4a16 && row.impl != kImplDa8w4)) {
-      continue;
-    }
-    for (const BenchRow& peer : *rows) {
-      if (!peer.ok() || peer.layer != row.layer || peer.m != row.m ||
-          peer.cold != row.cold || peer.n != row.n || peer.k != row.k) {
-        continue;
-      }
-      if (peer.impl == kImplOneDnnBf16) {
-        row.speedup_vs_bf16 = peer.time_us / row.time_us;
-      } else if (peer.impl == kImplOneDnnU8s8) {
-        row.speedup_vs_u8s8 = peer.time_us / row.time_us;
-      }
-    }
   }
 }
 

@@ -4,6 +4,7 @@
 #define W4JIT_PERF_LIB_REPORT_ROW_METRICS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,22 +13,15 @@
 
 namespace w4jit::perf {
 
-// The compute peak a mode's kernels (Layer or MoeLayer kernel_names())
-// run at: DA8W4's int8 dot, W4A16's bf16 dot or f32 FMA, ymm or zmm. The
-// one place that reads it from the kernels' names (their flavour and ISA
-// suffix), once, where the layer is made.
-PeakOp PeakOpFor(Mode mode, const std::vector<std::string>& kernels);
+// The compute peak of what a layer computes with (Layer::compute_at):
+// the int8 dot in int16 (AVX2) or VNNI (zmm), the bf16 dot, the f32 FMA at
+// its width, or the AMX tile op. nullopt on the reference path.
+std::optional<PeakOp> PeakOpOf(LayerCompute compute);
 
-// BenchRow::compute_op of a w4jit layer: PeakOpFor's key ("f32_fma_zmm",
-// "bf16_dot_zmm", "int8_vnni_zmm", "int8_avx2_i16").
-std::string LayerComputeOp(Mode mode, const std::vector<std::string>& kernels);
-
-// BenchRow::compute_op of a w4jit layer's row at M: its AMX tile op
-// ("amx_bf16" for W4A16, "amx_int8" for DA8W4) where one of its kernels
-// is a tile kernel ("__amx") and M >= amx_from_m (the M its parameters
-// hand over to the tiles), else LayerComputeOp.
-std::string LayerComputeOpAt(Mode mode, const std::vector<std::string>& kernels,
-                             int64_t m, int64_t amx_from_m);
+// BenchRow::compute_op of a w4jit layer at some M: PeakOpOf's key
+// ("f32_fma_zmm", "bf16_dot_zmm", "int8_vnni_zmm", "int8_avx2_i16",
+// "amx_bf16", "amx_int8"), or "scalar" on the reference path.
+std::string ComputeOpKey(LayerCompute compute);
 
 // BenchRow::compute_op of a oneDNN peer (`impl` kImplOneDnn*) from the
 // implementation oneDNN names: its AMX tile op where it runs AMX
@@ -85,10 +79,6 @@ void FoldInterleavedCeilings(const std::vector<BenchRow>& rows, Roofline* roof);
 // so a disturbed, low interleaved ceiling cannot push a figure past 100%),
 // interleaved_pct the same against the interleaved ceiling alone.
 void FillRowMetrics(const Roofline& roof, BenchRow* row);
-
-// Sets speedup_vs_bf16 / speedup_vs_u8s8 of every ok w4jit row from the ok
-// peer rows of the same layer, M and cache state.
-void FillSpeedups(std::vector<BenchRow>* rows);
 
 }  // namespace w4jit::perf
 

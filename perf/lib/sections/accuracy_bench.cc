@@ -117,13 +117,6 @@ void TimeRows(const AccuracyOptions& config,
     row.p50_us = r[i]->median_us;
     row.min_us = r[i]->min_us;
   }
-  // Rows 1 (per token) and 0 (W4A16) are the references of the ratios.
-  const AccuracyRow& token = (*rows)[1];
-  for (AccuracyRow& row : *rows) {
-    if (!row.ok() || !token.ok() || token.min_us <= 0.0) continue;
-    row.over_per_token_p50 = row.p50_us / token.p50_us;
-    row.over_per_token_min = row.min_us / token.min_us;
-  }
 }
 
 }  // namespace
@@ -155,10 +148,6 @@ absl::Status RunAccuracy(const AccuracyOptions& config,
           continue;
         }
         rows.back().rel_error = variants[i].rel_error;
-        if (variants[0].rel_error > 0.0) {
-          rows.back().error_over_w4a16 =
-              variants[i].rel_error / variants[0].rel_error;
-        }
       }
       if (made.ok()) TimeRows(config, w, variants, x.data(), &rows);
       for (AccuracyRow& row : rows) {

@@ -11,17 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "dispatch/cpu_profile.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/ceilings/ceiling_probe.h"
 #include "perf/lib/onednn_peer.h"
 #include "perf/lib/output_check.h"
 #include "perf/lib/report/row_metrics.h"
 #include "perf/lib/timing/checked_timing.h"
-#include "runtime/da8w4/da8w4_params.h"
 #include "runtime/formats/import.h"
 #include "runtime/kernel_cache.h"
-#include "runtime/w4a16/w4a16_params.h"
 #include "w4jit/layer.hpp"
 
 namespace w4jit::perf {
@@ -35,25 +32,9 @@ struct ModeLayers {
   std::vector<std::unique_ptr<Layer>> copies;  // [0] is the hot one
   absl::Status status;
   std::string kernel;
-  std::vector<std::string> kernels;  // kernel_names()
-  // The M from which the layer's parameters run its AMX tiles (where it
-  // has any).
-  int64_t amx_from_m = 0;
   int64_t bytes = 0;
   bool reference = false;
 };
-
-// The M from which a layer's resolved parameters run the AMX tiles.
-int64_t AmxFromM(const LayerDesc& desc) {
-  const internal::CpuProfile& cpu = internal::HostCpu();
-  const internal::IsaTier isa = internal::ActiveIsa();
-  if (desc.mode == Mode::kDA8W4) {
-    const internal::Da8w4Params p =
-        internal::ResolveDa8w4Params(cpu, isa, desc);
-    return std::max<int64_t>(p.amx_min_m, p.handover_m + 1);
-  }
-  return internal::ResolveW4a16Params(cpu, isa, desc).amx_min_m;
-}
 
 absl::StatusOr<std::unique_ptr<Layer>> CreateMeasured(const LayerDesc& desc,
                                                       const WeightsView& view,
@@ -156,8 +137,9 @@ Contestant ModeContestant(const LayerContext& ctx, ModeLayers& mode, int64_t m,
   Contestant c;
   c.impl = mode.impl;
   c.kernel = mode.kernel;
-  c.compute_op =
-      LayerComputeOpAt(mode.desc.mode, mode.kernels, m, mode.amx_from_m);
+  if (!mode.copies.empty()) {
+    c.compute_op = ComputeOpKey(mode.copies.front()->compute_at(m));
+  }
   c.weight_bytes = mode.bytes;
   c.footprint_bytes = mode.bytes * copies;
   if (!mode.status.ok()) {
@@ -364,8 +346,6 @@ absl::Status BenchOneLayer(const LayersOptions& config, const LayerShape& shape,
     if (layer.ok()) {
       ml.bytes = static_cast<int64_t>((*layer)->packed_bytes());
       ml.kernel = absl::StrJoin((*layer)->kernel_names(), "+");
-      ml.kernels = (*layer)->kernel_names();
-      ml.amx_from_m = AmxFromM(ml.desc);
       ml.reference = absl::StartsWith(ml.kernel, "reference");
       ml.copies.push_back(*std::move(layer));
       info.packed_bytes = ml.bytes;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,7 +135,7 @@ absl::StatusOr<std::vector<ModelCopy>> BuildVariantCopies(
 // run; probes[i] is null where the CPU lacks the instruction (the
 // reference kernels ran: the rows' peak figures stay 0).
 struct PeakProbes {
-  std::vector<PeakOp> ops;
+  std::vector<std::optional<PeakOp>> ops;
   std::vector<std::unique_ptr<CeilingProbe>> probes;
   std::vector<size_t> of_copy;  // the probe of each copy
 };
@@ -142,11 +143,12 @@ struct PeakProbes {
 PeakProbes MakePeakProbes(const std::vector<ModelCopy>& copies) {
   PeakProbes peaks;
   for (const ModelCopy& copy : copies) {
-    const PeakOp op = PeakOpFor(copy.mode, copy.kernels);
+    const std::optional<PeakOp> op = PeakOpOf(copy.compute);
     auto it = std::find(peaks.ops.begin(), peaks.ops.end(), op);
     if (it == peaks.ops.end()) {
       absl::StatusOr<std::unique_ptr<CeilingProbe>> peak =
-          CeilingProbe::Compute(op, 0.05);
+          op ? CeilingProbe::Compute(*op, 0.05)
+             : absl::UnavailableError("the reference path");
       peaks.ops.push_back(op);
       peaks.probes.push_back(peak.ok() ? *std::move(peak) : nullptr);
       it = peaks.ops.end() - 1;
@@ -278,22 +280,19 @@ std::string ModelRowLine(const ModelRow& row, const std::string& variant,
   if (is_moe) {
     return absl::StrFormat(
         "  %s %s %s T=%d: p50 %.1f ms (min %.1f, p90 %.1f), %.1f "
-        "experts/layer, %.1f MB/step, %.0f%% (min %.0f%%) of the read's "
-        "%.1f GB/s, %.0f%% (min %.0f%%) of the peak",
+        "experts/layer, %.1f MB/step",
         row.impl, variant,
         row.part.empty() ? row.step : absl::StrCat(row.step, " ", row.part),
         row.m, row.time_ms, row.min_ms, row.p90_ms, row.experts_per_layer,
-        row.weight_bytes / 1e6, row.read_pct, row.read_pct_min, row.read_gbps,
-        row.peak_pct, row.peak_pct_min);
+        row.weight_bytes / 1e6);
   }
   return absl::StrFormat(
-      "  %s %s %s%s M=%d: p50 %.1f ms (min %.1f, p90 %.1f), %.1f GB/s "
-      "= %.0f%% of the read's %.1f GB/s",
+      "  %s %s %s%s M=%d: p50 %.1f ms (min %.1f, p90 %.1f), the read "
+      "%.1f GB/s",
       row.impl, variant, row.step,
       absl::StrCat(SpaceThen(ModelSettingLabel(row.prefetch, row.tuning)),
                    row.huge_pages ? " 2M pages" : ""),
-      row.m, row.time_ms, row.min_ms, row.p90_ms, row.weight_gbps, row.read_pct,
-      row.read_gbps);
+      row.m, row.time_ms, row.min_ms, row.p90_ms, row.read_gbps);
 }
 
 // Builds variant `variant`'s copies, times them in rounds with the read

@@ -93,8 +93,8 @@ absl::Status BuildMoe(
   copy->expert_bytes = static_cast<int64_t>(first.expert_packed_bytes());
   for (const std::string& name : first.kernel_names()) {
     info.kernel += (info.kernel.empty() ? "" : "+") + name;
-    copy->kernels.push_back(name);
   }
+  copy->compute = first.compute_at(1);
   report->model_layers.push_back(info);
   if (!fused) {
     const std::vector<int32_t> ids =
@@ -222,9 +222,6 @@ absl::StatusOr<ModelCopy> BuildCopy(
       copy.layers[static_cast<size_t>(l) * shapes + j] = *std::move(layer);
     }
     const Layer& first = *copy.layers[j];
-    for (const std::string& name : first.kernel_names()) {
-      copy.kernels.push_back(name);
-    }
     info.create_ms = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - t0)
                          .count() /

@@ -37,8 +37,10 @@ struct ModelCopy {
   std::vector<std::unique_ptr<Layer>> layers;
   std::vector<std::vector<uint16_t>> in;  // per shape
   mutable std::vector<std::vector<uint16_t>> out;
-  int64_t weight_bytes = 0;          // the linears' packed bytes, all layers
-  std::vector<std::string> kernels;  // every kernel the step runs
+  int64_t weight_bytes = 0;  // the linears' packed bytes, all layers
+  // What a MoE copy's experts compute with at one routed row (its peak
+  // probe's instruction; Layer::compute_at).
+  LayerCompute compute;
   // A MoE model's.
   std::vector<std::unique_ptr<MoeLayer>> moe;  // per decoder layer
   int64_t hidden = 0, top_k = 0;

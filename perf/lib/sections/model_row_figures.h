@@ -1,6 +1,7 @@
-// A --model row's figures from its step timings: tokens/s, weight bytes/s
-// against the read probe timed in the same rounds, and (a MoE model's)
-// MACs/s against the compute peak.
+// A --model row's timings: its step's, and the rates of the read probe
+// and (a MoE model's) the compute peak loop timed in the same rounds. The
+// figures they imply (tokens/s, shares of the read and the peak, the bound
+// that binds) are w4jit.report's (derive.py).
 #ifndef W4JIT_PERF_LIB_SECTIONS_MODEL_ROW_FIGURES_H_
 #define W4JIT_PERF_LIB_SECTIONS_MODEL_ROW_FIGURES_H_
 
@@ -9,14 +10,12 @@
 
 namespace w4jit::perf {
 
-// Fills a row's figures from its step timings and the read probe's timed
-// in the same rounds (read_bytes per probe call).
+// The step's times and the read probe's rates (read_bytes per probe
+// call) and tail.
 void FillModelRowFigures(const TimingResult& step, const TimingResult& read,
                          double read_bytes, ModelRow* row);
 
-// A MoE row's compute-peak figures (after FillModelRowFigures): the peak
-// loop timed in the same rounds doing peak_macs per run, row->macs per
-// step, and the bound that binds.
+// The compute peak loop's rates, peak_macs per run.
 void FillModelRowPeak(const TimingResult& peak, double peak_macs,
                       ModelRow* row);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <utility>
@@ -111,8 +112,12 @@ absl::Status BenchPreset(const MoePreset& p, Mode mode,
   if (!layer.ok()) return layer.status();
   absl::StatusOr<ExpertLayers> loop_layers = MakeExpertLayers(d, *ckpt);
   if (!loop_layers.ok()) return loop_layers.status();
-  const PeakOp op = PeakOpFor(mode, (*layer)->kernel_names());
-  absl::StatusOr<ComputePeak> peak = MeasureComputePeak(op, options.roofline);
+  // The experts' op at one routed row (a decode step's): one peak serves
+  // every token count.
+  const std::optional<PeakOp> op = PeakOpOf((*layer)->compute_at(1));
+  absl::StatusOr<ComputePeak> peak =
+      op ? MeasureComputePeak(*op, options.roofline)
+         : absl::UnavailableError("the reference path");
   const double expert_bytes =
       static_cast<double>((*layer)->expert_packed_bytes());
   for (bool skewed : {false, true}) {
@@ -177,10 +182,10 @@ absl::Status BenchPreset(const MoePreset& p, Mode mode,
                  static_cast<double>(p.hidden * p.intermediate);
       row.peak_macs_per_s = peak.ok() ? peak->macs_per_s : 0.0;
       say(
-          absl::StrFormat("  %s T=%d: min %.1f us, p50 %.1f us, %.0f%% of "
-                          "the read roofline; per-expert loop min %.1f us",
+          absl::StrFormat("  %s T=%d: min %.1f us, p50 %.1f us; per-expert "
+                          "loop min %.1f us",
                           skewed ? "skewed" : "uniform", t, row.min_us,
-                          row.median_us, row.roof_pct(), row.loop_min_us));
+                          row.median_us, row.loop_min_us));
       rows->push_back(row);
     }
   }
@@ -236,26 +241,6 @@ absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
     }
   }
   return rows;
-}
-
-std::string MoeTable(const std::vector<MoeBenchRow>& rows) {
-  std::string s = absl::StrFormat(
-      "%-14s %-6s %-8s %5s %3s %10s %10s %8s %9s %8s %7s %7s %-7s %11s "
-      "%11s\n",
-      "model", "mode", "routing", "T", "thr", "min_us", "p50_us", "experts",
-      "bytes_MB", "read_GBs", "roof%", "peak%", "binds", "loop_min_us",
-      "loop_p50_us");
-  for (const MoeBenchRow& r : rows) {
-    absl::StrAppendFormat(
-        &s,
-        "%-14s %-6s %-8s %5d %3d %10.1f %10.1f %8d %9.1f %8.1f %7.1f %7.1f "
-        "%-7s %11.1f %11.1f\n",
-        r.preset, ToString(r.mode), r.skewed ? "skewed" : "uniform", r.tokens,
-        r.threads, r.min_us, r.median_us, r.touched_experts,
-        r.touched_bytes / 1e6, r.read_bytes_per_s / 1e9, r.roof_pct(),
-        r.peak_pct(), r.bound(), r.loop_min_us, r.loop_median_us);
-  }
-  return s;
 }
 
 }  // namespace w4jit::perf

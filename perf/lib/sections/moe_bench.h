@@ -42,9 +42,6 @@ absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
     const MoeOptions& options,
     const std::function<void(const std::string&)>& say);
 
-// The rows as a text table (their CSV and JSON: report_files.h).
-std::string MoeTable(const std::vector<MoeBenchRow>& rows);
-
 }  // namespace w4jit::perf
 
 #endif  // W4JIT_PERF_LIB_SECTIONS_MOE_BENCH_H_

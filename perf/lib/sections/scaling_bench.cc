@@ -139,12 +139,6 @@ absl::Status RunScaling(const ScalingOptions& config,
         row.p90_us = r->p90_us;
       }
       for (ScalingRow& row : rows) {
-        for (const ScalingRow& one : rows) {
-          if (one.backend == row.backend && one.threads == 1 &&
-              one.time_us > 0 && row.time_us > 0) {
-            row.efficiency = one.time_us / (row.threads * row.time_us);
-          }
-        }
         say(absl::StrFormat("  %s %s M=%d %d thread(s): p50 %.1f us", row.impl,
                             row.backend, m, row.threads, row.time_us));
         report->scaling.push_back(row);

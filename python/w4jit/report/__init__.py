@@ -1,10 +1,12 @@
 """Reports of `w4jit bench` runs: C++ measures, Python reports.
 
 `w4jit bench <job>` and `w4jit sweep` write the versioned JSON of a run
-(bench.json, schema "w4jit-bench/1"; sweep.json, "w4jit-sweep/1") and print
+(bench.json, schema "w4jit-bench/2"; sweep.json, "w4jit-sweep/1") and print
 a short table. This package
 turns that JSON into what a reader wants:
 
+- derived figures: speedups over the peers, efficiencies, ratios, a
+  model's tokens/s and shares of its ceilings (`derive.py`);
 - tables: one CSV per section of the run and a markdown summary
   (`tables.py`, standard library only);
 - charts: the roofline and the thread scaling, drawn with matplotlib, an
@@ -21,18 +23,19 @@ run in an interpreter that has torch (as the package's other modules do).
 """
 import json
 
-SCHEMAS = ("w4jit-bench/1", "w4jit-sweep/1")
+SCHEMAS = ("w4jit-bench/2", "w4jit-sweep/1")
 
 
 def load(path):
     """The run at `path`, checked to be a bench.json or sweep.json this
-    package reads."""
+    package reads, with the figures its measurements imply (derive.py)."""
+    from .derive import derive
     with open(path, encoding="utf-8") as f:
         run = json.load(f)
     if run.get("schema") not in SCHEMAS:
         raise ValueError(f"{path}: schema {run.get('schema')!r}, want one of "
                          f"{', '.join(SCHEMAS)}")
-    return run
+    return derive(run)
 
 
 def sections(run):
