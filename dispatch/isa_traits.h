@@ -92,6 +92,9 @@ struct IsaTraits {
   constexpr bool Has(IsaFeatures need) const { return features.Has(need); }
 };
 
+// The rows' feature sets, each the set of the tier before it and what the
+// tier adds (every tier today is a superset of the one before; a row that
+// is not would spell its own set).
 namespace isa_features {
 inline constexpr IsaFeatures kAvx2Row = IsaFeature::kAvx2;
 inline constexpr IsaFeatures kAvx512VnniRow =
