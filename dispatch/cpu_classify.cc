@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/isa_traits.h"
 
@@ -76,7 +75,7 @@ CpuProfile ClassifyCpu(Vendor vendor, uint32_t signature,
   // Width of the vector datapath. Zen 4 executes 512-bit ops as two 256-bit
   // halves; Zen 5 desktop/server parts have a full 512-bit datapath, mobile
   // parts report FP256 in CPUID 0x8000001A and split like Zen 4.
-  if (TraitsOf(p.isa).evex || features.avx512f) {
+  if (TierHas(p.isa, IsaFeature::kAvx512) || features.avx512f) {
     if (p.zen_generation == 4 || (p.zen_generation >= 5 && features.fp256)) {
       p.native_vector_bits = 256;
     } else {
@@ -101,13 +100,5 @@ bool ParseIsaTier(const std::string& text, IsaTier* out) {
 }
 
 const char* ToString(IsaTier tier) { return TraitsOf(tier).env_name; }
-
-std::string IsaTierNames() {
-  std::string names;
-  for (const IsaTraits& t : kIsaTraits) {
-    absl::StrAppend(&names, names.empty() ? "" : ", ", t.env_name);
-  }
-  return names;
-}
 
 }  // namespace w4jit::internal

@@ -56,11 +56,12 @@ CpuProfile Detect() {
     // the kernels stay on the vector tiers.
     const absl::Status amx = RequestAmxTileData();
     p.amx_permission = amx.ok() ? "granted" : std::string(amx.message());
-    if (!amx.ok() && p.isa == IsaTier::kAmx) {
-      p.isa = p.isa_cap = IsaTier::kAvx512Bf16;
+    // Refused: the tier of the vector kernels that run beside the tiles.
+    if (!amx.ok() && p.isa != TraitsOf(p.isa).simd_tier) {
+      p.isa = p.isa_cap = TraitsOf(p.isa).simd_tier;
       Log(LogLevel::kWarning,
-          absl::StrCat("AMX tiles unused, the kernels use avx512_bf16: ",
-                       amx.message()));
+          absl::StrCat("AMX tiles unused, the kernels use ", ToString(p.isa),
+                       ": ", amx.message()));
     }
   }
   if (const cpuinfo_cache* c = cpuinfo_get_l1d_cache(0)) p.l1d_bytes = c->size;
@@ -109,7 +110,8 @@ const CpuProfile& HostCpu() {
 IsaTier ActiveIsa() {
   IsaTier cap = HostCpu().isa_cap;
   const int scoped = g_scoped_cap.load();
-  if (scoped >= 0 && static_cast<IsaTier>(scoped) < cap) {
+  // The scoped cap where the cap runs its code (a cap above it stays).
+  if (scoped >= 0 && HasFeaturesOf(cap, static_cast<IsaTier>(scoped))) {
     cap = static_cast<IsaTier>(scoped);
   }
   return cap;

@@ -8,7 +8,10 @@
 
 namespace w4jit::internal {
 
-// Ordered: a tier includes everything below it.
+// The tiers W4JIT_ISA names, each with more features than the one before.
+// What a tier's kernels may use is its row's feature bits
+// (dispatch/isa_traits.h): code asks for a feature, not for a place in
+// this order.
 enum class IsaTier : int {
   kRef = 0,         // portable C++ only
   kAvx2 = 1,        // AVX2 + FMA (Zen 2/3, Haswell and later)

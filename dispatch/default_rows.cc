@@ -1,6 +1,7 @@
 #include "dispatch/default_rows.h"
 
 #include "absl/strings/match.h"
+#include "dispatch/isa_traits.h"
 
 namespace w4jit::internal {
 
@@ -17,8 +18,7 @@ std::vector<const DefaultsRow*> MatchingRows(
     // A row of a family ("zen5") holds for its variants ("zen5-fp256").
     const std::string family = row.cpu_class;
     const bool of_family = cls == family || absl::StartsWith(cls, family + "-");
-    // The rows' tier ranges are the one order comparison of tiers here.
-    if (of_family && isa >= row.min_tier && isa <= row.max_tier) {
+    if (of_family && TierHas(isa, row.needs)) {
       out.push_back(&row);
     }
   }

@@ -174,7 +174,8 @@ std::string CpuClassOf(const CpuProfile& cpu, IsaTier isa) {
     base = absl::StrCat("zen", cpu.zen_generation);
     if (cpu.zen_generation >= 5 && cpu.features.fp256) base += "-fp256";
   } else if (cpu.vendor == Vendor::kIntel) {
-    base = TraitsOf(cpu.isa).evex ? "intel-avx512" : "intel-avx2";
+    base =
+        TierHas(cpu.isa, IsaFeature::kAvx512) ? "intel-avx512" : "intel-avx2";
   } else {
     base = "generic";
   }

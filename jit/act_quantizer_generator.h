@@ -62,7 +62,7 @@ inline constexpr int64_t kActOrderTablePad = 16;
 using ActQuantFn = void (*)(const ActQuantArgs*);
 
 struct ActQuantConfig {
-  IsaTier isa = IsaTier::kAvx2;  // >= kAvx512Vnni: zmm code
+  IsaTier isa = IsaTier::kAvx2;  // IsaFeature::kAvx512: zmm code
   DType act_dtype = DType::kBF16;
   int64_t k = 0;
   int64_t group_size = 0;  // resolved: K for per-channel; any value >= 1

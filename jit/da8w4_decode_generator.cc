@@ -3,13 +3,17 @@
 #include <cstddef>
 
 #include "dispatch/isa_traits.h"
+#include "jit/da8w4_decode_plan.h"
 
 namespace w4jit::internal {
 namespace {
 
-// Quads per unrolled iteration: enough independent loads and stores in
-// flight to keep the loop overhead out of the way.
-constexpr int kUnroll = 4;
+// The register roles and the unroll (jit/da8w4_decode_plan.h).
+using da8w4_decode_gpr::kArgs;
+using da8w4_decode_gpr::kDst;
+using da8w4_decode_gpr::kQuadsLeft;
+using da8w4_decode_gpr::kSrc;
+using Plan = Da8w4DecodePlan;
 
 }  // namespace
 
@@ -39,26 +43,24 @@ Da8w4DecodeGenerator::Da8w4DecodeGenerator(const Da8w4DecodeConfig& config)
       minus8_(config.minus8),
       vec_(this, config.isa) {}
 
-// rsi src cursor, rdx dst cursor, rcx quads left; vector 0 the 0x0F mask,
-// 1 .. 2 * kUnroll the loaded and decoded quads.
 void Da8w4DecodeGenerator::Generate() {
   ConstPool pool;
-  mov(rsi, ptr[rdi + offsetof(Da8w4DecodeArgs, src)]);
-  mov(rdx, ptr[rdi + offsetof(Da8w4DecodeArgs, dst)]);
-  mov(rcx, ptr[rdi + offsetof(Da8w4DecodeArgs, quads)]);
-  vmovups(vec_.Vec(0), pool.Splat32(0x0F0F0F0F));
+  mov(kSrc, ptr[kArgs + offsetof(Da8w4DecodeArgs, src)]);
+  mov(kDst, ptr[kArgs + offsetof(Da8w4DecodeArgs, dst)]);
+  mov(kQuadsLeft, ptr[kArgs + offsetof(Da8w4DecodeArgs, quads)]);
+  vmovups(vec_.Vec(Plan::kMask), pool.Splat32(0x0F0F0F0F));
   Xbyak::Label unrolled, single, done;
   L(unrolled);
-  cmp(rcx, kUnroll);
+  cmp(kQuadsLeft, Plan::kUnroll);
   jl(single, T_NEAR);
-  EmitQuads(kUnroll, &pool);
-  sub(rcx, kUnroll);
+  EmitQuads(Plan::kUnroll, &pool);
+  sub(kQuadsLeft, Plan::kUnroll);
   jmp(unrolled, T_NEAR);
   L(single);
-  test(rcx, rcx);
+  test(kQuadsLeft, kQuadsLeft);
   jz(done, T_NEAR);
   EmitQuads(1, &pool);
-  dec(rcx);
+  dec(kQuadsLeft);
   jmp(single, T_NEAR);
   L(done);
   vzeroupper();
@@ -68,23 +70,24 @@ void Da8w4DecodeGenerator::Generate() {
 
 void Da8w4DecodeGenerator::EmitQuads(int quads, ConstPool* pool) {
   const int qb = vec_.bytes();
+  const Xbyak::Xmm mask = vec_.Vec(Plan::kMask);
   for (int q = 0; q < quads; ++q) {
-    const Xbyak::Xmm lo = vec_.Vec(1 + 2 * q), hi = vec_.Vec(2 + 2 * q);
-    vmovups(hi, ptr[rsi + q * qb]);
-    vec_.And(lo, hi, vec_.Vec(0));
+    const Xbyak::Xmm lo = vec_.Vec(Plan::Low(q)), hi = vec_.Vec(Plan::High(q));
+    vmovups(hi, ptr[kSrc + q * qb]);
+    vec_.And(lo, hi, mask);
     vpsrlw(hi, hi, 4);
-    vec_.And(hi, hi, vec_.Vec(0));
+    vec_.And(hi, hi, mask);
     if (minus8_) {
       vpsubb(lo, lo, pool->Splat32(0x08080808));
       vpsubb(hi, hi, pool->Splat32(0x08080808));
     }
   }
   for (int q = 0; q < quads; ++q) {
-    vmovups(ptr[rdx + 2 * q * qb], vec_.Vec(1 + 2 * q));
-    vmovups(ptr[rdx + (2 * q + 1) * qb], vec_.Vec(2 + 2 * q));
+    vmovups(ptr[kDst + 2 * q * qb], vec_.Vec(Plan::Low(q)));
+    vmovups(ptr[kDst + (2 * q + 1) * qb], vec_.Vec(Plan::High(q)));
   }
-  add(rsi, quads * qb);
-  add(rdx, 2 * quads * qb);
+  add(kSrc, quads * qb);
+  add(kDst, 2 * quads * qb);
 }
 
 }  // namespace w4jit::internal

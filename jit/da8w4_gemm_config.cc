@@ -87,7 +87,8 @@ KernelName Da8w4GemmConfig::NameParts() const {
   const Da8w4GemmConfig c = Canonical();
   KernelName key;
   key.family = KernelFamily::kDa8w4Gemm;
-  key.isa = c.amx ? IsaTier::kAmx : c.isa;
+  // The tile kernels are named for the feature they need.
+  key.isa = c.amx ? LeastTierWith(IsaFeature::kAmxInt8) : c.isa;
   key.act_dtype = c.act_dtype;
   key.out_dtype = c.out_dtype;
   key.weight_type = c.weight_type;

@@ -110,9 +110,9 @@ void Da8w4GemmGenerator::EmitStepStart() {
     vpxor(zero, zero, zero);
   }
   for (int i = 0; i < NumAcc(); ++i) vmovaps(ptr[rsp + F32Tile(i)], zero);
-  // VNNI accumulates in registers (AMX in tiles, AVX2 from each chunk's
-  // first product).
-  if (vec_.avx512() && !cfg_.amx) {
+  // VNNI accumulates in registers (AMX in tiles, its plan's vnni false;
+  // AVX2 from each chunk's first product).
+  if (plan_.vnni) {
     for (int i = 0; i < NumAcc(); ++i) vmovaps(vec_.Vec(i), zero);
   }
 }
@@ -169,7 +169,7 @@ int Da8w4GemmGenerator::OutCols(int blk) const {
 }
 
 void Da8w4GemmGenerator::EmitGroup() {
-  if (vec_.avx512()) {
+  if (plan_.vnni) {
     EmitVnniGroup();
   } else {
     EmitAvx2Group();
@@ -198,7 +198,7 @@ void Da8w4GemmGenerator::EmitChunk(int quads) {
     }
   }
   for (int q = 0; q < quads; ++q) {
-    if (!vec_.avx512()) {
+    if (!plan_.vnni) {
       EmitAvx2Quad(q, q == 0);
     } else if (cfg_.decoded) {
       EmitQuadDecodedVnni(q);

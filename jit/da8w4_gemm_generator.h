@@ -71,7 +71,7 @@ struct Da8w4GemmArgs {
 using Da8w4GemmFn = void (*)(const Da8w4GemmArgs*);
 
 struct Da8w4GemmConfig {
-  IsaTier isa = IsaTier::kAvx2;    // >= kAvx512Vnni: zmm + VNNI
+  IsaTier isa = IsaTier::kAvx2;    // IsaFeature::kAvx512Vnni: zmm, vpdpbusd
   DType act_dtype = DType::kBF16;  // only named; the code does not depend on it
   DType out_dtype = DType::kF32;
   WeightType weight_type = WeightType::kS4;

@@ -18,8 +18,10 @@ constexpr int kInt32MaxChunkQuads = 32;
 
 absl::StatusOr<Da8w4GemmPlan> MakeDa8w4GemmPlan(IsaTier isa, int mr, int nblk,
                                                 bool decoded) {
-  const IsaTraits& traits = TraitsOf(isa);
-  const int regs = traits.vector_regs;
+  const int regs = TraitsOf(isa).vector_regs;
+  // vpdpbusd (int32 accumulators, every register of a tile its own) or
+  // AVX2's vpmaddubsw pairs (int16 products through b and t).
+  const bool vnni = TierHas(isa, IsaFeature::kAvx512Vnni);
   if (mr < 1 || nblk < 1) {
     return absl::InvalidArgumentError(
         absl::StrFormat("tile %d x %d blocks is empty", mr, nblk));
@@ -28,15 +30,16 @@ absl::StatusOr<Da8w4GemmPlan> MakeDa8w4GemmPlan(IsaTier isa, int mr, int nblk,
   p.mr = mr;
   p.nblk = nblk;
   p.decoded = decoded;
+  p.vnni = vnni;
   p.nacc = 2 * mr * nblk;
   p.max_chunk_quads = Da8w4MaxChunkQuads(isa);
   int next = p.nacc;
   p.zero = next;
-  if (traits.evex) {
+  if (vnni) {
     p.row_sum = next;
     p.tmp = next + 1;
   }
-  if (decoded && traits.evex) {
+  if (decoded && vnni) {
     p.weights = next;
     next += 2 * nblk;
     p.bcast = next++;
@@ -45,7 +48,7 @@ absl::StatusOr<Da8w4GemmPlan> MakeDa8w4GemmPlan(IsaTier isa, int mr, int nblk,
     p.wl = next++;
     p.wh = next++;
     p.b = next++;
-    if (traits.evex) {
+    if (vnni) {
       p.mask = regs - 1;
     } else {
       p.t = next;
@@ -68,7 +71,8 @@ int Da8w4MaxTileBlocks(IsaTier isa) {
 }
 
 int Da8w4MaxChunkQuads(IsaTier isa) {
-  return TraitsOf(isa).evex ? kInt32MaxChunkQuads : kInt16MaxChunkQuads;
+  return TierHas(isa, IsaFeature::kAvx512Vnni) ? kInt32MaxChunkQuads
+                                               : kInt16MaxChunkQuads;
 }
 
 }  // namespace w4jit::internal

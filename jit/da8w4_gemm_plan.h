@@ -33,6 +33,10 @@ struct Da8w4GemmPlan {
   int mr = 0;    // rows of the tile
   int nblk = 0;  // column blocks of the tile
   bool decoded = false;
+  // The tier has vpdpbusd on zmm (IsaFeature::kAvx512Vnni): the VNNI steps
+  // (jit/da8w4_gemm_vnni_steps.cc) with int32 accumulators in registers;
+  // else the AVX2 steps.
+  bool vnni = false;
   int nacc = 0;  // accumulators: 2 * mr * nblk (int16 on AVX2, int32 on zmm)
   // In-loop registers (also AVX2's decoded tiles).
   int wl = -1, wh = -1;

@@ -50,7 +50,9 @@ class VecEmitter {
   // The tier's vectors (dispatch/isa_traits.h): ymm for AVX2, zmm for the
   // AVX-512 tiers; a JIT tier, never kRef.
   VecEmitter(Xbyak::CodeGenerator* g, IsaTier tier)
-      : g_(g), traits_(TraitsOf(tier)), avx512_(traits_.evex) {}
+      : g_(g),
+        traits_(TraitsOf(tier)),
+        avx512_(traits_.Has(IsaFeature::kAvx512)) {}
 
   bool avx512() const { return avx512_; }
   int bytes() const { return traits_.vector_bytes; }
@@ -96,7 +98,7 @@ class VecEmitter {
 
   Xbyak::CodeGenerator* g_;
   const IsaTraits& traits_;
-  bool avx512_;  // EVEX forms, opmasks (traits_.evex)
+  bool avx512_;  // EVEX forms, opmasks (IsaFeature::kAvx512)
 };
 
 // Loads one vector of lanes scales (or float zero points) of dtype `t` at

@@ -16,6 +16,14 @@ namespace {
 using Xbyak::Xmm;
 using Xbyak::util::ptr;
 
+// The register roles (jit/w4a16_panel_plan.h).
+using w4a16_dequant_gpr::kArgs;
+using w4a16_dequant_gpr::kItersLeft;
+using w4a16_dequant_gpr::kMeta;
+using w4a16_dequant_gpr::kPanel;
+using w4a16_dequant_gpr::kSegmentsLeft;
+using w4a16_dequant_gpr::kW;
+
 // Pairs of k per unrolled loop iteration.
 constexpr int kUnroll = 4;
 
@@ -81,14 +89,13 @@ W4a16DequantGenerator::W4a16DequantGenerator(const W4a16DequantConfig& config)
 }
 
 void W4a16DequantGenerator::Generate() {
-  const Xbyak::Reg64 args(kArg1);
   const bool u4 = config_.weight_type == WeightType::kU4;
   const bool fz = config_.float_zero;
   Preamble();
-  mov(rax, ptr[args + offsetof(W4a16DequantArgs, w)]);
-  mov(rbx, ptr[args + offsetof(W4a16DequantArgs, meta)]);
-  mov(rdx, ptr[args + offsetof(W4a16DequantArgs, panel)]);
-  mov(r10, ptr[args + offsetof(W4a16DequantArgs, segments)]);
+  mov(kW, ptr[kArgs + offsetof(W4a16DequantArgs, w)]);
+  mov(kMeta, ptr[kArgs + offsetof(W4a16DequantArgs, meta)]);
+  mov(kPanel, ptr[kArgs + offsetof(W4a16DequantArgs, panel)]);
+  mov(kSegmentsLeft, ptr[kArgs + offsetof(W4a16DequantArgs, segments)]);
   // Decode constants (jit/w4a16_decode.h): mask_hi, mask_lo, s4 zero.
   vmovups(vec_.Vec(plan_.mask_hi), pool_.Splat32(u4 ? 0xF0u : 0xFFFFFFF0u));
   vmovups(vec_.Vec(plan_.mask_lo), pool_.Splat32(0x0Fu));
@@ -103,19 +110,20 @@ void W4a16DequantGenerator::Generate() {
   const int meta_size = static_cast<int>(DTypeSize(config_.meta_dtype));
   for (int v = 0; v < nv_; ++v) {
     EmitLoadWidenedF32(this, config_.meta_dtype,
-                       ptr[rbx + v * lanes_ * meta_size], vec_.Vec(v));
+                       ptr[kMeta + v * lanes_ * meta_size],
+                       vec_.Vec(plan_.Scale(v)));
   }
   auto advance = [&](int n) {
-    add(rax, static_cast<uint32_t>(n * nb_));
-    add(rdx, static_cast<uint32_t>(n * 2 * nb_ * 4));
+    add(kW, static_cast<uint32_t>(n * nb_));
+    add(kPanel, static_cast<uint32_t>(n * 2 * nb_ * 4));
   };
   if (iters > 1) {
     Xbyak::Label loop;
-    mov(rsi, iters);
+    mov(kItersLeft, iters);
     L(loop);
     EmitPairs(unroll);
     advance(unroll);
-    dec(rsi);
+    dec(kItersLeft);
     jnz(loop, T_NEAR);
   } else {
     EmitPairs(unroll);
@@ -125,9 +133,9 @@ void W4a16DequantGenerator::Generate() {
     EmitPairs(rest);
     advance(rest);
   }
-  add(rbx, static_cast<uint32_t>(nb_ * meta_size *
-                                 MetaVectorsPerGroup(false, u4 || fz)));
-  dec(r10);
+  add(kMeta, static_cast<uint32_t>(nb_ * meta_size *
+                                   MetaVectorsPerGroup(false, u4 || fz)));
+  dec(kSegmentsLeft);
   jnz(segment, T_NEAR);
   Postamble();
   pool_.Emit(this);
@@ -144,17 +152,17 @@ void W4a16DequantGenerator::EmitPairs(int pairs) {
       // overlap.
       const Xmm even = vec_.Vec(plan_.Even(v));
       const Xmm odd = vec_.Vec(plan_.Odd(v));
-      const Xbyak::Address zeros = ptr[rbx + (nb_ + v * lanes_) * 4];
-      const Xbyak::Address zeros16 = ptr[rbx + (2 * nb_ + v * lanes_) * 4];
+      const Xbyak::Address zeros = ptr[kMeta + (nb_ + v * lanes_) * 4];
+      const Xbyak::Address zeros16 = ptr[kMeta + (2 * nb_ + v * lanes_) * 4];
       NibbleDecodeOperands ops;
       ops.mask_hi = &mask_hi;
       ops.mask_lo = &mask_lo;
       ops.zero = u4 ? static_cast<const Xbyak::Operand*>(&zeros) : &zero8;
       ops.zero16 = &zeros16;
-      EmitDecodeNibblePairsF32(this, vec_, !u4, ptr[rax + s * nb_ + v * lanes_],
+      EmitDecodeNibblePairsF32(this, vec_, !u4, ptr[kW + s * nb_ + v * lanes_],
                                even, odd, ops);
-      vmulps(even, even, vec_.Vec(v));
-      vmulps(odd, odd, vec_.Vec(v));
+      vmulps(even, even, vec_.Vec(plan_.Scale(v)));
+      vmulps(odd, odd, vec_.Vec(plan_.Scale(v)));
       if (config_.float_zero) {
         // w = (u - 8) * s + zf; the odd k hold 16 * w (x is divided by 16).
         vaddps(even, even, zeros);
@@ -168,8 +176,8 @@ void W4a16DequantGenerator::EmitPairs(int pairs) {
         EmitRoundToBf16InPlace(this, vec_, even, round0, round1, &pool_);
         EmitRoundToBf16InPlace(this, vec_, odd, round0, round1, &pool_);
       }
-      vmovups(ptr[rdx + ((2 * s) * nb_ + v * lanes_) * 4], even);
-      vmovups(ptr[rdx + ((2 * s + 1) * nb_ + v * lanes_) * 4], odd);
+      vmovups(ptr[kPanel + ((2 * s) * nb_ + v * lanes_) * 4], even);
+      vmovups(ptr[kPanel + ((2 * s + 1) * nb_ + v * lanes_) * 4], odd);
     }
   }
 }

@@ -33,7 +33,7 @@ struct W4a16DequantArgs {
 
 // What one dequantizer is specialised for.
 struct W4a16DequantConfig {
-  IsaTier isa = IsaTier::kAvx2;  // ymm for kAvx2, zmm above
+  IsaTier isa = IsaTier::kAvx2;  // zmm where it has IsaFeature::kAvx512
   WeightType weight_type = WeightType::kS4;
   bool float_zero = false;         // (u - 8) * s + zf
   DType meta_dtype = DType::kF32;  // 16-bit only without zero points

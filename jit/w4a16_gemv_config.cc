@@ -22,7 +22,7 @@ absl::Status CheckW4a16GemvConfig(const W4a16GemvConfig& c) {
     return absl::InvalidArgumentError("no W4A16 flavour in the config");
   }
   const IsaTraits& isa = TraitsOf(c.isa);
-  if (dot && !isa.bf16_dot) {
+  if (dot && !isa.Has(IsaFeature::kAvx512Bf16)) {
     return absl::InvalidArgumentError("the bf16-dot flavour needs AVX512_BF16");
   }
   if (c.out_dtype != DType::kF32 && c.out_dtype != DType::kBF16) {

@@ -22,7 +22,7 @@ absl::StatusOr<W4a16GemvPlan> MakeW4a16GemvPlan(const W4a16GemvConfig& config,
     p.table = next++;
     p.spare = p.table;
     if (config.folded_zero) p.zf = next++;
-  } else if (!isa.evex) {
+  } else if (!isa.Has(IsaFeature::kAvx512)) {
     if (next + 2 * rows + 1 <= regs) {
       p.hold_x = true;
       p.x0 = next;

@@ -13,11 +13,23 @@ namespace {
 using Xbyak::Xmm;
 using Xbyak::util::ptr;
 
-// Register roles. rdi: args; r8: flags; r9: bytes per packed row; r12:
-// scratch tile of the current row group; r13: packed rows of the current
-// row group (k = 0); r14: rows left; r15: y of the current row group; rbx:
-// panel walker; rdx: packed-row walker; rsi: k-loop counter, then the mask
-// GPR of the stores; rax: y row walker; rcx: bias.
+// The register roles (jit/w4a16_panel_plan.h).
+using w4a16_panel_gpr::kA;
+using w4a16_panel_gpr::kAccRows;
+using w4a16_panel_gpr::kArgs;
+using w4a16_panel_gpr::kARowBytes;
+using w4a16_panel_gpr::kARows;
+using w4a16_panel_gpr::kBias;
+using w4a16_panel_gpr::kEpOperand0;
+using w4a16_panel_gpr::kEpOperand1;
+using w4a16_panel_gpr::kFlags;
+using w4a16_panel_gpr::kPairsLeft;
+using w4a16_panel_gpr::kPanel;
+using w4a16_panel_gpr::kRowsLeft;
+using w4a16_panel_gpr::kRowY;
+using w4a16_panel_gpr::kScratch;
+using w4a16_panel_gpr::kStoreTmp32;
+using w4a16_panel_gpr::kStoreY;
 
 }  // namespace
 
@@ -82,40 +94,38 @@ W4a16PanelGenerator::W4a16PanelGenerator(const W4a16PanelConfig& config)
       stride_(config.stride) {}
 
 void W4a16PanelGenerator::Generate() {
-  const Xbyak::Reg64 args(kArg1);
   Preamble();
-  mov(r8, ptr[args + offsetof(W4a16PanelArgs, flags)]);
-  mov(r9, ptr[args + offsetof(W4a16PanelArgs, a_row_bytes)]);
-  mov(r12, ptr[args + offsetof(W4a16PanelArgs, acc)]);
-  mov(r13, ptr[args + offsetof(W4a16PanelArgs, a)]);
-  mov(r14, ptr[args + offsetof(W4a16PanelArgs, m)]);
-  mov(r15, ptr[args + offsetof(W4a16PanelArgs, y)]);
+  mov(kFlags, ptr[kArgs + offsetof(W4a16PanelArgs, flags)]);
+  mov(kARowBytes, ptr[kArgs + offsetof(W4a16PanelArgs, a_row_bytes)]);
+  mov(kAccRows, ptr[kArgs + offsetof(W4a16PanelArgs, acc)]);
+  mov(kARows, ptr[kArgs + offsetof(W4a16PanelArgs, a)]);
+  mov(kRowsLeft, ptr[kArgs + offsetof(W4a16PanelArgs, m)]);
+  mov(kRowY, ptr[kArgs + offsetof(W4a16PanelArgs, y)]);
 
   EmitRowTiles(
-      this, r14, config_.mr, [&](int mr) { EmitTile(mr); },
+      this, kRowsLeft, config_.mr, [&](int mr) { EmitTile(mr); },
       [&](int mr) {
-        imul(rax, r9, mr);
-        add(r13, rax);
-        add(r12, static_cast<uint32_t>(mr * stride_ * 4));
-        mov(rax, ptr[args + offsetof(W4a16PanelArgs, ldy_bytes)]);
-        imul(rax, rax, mr);
-        add(r15, rax);
+        imul(kScratch, kARowBytes, mr);
+        add(kARows, kScratch);
+        add(kAccRows, static_cast<uint32_t>(mr * stride_ * 4));
+        mov(kScratch, ptr[kArgs + offsetof(W4a16PanelArgs, ldy_bytes)]);
+        imul(kScratch, kScratch, mr);
+        add(kRowY, kScratch);
       });
   Postamble();
   pool_.Emit(this);
 }
 
 void W4a16PanelGenerator::EmitTile(int mr) {
-  const Xbyak::Reg64 args(kArg1);
   const bool avx512 = vec_.avx512();
   // A row tail's tile (mr <= config_.mr) fits where the config's does.
   const W4a16PanelPlan plan = *MakeW4a16PanelPlan(config_.isa, mr, nv_);
   auto acc = [&](int r, int v) { return vec_.Vec(plan.Acc(r, v)); };
   auto scratch = [&](int r, int v) {
-    return ptr[r12 + (r * stride_ + v * lanes_) * 4];
+    return ptr[kAccRows + (r * stride_ + v * lanes_) * 4];
   };
   Xbyak::Label zero_init, init_done, final_store, stored, kloop;
-  test(r8, W4a16PanelArgs::kLoadAcc);
+  test(kFlags, W4a16PanelArgs::kLoadAcc);
   jz(zero_init, T_NEAR);
   for (int r = 0; r < mr; ++r) {
     for (int v = 0; v < nv_; ++v) vmovups(acc(r, v), scratch(r, v));
@@ -133,21 +143,21 @@ void W4a16PanelGenerator::EmitTile(int mr) {
   }
   L(init_done);
 
-  mov(rdx, ptr[args + offsetof(W4a16PanelArgs, k0)]);
-  imul(rdx, rdx, mr * 4);
-  add(rdx, r13);
-  mov(rbx, ptr[args + offsetof(W4a16PanelArgs, panel)]);
-  mov(rsi, ptr[args + offsetof(W4a16PanelArgs, kc)]);
-  shr(rsi, 1);
+  mov(kA, ptr[kArgs + offsetof(W4a16PanelArgs, k0)]);
+  imul(kA, kA, mr * 4);
+  add(kA, kARows);
+  mov(kPanel, ptr[kArgs + offsetof(W4a16PanelArgs, panel)]);
+  mov(kPairsLeft, ptr[kArgs + offsetof(W4a16PanelArgs, kc)]);
+  shr(kPairsLeft, 1);
   L(kloop);
   EmitK(plan, 0);
   EmitK(plan, 1);
-  add(rbx, static_cast<uint32_t>(2 * stride_ * 4));
-  add(rdx, 2 * mr * 4);
-  dec(rsi);
+  add(kPanel, static_cast<uint32_t>(2 * stride_ * 4));
+  add(kA, 2 * mr * 4);
+  dec(kPairsLeft);
   jnz(kloop, T_NEAR);
 
-  test(r8, W4a16PanelArgs::kFinal);
+  test(kFlags, W4a16PanelArgs::kFinal);
   jnz(final_store, T_NEAR);
   for (int r = 0; r < mr; ++r) {
     for (int v = 0; v < nv_; ++v) vmovups(scratch(r, v), acc(r, v));
@@ -162,31 +172,33 @@ void W4a16PanelGenerator::EmitTile(int mr) {
   }
   const Xmm t0 = vec_.Vec(plan.store0);
   const Xmm t1 = vec_.Vec(plan.store1);
-  mov(rax, r15);
-  if (config_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
+  mov(kStoreY, kRowY);
+  if (config_.bias) mov(kBias, ptr[kArgs + offsetof(W4a16PanelArgs, bias)]);
   for (int r = 0; r < mr; ++r) {
     for (int v = 0; v < nv_; ++v) {
       const int count = static_cast<int>(
           std::clamp<int64_t>(config_.n - int64_t{v} * lanes_, 0, lanes_));
       if (count == 0) continue;
       const Xmm val = acc(r, v);
-      if (config_.bias) vaddps(val, val, ptr[rcx + v * lanes_ * 4]);
+      if (config_.bias) vaddps(val, val, ptr[kBias + v * lanes_ * 4]);
       if (config_.out_dtype == DType::kF32) {
-        vec_.StoreF32(rax + v * lanes_ * 4, val, count, t0, esi);
+        vec_.StoreF32(kStoreY + v * lanes_ * 4, val, count, t0, kStoreTmp32);
       } else {
-        vec_.StoreBf16(rax + v * lanes_ * 2, val, count, t0, t1, esi, &pool_);
+        vec_.StoreBf16(kStoreY + v * lanes_ * 2, val, count, t0, t1,
+                       kStoreTmp32, &pool_);
       }
     }
-    if (r + 1 < mr) add(rax, ptr[args + offsetof(W4a16PanelArgs, ldy_bytes)]);
+    if (r + 1 < mr) {
+      add(kStoreY, ptr[kArgs + offsetof(W4a16PanelArgs, ldy_bytes)]);
+    }
   }
   L(stored);
 }
 
 void W4a16PanelGenerator::EmitEpilogueStore(const W4a16PanelPlan& plan) {
   const int mr = plan.mr;
-  const Xbyak::Reg64 args(kArg1);
   auto scratch = [&](int r, int v) {
-    return ptr[r12 + (r * stride_ + v * lanes_) * 4];
+    return ptr[kAccRows + (r * stride_ + v * lanes_) * 4];
   };
   for (int r = 0; r < mr; ++r) {
     for (int v = 0; v < nv_; ++v) {
@@ -195,16 +207,16 @@ void W4a16PanelGenerator::EmitEpilogueStore(const W4a16PanelPlan& plan) {
   }
   const EpilogueEmitter ep(this, vec_, &pool_, epilogue_);
   // Operand rows of this row tile: ep + (m - rows left) * ld.
-  const Xbyak::Reg64 operands[2] = {rbx, rdx};
+  const Xbyak::Reg64 operands[2] = {kEpOperand0, kEpOperand1};
   for (int i = 0; i < epilogue_.num_binary; ++i) {
     const Xbyak::Reg64& o = operands[i];
-    mov(o, ptr[args + offsetof(W4a16PanelArgs, m)]);
-    sub(o, r14);
-    imul(o, ptr[args + offsetof(W4a16PanelArgs, ep_ld_bytes) + 8 * i]);
-    add(o, ptr[args + offsetof(W4a16PanelArgs, ep) + 8 * i]);
+    mov(o, ptr[kArgs + offsetof(W4a16PanelArgs, m)]);
+    sub(o, kRowsLeft);
+    imul(o, ptr[kArgs + offsetof(W4a16PanelArgs, ep_ld_bytes) + 8 * i]);
+    add(o, ptr[kArgs + offsetof(W4a16PanelArgs, ep) + 8 * i]);
   }
-  mov(rax, r15);
-  if (config_.bias) mov(rcx, ptr[args + offsetof(W4a16PanelArgs, bias)]);
+  mov(kStoreY, kRowY);
+  if (config_.bias) mov(kBias, ptr[kArgs + offsetof(W4a16PanelArgs, bias)]);
   const bool pair = epilogue_.silu_mul;
   EpilogueEmitter::TileStores s;
   s.rows = mr;
@@ -212,14 +224,14 @@ void W4a16PanelGenerator::EmitEpilogueStore(const W4a16PanelPlan& plan) {
   s.out_cols = pair ? config_.out_n : config_.n;
   s.value = [&](const Xmm& dst, int r, int v) {
     vmovups(dst, scratch(r, v));
-    if (config_.bias) vaddps(dst, dst, ptr[rcx + v * lanes_ * 4]);
+    if (config_.bias) vaddps(dst, dst, ptr[kBias + v * lanes_ * 4]);
   };
-  s.y = rax;
-  s.ldy_at = args + offsetof(W4a16PanelArgs, ldy_bytes);
-  s.ep_ld_at = args + offsetof(W4a16PanelArgs, ep_ld_bytes);
+  s.y = kStoreY;
+  s.ldy_at = kArgs + offsetof(W4a16PanelArgs, ldy_bytes);
+  s.ep_ld_at = kArgs + offsetof(W4a16PanelArgs, ep_ld_bytes);
   s.operands = operands;
   s.out_dtype = config_.out_dtype;
-  s.gpr_tmp = esi;
+  s.gpr_tmp = kStoreTmp32;
   ep.EmitTileStores(s);
 }
 
@@ -228,10 +240,10 @@ void W4a16PanelGenerator::EmitK(const W4a16PanelPlan& plan, int k) {
   const Xmm bcast = vec_.Vec(plan.bcast);
   for (int v = 0; v < nv_; ++v) {
     vmovups(vec_.Vec(plan.panel + v),
-            ptr[rbx + (k * stride_ + v * lanes_) * 4]);
+            ptr[kPanel + (k * stride_ + v * lanes_) * 4]);
   }
   for (int r = 0; r < mr; ++r) {
-    vbroadcastss(bcast, ptr[rdx + (k * mr + r) * 4]);
+    vbroadcastss(bcast, ptr[kA + (k * mr + r) * 4]);
     for (int v = 0; v < nv_; ++v) {
       vfmadd231ps(vec_.Vec(plan.Acc(r, v)), vec_.Vec(plan.panel + v), bcast);
     }

@@ -46,7 +46,7 @@ struct W4a16PanelArgs {
 
 // What one panel microkernel is specialised for.
 struct W4a16PanelConfig {
-  IsaTier isa = IsaTier::kAvx2;  // ymm for kAvx2, zmm above
+  IsaTier isa = IsaTier::kAvx2;  // zmm where it has IsaFeature::kAvx512
   DType out_dtype = DType::kF32;
   bool bias = false;
   // Rows per register tile (the last M % mr rows get a tile of their own

@@ -11,7 +11,8 @@ absl::StatusOr<W4a16DequantPlan> MakeW4a16DequantPlan(IsaTier isa, int vectors,
                                                       bool round_bf16) {
   W4a16DequantPlan p;
   p.nv = vectors;
-  int next = vectors;
+  p.scales = 0;
+  int next = p.scales + vectors;
   p.mask_hi = next++;
   p.mask_lo = next++;
   p.zero8 = next++;

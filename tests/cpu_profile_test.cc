@@ -118,6 +118,39 @@ TEST(ClassifyTest, AmxTierNeedsEveryTileFeatureAndBf16) {
   EXPECT_EQ(TraitsOf(IsaTier::kAmx).simd_tier, IsaTier::kAvx512Bf16);
 }
 
+// The rows' feature bits: what code asks for instead of a tier's place.
+TEST(IsaFeaturesTest, TiersHaveTheirFeatures) {
+  EXPECT_TRUE(TierHas(IsaTier::kAvx2, IsaFeature::kAvx2));
+  EXPECT_FALSE(TierHas(IsaTier::kAvx2, IsaFeature::kAvx512));
+  EXPECT_FALSE(TierHas(IsaTier::kRef, IsaFeature::kAvx2));
+  EXPECT_TRUE(TierHas(IsaTier::kRef, IsaFeatures()));
+  EXPECT_TRUE(TierHas(IsaTier::kAvx512Vnni,
+                      IsaFeature::kAvx512 | IsaFeature::kAvx512Vnni));
+  EXPECT_FALSE(TierHas(IsaTier::kAvx512Vnni, IsaFeature::kAvx512Bf16));
+  EXPECT_TRUE(TierHas(IsaTier::kAvx512Bf16, IsaFeature::kAvx512Bf16));
+  EXPECT_FALSE(TierHas(IsaTier::kAvx512Bf16, IsaFeature::kAmxInt8));
+  EXPECT_TRUE(
+      TierHas(IsaTier::kAmx, IsaFeature::kAmxInt8 | IsaFeature::kAmxBf16));
+  // Every tier's features contain those of the tiers whose code it runs.
+  for (const IsaTraits& t : kIsaTraits) {
+    EXPECT_TRUE(t.Has(TraitsOf(t.vector_tier).features)) << t.env_name;
+    EXPECT_TRUE(t.Has(TraitsOf(t.simd_tier).features)) << t.env_name;
+    // zmm comes with the AVX-512 bit, ymm without it.
+    EXPECT_EQ(t.Has(IsaFeature::kAvx512), t.vector_bytes == 64) << t.env_name;
+  }
+}
+
+TEST(IsaFeaturesTest, LeastTierWithAndNames) {
+  EXPECT_EQ(LeastTierWith(IsaFeature::kAvx2), IsaTier::kAvx2);
+  EXPECT_EQ(LeastTierWith(IsaFeature::kAvx512Vnni), IsaTier::kAvx512Vnni);
+  EXPECT_EQ(LeastTierWith(IsaFeature::kAvx512Bf16), IsaTier::kAvx512Bf16);
+  EXPECT_EQ(LeastTierWith(IsaFeature::kAmxInt8), IsaTier::kAmx);
+  EXPECT_EQ(LeastTierWith(IsaFeatures()), IsaTier::kRef);
+  EXPECT_EQ(TraitsOf(IsaTier::kAvx512Vnni).features.str(),
+            "avx2|avx512|avx512_vnni");
+  EXPECT_EQ(IsaFeatures().str(), "none");
+}
+
 TEST(IsaTierTest, ParsesEveryNameAndRejectsOthers) {
   IsaTier t;
   for (IsaTier want : w4jit::testing::IsaTiersWithRef()) {
@@ -131,7 +164,7 @@ TEST(IsaTierTest, ParsesEveryNameAndRejectsOthers) {
 
 TEST(HostCpuTest, DetectsSomethingConsistent) {
   const CpuProfile& p = HostCpu();
-  EXPECT_LE(p.isa_cap, p.isa);
+  EXPECT_TRUE(HasFeaturesOf(p.isa, p.isa_cap));
   EXPECT_GE(p.cores, 1);
   EXPECT_GT(p.l1d_bytes, 0);
   if (p.vendor == Vendor::kAmd && p.family >= 0x17) {

@@ -52,7 +52,8 @@ CpuProfile Intel() {
 
 void ExpectWellFormed(const DefaultsRow& row) {
   SCOPED_TRACE(row.cpu_class);
-  EXPECT_LE(row.min_tier, row.max_tier);
+  // Some tier has the row's features (else the row never holds).
+  EXPECT_TRUE(TierHas(LeastTierWith(row.needs), row.needs)) << row.needs.str();
   const std::string source = row.source;
   EXPECT_FALSE(source.empty());
   if (row.evidence == Evidence::kMeasured) {
@@ -61,12 +62,21 @@ void ExpectWellFormed(const DefaultsRow& row) {
   }
 }
 
-// Each row applies at every tier of its range, through the family's one
-// Apply (the parameter table, then the check).
+// The tiers a row holds at: every tier with its features.
+std::vector<IsaTier> TiersOf(const DefaultsRow& row) {
+  std::vector<IsaTier> tiers;
+  for (const IsaTraits& t : kIsaTraits) {
+    if (t.Has(row.needs)) tiers.push_back(t.tier);
+  }
+  return tiers;
+}
+
+// Each row applies at every tier with its features, through the family's
+// one Apply (the parameter table, then the check).
 TEST(DefaultRowsTest, W4a16RowsApplyAndSayWhereTheyComeFrom) {
   for (const DefaultsRow& row : W4a16DefaultsRows()) {
     ExpectWellFormed(row);
-    for (IsaTier t : {row.min_tier, row.max_tier}) {
+    for (IsaTier t : TiersOf(row)) {
       const W4a16Params base = DefaultW4a16Params(Intel(), t);
       absl::StatusOr<W4a16Params> p = ApplyW4a16Params(row.params, base, t);
       EXPECT_TRUE(p.ok()) << row.cpu_class << ": " << p.status();
@@ -77,7 +87,7 @@ TEST(DefaultRowsTest, W4a16RowsApplyAndSayWhereTheyComeFrom) {
 TEST(DefaultRowsTest, Da8w4RowsApplyAndSayWhereTheyComeFrom) {
   for (const DefaultsRow& row : Da8w4DefaultsRows()) {
     ExpectWellFormed(row);
-    for (IsaTier t : {row.min_tier, row.max_tier}) {
+    for (IsaTier t : TiersOf(row)) {
       const Da8w4Params base = DefaultDa8w4Params(Intel(), t);
       absl::StatusOr<Da8w4Params> p = ApplyDa8w4Params(row.params, base, t);
       EXPECT_TRUE(p.ok()) << row.cpu_class << ": " << p.status();
@@ -97,8 +107,7 @@ TEST(DefaultRowsTest, NoRowCopiesAnotherOfItsFamily) {
         const std::string ca = a.cpu_class, cb = b.cpu_class;
         const bool family = ca == cb || cb.rfind(ca + "-", 0) == 0 ||
                             ca.rfind(cb + "-", 0) == 0;
-        EXPECT_FALSE(family && a.params == b.params &&
-                     a.min_tier == b.min_tier && a.max_tier == b.max_tier)
+        EXPECT_FALSE(family && a.params == b.params && a.needs == b.needs)
             << ca << " and " << cb;
       }
     }
@@ -149,13 +158,8 @@ TEST(DefaultRowsTest, ClassesGetTheirValues) {
 
 TEST(DefaultRowsTest, MatchingRowsFollowClassAndTier) {
   const std::vector<DefaultsRow> rows = {
-      {"zen4",
-       IsaTier::kAvx512Vnni,
-       IsaTier::kAvx512Bf16,
-       Evidence::kGuessed,
-       "test",
-       {}},
-      {"zen3", IsaTier::kAvx2, IsaTier::kAvx2, Evidence::kGuessed, "test", {}},
+      {"zen4", IsaFeature::kAvx512, Evidence::kGuessed, "test", {}},
+      {"zen3", IsaFeature::kAvx2, Evidence::kGuessed, "test", {}},
   };
   EXPECT_EQ(MatchingRows(rows, Zen4(), IsaTier::kAvx512Bf16).size(), 1u);
   EXPECT_TRUE(MatchingRows(rows, Zen4(), IsaTier::kAvx2).empty());
@@ -163,15 +167,25 @@ TEST(DefaultRowsTest, MatchingRowsFollowClassAndTier) {
   EXPECT_TRUE(MatchingRows(rows, Intel(), IsaTier::kAvx512Bf16).empty());
   EXPECT_EQ(CpuClassBase(Zen4()), "zen4");
   // A family's row holds for its variants, and only for them.
-  const std::vector<DefaultsRow> family = {{"zen5",
-                                            IsaTier::kAvx2,
-                                            IsaTier::kAvx512Bf16,
-                                            Evidence::kGuessed,
-                                            "test",
-                                            {}}};
+  const std::vector<DefaultsRow> family = {
+      {"zen5", IsaFeature::kAvx2, Evidence::kGuessed, "test", {}}};
   EXPECT_EQ(MatchingRows(family, Zen5Fp256(), IsaTier::kAvx2).size(), 1u);
   EXPECT_EQ(MatchingRows(family, Zen5(), IsaTier::kAvx2).size(), 1u);
   EXPECT_TRUE(MatchingRows(family, Zen4(), IsaTier::kAvx2).empty());
+  // A row asks for features, not for a range of tiers: the tile rows hold
+  // where the kernels' tier has the tiles, the VNNI rows at every tier with
+  // vpdpbusd on zmm.
+  const std::vector<DefaultsRow> intel = {
+      {"intel-avx512", IsaFeature::kAmxInt8, Evidence::kGuessed, "test", {}},
+      {"intel-avx512",
+       IsaFeature::kAvx512Vnni,
+       Evidence::kGuessed,
+       "test",
+       {}}};
+  EXPECT_EQ(MatchingRows(intel, Intel(), IsaTier::kAmx).size(), 2u);
+  EXPECT_EQ(MatchingRows(intel, Intel(), IsaTier::kAvx512Bf16).size(), 1u);
+  EXPECT_EQ(MatchingRows(intel, Intel(), IsaTier::kAvx512Vnni).size(), 1u);
+  EXPECT_TRUE(MatchingRows(intel, Intel(), IsaTier::kAvx2).empty());
 }
 
 // One pipeline: a tuning entry this tier cannot run (a row tile too tall

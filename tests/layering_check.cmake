@@ -17,7 +17,8 @@
 #   runtime/*           (files directly in runtime/) the layer core and what
 #                       every job shares: the canonical weights, the kernel
 #                       interface, the kernel cache (runs jit generators),
-#                       validation, the reference, scale storage;
+#                       validation, the reference, scale storage, the
+#                       families' regime table (runtime/regime.h);
 #                       it reaches the families only through the factory
 #                       declarations in runtime/jit_kernels.h
 #   runtime/moe/        the fused mixture-of-experts layer over Layer's parts
@@ -93,7 +94,8 @@ set(pattern_torch "^torch/")
 # The runtime headers a kernel family shares with the layer core.
 set(family_shared runtime/canonical_weights.h runtime/linear_kernel.h
                   runtime/jit_kernels.h runtime/scale_storage.h
-                  runtime/gate_up_interleave.h runtime/kernel_cache.h)
+                  runtime/gate_up_interleave.h runtime/kernel_cache.h
+                  runtime/regime.h)
 
 set(allowed_base base/)
 set(allowed_dispatch base/ dispatch/)

@@ -7,11 +7,13 @@
 //   M <= handover_m: column ranges only, each thread taking whole ranges of
 //     column blocks for all rows, so the weights stream from memory once.
 //   M >  handover_m: the 2-D split of runtime/threads/work_split.h, column
-//   panels
-//     (sized to stay in L2) x ranges of row tiles. Within a work item all
-//     row tiles sweep the panel, so weights are re-read from L2, not
-//     memory; from panel_min_m rows the item first decodes its panel into
-//     per-thread scratch and runs the decoded-panel tile on it.
+//     panels (sized to stay in L2) x ranges of row tiles. Within a work
+//     item all row tiles sweep the panel, so weights are re-read from L2,
+//     not memory; from panel_min_m rows (amx_min_m for the AMX tiles) the
+//     item first decodes its panel into per-thread scratch and runs the
+//     decoded-panel tile on it.
+// Which path runs from which M is the layer's Da8w4Regime, stated once:
+// Build makes the kernels of its paths, Run picks the row of its M.
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -29,6 +31,7 @@
 #include "runtime/da8w4/da8w4_kernel_lookup.h"
 #include "runtime/da8w4/da8w4_pack.h"
 #include "runtime/da8w4/da8w4_params.h"
+#include "runtime/da8w4/da8w4_regime.h"
 #include "runtime/gate_up_interleave.h"
 #include "runtime/jit_kernels.h"
 #include "runtime/threads/parallel.h"
@@ -117,11 +120,23 @@ Da8w4GemmConfig AmxTileConfig(const LayerDesc& desc, const Da8w4Params& params,
   return c;
 }
 
+// Whether the regime runs the vector tiles that unpack nibbles in the loop
+// (decoded false) or those on decoded panels (true).
+bool UsesTiles(const Da8w4Regime& regime, bool decoded) {
+  if (decoded) return regime.Uses(Da8w4Path::kPanels);
+  return regime.Uses(Da8w4Path::kOnePass) || regime.Uses(Da8w4Path::kInLoop);
+}
+
 class Da8w4JitKernel final : public LinearKernel {
  public:
-  Da8w4JitKernel(const LayerDesc& desc, const Da8w4Params& params, IsaTier isa,
-                 Da8w4Packed packed, const std::vector<int32_t>& k_perm)
-      : desc_(desc), params_(params), isa_(isa), packed_(std::move(packed)) {
+  Da8w4JitKernel(const LayerDesc& desc, const Da8w4Params& params,
+                 const Da8w4Regime& regime, IsaTier isa, Da8w4Packed packed,
+                 const std::vector<int32_t>& k_perm)
+      : desc_(desc),
+        params_(params),
+        regime_(regime),
+        isa_(isa),
+        packed_(std::move(packed)) {
     if (!k_perm.empty()) {
       // Act-order: the quantizer gathers x through this table (padded for
       // its last vector loads, act_quantizer_generator.h).
@@ -130,7 +145,8 @@ class Da8w4JitKernel final : public LinearKernel {
     }
   }
 
-  // JITs the quantizer and the kernels of every tile height 1..mr.
+  // JITs the quantizer and, for each path the regime runs, its kernels of
+  // every tile height (1..mr of the path's tile).
   absl::Status Build() {
     const Da8w4Layout& lay = packed_.layout;
     ActQuantConfig qc{
@@ -151,7 +167,9 @@ class Da8w4JitKernel final : public LinearKernel {
     // The AMX tiles read s4 panels as signed q = u - 8
     // (jit/da8w4_amx_generator.h); the vector panels read u.
     for (const bool amx : {false, true}) {
-      if (!(amx ? params_.amx() : params_.panels())) continue;
+      if (!regime_.Uses(amx ? Da8w4Path::kTiles : Da8w4Path::kPanels)) {
+        continue;
+      }
       absl::StatusOr<std::shared_ptr<const Generator>> d = GetDa8w4DecodeKernel(
           isa_, amx && desc_.weight_type == WeightType::kS4);
       if (!d.ok()) return d.status();
@@ -164,7 +182,7 @@ class Da8w4JitKernel final : public LinearKernel {
     }
 
     for (const bool decoded : {false, true}) {
-      if (decoded && !params_.panels()) continue;
+      if (!UsesTiles(regime_, decoded)) continue;
       std::vector<TileKernels>& tiles = decoded ? panel_tiles_ : tiles_;
       const int mr = decoded ? params_.panel_mr : params_.mr;
       tiles.resize(static_cast<size_t>(mr) + 1);
@@ -182,7 +200,7 @@ class Da8w4JitKernel final : public LinearKernel {
         }
       }
     }
-    if (params_.amx()) {
+    if (regime_.Uses(Da8w4Path::kTiles)) {
       amx_tiles_.resize(static_cast<size_t>(params_.amx_mr) + 1);
       for (int rows = params_.amx_mr; rows >= 1; --rows) {
         TileKernels& tk = amx_tiles_[rows];
@@ -225,10 +243,9 @@ class Da8w4JitKernel final : public LinearKernel {
 
     // Row tiles: ceil(m / mr) tiles whose heights differ by at most one.
     // The AMX tiles run on decoded panels too.
-    const bool amx =
-        params_.amx() && m > params_.handover_m && m >= params_.amx_min_m;
-    const bool decode = amx || (params_.panels() && m > params_.handover_m &&
-                                m >= params_.panel_min_m);
+    const Da8w4Path path = regime_.PathAt(m);
+    const bool amx = path == Da8w4Path::kTiles;
+    const bool decode = Decodes(path);
     const std::vector<TileKernels>& kernels = amx      ? amx_tiles_
                                               : decode ? panel_tiles_
                                                        : tiles_;
@@ -251,7 +268,7 @@ class Da8w4JitKernel final : public LinearKernel {
     const int64_t align = kernels[base_rows + (extra > 0 ? 1 : 0)].nblk;
     const int64_t units = CeilDiv(blocks, align);
     const int64_t packed_block = lay.block_weight_bytes();
-    if (m <= params_.handover_m) {
+    if (path == Da8w4Path::kOnePass) {
       const int64_t panel = std::max<int64_t>(
           align, params_.panel_bytes / packed_block / align * align);
       const int parts = SmallMParts(blocks, threads, align);
@@ -374,6 +391,7 @@ class Da8w4JitKernel final : public LinearKernel {
 
   const LayerDesc desc_;
   const Da8w4Params params_;
+  const Da8w4Regime regime_;
   const IsaTier isa_;
   const Da8w4Packed packed_;
   AlignedVector<int32_t> perm_table_;  // act-order: k_perm + padding, or empty
@@ -415,9 +433,27 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
   const CanonicalWeights& packed_w = interleaved ? *interleaved : w;
   const Da8w4Layout layout =
       MakeDa8w4Layout(packed_w, lanes, params.scales_16bit, cpu.features.f16c);
+  // AMX tiles where their K steps fit the groups; else the vector tiles
+  // at every M (one log line says why).
+  bool tiles = params.amx();
+  if (tiles) {
+    const Da8w4GemmConfig c = AmxTileConfig(desc, params, isa, layout, 1);
+    if (absl::Status s = CheckDa8w4GemmConfig(c); !s.ok()) {
+      Log(LogLevel::kInfo, absl::StrCat("layer n=", desc.n, " k=", desc.k,
+                                        " keeps the AVX-512 kernels at large "
+                                        "M: ",
+                                        s.message()));
+      tiles = false;
+    }
+  }
+  const Da8w4Regime regime =
+      MakeDa8w4Regime({params.handover_m, params.panels(), params.panel_min_m,
+                       tiles, params.amx_min_m});
   // Shapes the generator cannot address (tiles over 2 GiB) run on the
-  // reference; checked before the (costly) packing.
+  // reference; checked (for the vector tiles the regime runs) before the
+  // (costly) packing.
   for (const bool decoded : {false, true}) {
+    if (!UsesTiles(regime, decoded)) continue;
     for (int rows = decoded ? params.panel_mr : params.mr; rows >= 1; --rows) {
       const Da8w4GemmConfig c =
           TileConfig(desc, params, isa, layout, rows, decoded);
@@ -427,23 +463,11 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeDa8w4JitKernel(
       }
     }
   }
-  // AMX tiles where their K steps fit the groups; else the vector tiles
-  // at every M (one log line says why).
-  Da8w4Params run_params = params;
-  if (params.amx()) {
-    const Da8w4GemmConfig c = AmxTileConfig(desc, params, isa, layout, 1);
-    if (absl::Status s = CheckDa8w4GemmConfig(c); !s.ok()) {
-      Log(LogLevel::kInfo, absl::StrCat("layer n=", desc.n, " k=", desc.k,
-                                        " keeps the AVX-512 kernels at large "
-                                        "M: ",
-                                        s.message()));
-      run_params.amx_min_m = Da8w4Params::kNoAmx;
-    }
-  }
   // Packed as a call at M = 1 cuts it: tiles of one row (first touch).
   const int64_t m1_align = TileConfig(desc, params, isa, layout, 1, false).nblk;
   auto kernel = std::make_unique<Da8w4JitKernel>(
-      desc, run_params, isa, PackDa8w4(packed_w, layout, m1_align), w.k_perm);
+      desc, params, regime, isa, PackDa8w4(packed_w, layout, m1_align),
+      w.k_perm);
   if (absl::Status s = kernel->Build(); !s.ok()) return s;
   return std::unique_ptr<LinearKernel>(std::move(kernel));
 }

@@ -20,7 +20,10 @@ namespace {
 // from the CPU's L2); the rows below change some of them per CPU class.
 Da8w4Params BaseDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   Da8w4Params p;
-  if (TraitsOf(isa).evex) {
+  // The tiles of the vpdpbusd kernels (int32 accumulators in 32 zmm), or
+  // of AVX2's vpmaddubsw pairs (int16 partial sums in 16 ymm).
+  const bool vnni = TierHas(isa, IsaFeature::kAvx512Vnni);
+  if (vnni) {
     // From the issue slots: 6 rows x 2 blocks (4 zmm) = 24 int32
     // accumulators, ~80% of issue slots vpdpbusd. Measured on Zen 4 only:
     // `w4jit sweep` over the tile shapes found the defaults within 1.07x of
@@ -50,7 +53,7 @@ Da8w4Params BaseDa8w4Params(const CpuProfile& cpu, IsaTier isa) {
   // tile); 256 KiB when the cache size is unknown. Measured flat on Zen 3
   // (64 KiB .. 512 KiB within 5% at M = 64), so a guess elsewhere.
   p.panel_bytes = cpu.l2_bytes > 0 ? cpu.l2_bytes / 2 : 256 * 1024;
-  if (TraitsOf(isa).evex) {
+  if (vnni) {
     // The largest tile the 32 zmm hold on a decoded panel, 14 rows x 1
     // block = 28 accumulators + 2 weight registers + 1 broadcast; per quad
     // 16 loads feed 28 vpdpbusd. A guess: no run compared panel tile
@@ -106,8 +109,7 @@ const std::vector<DefaultsRow>& Da8w4Rows() {
       // Zen 4 issues the in-loop unpacking beside the double-pumped
       // vpdpbusd; a panel costs a decode pass and twice the bytes through L2.
       {"zen4",
-       IsaTier::kAvx512Vnni,
-       IsaTier::kAmx,
+       IsaFeature::kAvx512Vnni,
        Evidence::kMeasured,
        "docs/performance/2026-12-04-zen4-second-run.md: in-loop tiles "
        "faster than decoded panels at every M from 32 to 1024",
@@ -115,8 +117,7 @@ const std::vector<DefaultsRow>& Da8w4Rows() {
       // The 6 x 2 tiles with the 2D split from M = 3 on; M = 1 and 2 keep
       // the one-pass tiles (`w4jit sweep` picked 2 from 2..64).
       {"zen4",
-       IsaTier::kAvx512Vnni,
-       IsaTier::kAmx,
+       IsaFeature::kAvx512Vnni,
        Evidence::kMeasured,
        "docs/performance/2026-12-04-zen4-third-run.md: 6 x 2 tiles with the "
        "2D split 10-24% faster at M = 4",
@@ -124,8 +125,7 @@ const std::vector<DefaultsRow>& Da8w4Rows() {
       // Software prefetch on Intel AVX-512; other CPUs keep the hardware's
       // prefetch alone until measured.
       {"intel-avx512",
-       IsaTier::kAvx512Vnni,
-       IsaTier::kAmx,
+       IsaFeature::kAvx512Vnni,
        Evidence::kMeasured,
        "docs/performance/2026-12-05-xeon-amx-defaults.md: M = 1 at 84-85% "
        "of the read at 4096 bytes ahead, 76-77% without",
@@ -134,8 +134,7 @@ const std::vector<DefaultsRow>& Da8w4Rows() {
       // item); at M = 17 they were not faster on every layer (an earlier,
       // loaded run), and decode (M <= 16) keeps the vector kernels.
       {"intel-avx512",
-       IsaTier::kAmx,
-       IsaTier::kAmx,
+       IsaFeature::kAmxInt8,
        Evidence::kMeasured,
        "docs/performance/2026-12-06-xeon-amx-tiles.md: tiles 1.34-1.55x "
        "faster than the AVX-512 kernels at M = 24 on qkv, o_proj and down, "
@@ -206,7 +205,7 @@ absl::Status CheckDa8w4Params(const Da8w4Params& p, IsaTier isa) {
     return absl::InvalidArgumentError(absl::StrCat(
         "da8w4 amx_mr ", p.amx_mr, " not in [1, ", kDa8w4AmxMaxRows, "]"));
   }
-  if (p.amx() && !TraitsOf(isa).amx_int8) {
+  if (p.amx() && !TierHas(isa, IsaFeature::kAmxInt8)) {
     return absl::InvalidArgumentError(
         absl::StrCat("da8w4 amx_min_m ", p.amx_min_m, ": ", ToString(isa),
                      " has no AMX tiles"));

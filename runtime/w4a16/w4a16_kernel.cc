@@ -475,12 +475,14 @@ absl::StatusOr<std::unique_ptr<LinearKernel>> MakeW4a16JitKernel(
         desc.act_dtype == DType::kBF16 || desc.allow_bf16_compute;
     // The dot layout packs k octets (w4a16_layout.h).
     if (allowed && plan.group % 8 == 0) {
-      if (!TraitsOf(plan.key_isa).evex || !TraitsOf(isa).bf16_dot) {
+      if (!TierHas(plan.key_isa, IsaFeature::kAvx512) ||
+          !TierHas(isa, IsaFeature::kAvx512Bf16)) {
         *why_not = "the bf16-dot W4A16 flavour needs 512-bit AVX512_BF16";
         return none;
       }
       plan.flavor = Flavor::kBf16Dot;
-      plan.key_isa = IsaTier::kAvx512Bf16;
+      // Its kernels are named for the feature they need.
+      plan.key_isa = LeastTierWith(IsaFeature::kAvx512Bf16);
     }
   }
   if (params.amx()) {

@@ -53,7 +53,7 @@ struct W4a16Plan {
   bool amx_scaled = false;
   // Which path runs at which M (MakeW4a16Regime): the lookup builds the
   // kernels of the paths it names, Run picks by M.
-  W4a16Regime regime;
+  W4a16Regime regime{W4a16Path::kInt4Small};
 };
 
 // The int4 kernel configs of a layer from `base` (the layer's fields): the

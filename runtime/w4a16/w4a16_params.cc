@@ -27,7 +27,7 @@ W4a16Params BaseW4a16Params(IsaTier isa) {
   // is built from them there).
   const IsaTraits& traits =
       TraitsOf(TraitsOf(isa).vector_bytes > 0 ? isa : IsaTier::kAvx2);
-  const bool avx512 = traits.evex;
+  const bool avx512 = traits.Has(IsaFeature::kAvx512);
   // Widest vectors the tier has: half the instructions per weight.
   p.vector_bits = 8 * traits.vector_bytes;
   // f32 FMA; the bf16-dot flavour where a row says (Zen 4/5).
@@ -109,14 +109,12 @@ const std::vector<DefaultsRow>& W4a16Rows() {
       // bf16 dot products: vdpbf16ps does twice the MACs of an FMA per
       // instruction (Zen 4: 232 against 115 GMAC/s; Zen 5: 456 against 228).
       {"zen4",
-       IsaTier::kAvx512Bf16,
-       IsaTier::kAmx,
+       IsaFeature::kAvx512Bf16,
        Evidence::kMeasured,
        "docs/performance/2026-12-03-zen4-first-run.md",
        {{"flavor", 2}}},
       {"zen5",
-       IsaTier::kAvx512Bf16,
-       IsaTier::kAmx,
+       IsaFeature::kAvx512Bf16,
        Evidence::kMeasured,
        "docs/performance/2026-12-03-zen5-first-run.md",
        {{"flavor", 2}}},
@@ -124,21 +122,18 @@ const std::vector<DefaultsRow>& W4a16Rows() {
       // thread, which the hardware prefetchers keep too few lines ahead of
       // at DRAM rates (the measurements at the end of each run's file).
       {"zen5",
-       IsaTier::kAvx512Vnni,
-       IsaTier::kAmx,
+       IsaFeature::kAvx512,
        Evidence::kMeasured,
        "docs/performance/2026-12-03-zen5-first-run.md: M = 1 at 76-94% of "
        "the read at 8192 bytes ahead, 62-71% without",
        {{"prefetch_distance", 8192}}},
       {"zen4",
-       IsaTier::kAvx512Vnni,
-       IsaTier::kAmx,
+       IsaFeature::kAvx512,
        Evidence::kMeasured,
        "docs/performance/2026-12-04-zen4-second-run.md: best min at 4096",
        {{"prefetch_distance", 4096}}},
       {"zen3",
-       IsaTier::kAvx2,
-       IsaTier::kAvx2,
+       IsaFeature::kAvx2,
        Evidence::kMeasured,
        "docs/performance/2026-12-05-zen3-int4-byte-decode.md: single layers "
        "from DRAM 1.19-1.25x faster at 4096",
@@ -147,15 +142,13 @@ const std::vector<DefaultsRow>& W4a16Rows() {
       // at M = 8 they tie with the int4 kernel on a 14336 x 4096 layer and
       // win 1.5x on 4096 x 4096; from 12 on they win 1.5-2x (1 thread).
       {"intel-avx512",
-       IsaTier::kAmx,
-       IsaTier::kAmx,
+       IsaFeature::kAmxBf16,
        Evidence::kMeasured,
        "docs/performance/2026-12-06-xeon-w4a16-amx.md",
        {{"amx_min_m", 12}}},
       // The f32-FMA flavour stays on Intel (vdpbf16ps was slower there).
       {"intel-avx512",
-       IsaTier::kAvx512Vnni,
-       IsaTier::kAmx,
+       IsaFeature::kAvx512,
        Evidence::kMeasured,
        "docs/performance/2026-12-05-xeon-amx-defaults.md: M = 1 at 75-76% "
        "of the read at 4096 bytes ahead, 43-44% without",
@@ -196,7 +189,7 @@ absl::Status CheckW4a16Params(const W4a16Params& p, IsaTier isa) {
   if (absl::Status s = CheckPrefetchDistance(p.prefetch_distance); !s.ok()) {
     return s;
   }
-  if (p.amx() && !TraitsOf(isa).amx_bf16) {
+  if (p.amx() && !TierHas(isa, IsaFeature::kAmxBf16)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "w4a16 amx_min_m %d: %s has no AMX tiles", p.amx_min_m, ToString(isa)));
   }

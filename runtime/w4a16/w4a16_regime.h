@@ -1,14 +1,14 @@
-// Which W4A16 code path runs at which M, stated once per layer: the
-// kernel lookup builds the kernels of the paths the table names and Run
-// picks the row of its M. The rows come from the parameters' thresholds
-// (tall_min_m, gemm_min_m, amx_min_m) and what the layer can run
-// (flavour, numerics, the tiles).
+// Which W4A16 code path runs at which M, stated once per layer
+// (runtime/regime.h): the kernel lookup builds the kernels of the paths
+// the table names and Run picks the row of its M. The rows come from the
+// parameters' thresholds (tall_min_m, gemm_min_m, amx_min_m) and what the
+// layer can run (flavour, numerics, the tiles).
 #ifndef W4JIT_RUNTIME_W4A16_W4A16_REGIME_H_
 #define W4JIT_RUNTIME_W4A16_W4A16_REGIME_H_
 
 #include <cstdint>
-#include <string>
-#include <vector>
+
+#include "runtime/regime.h"
 
 namespace w4jit::internal {
 
@@ -20,18 +20,7 @@ enum class W4a16Path {
 };
 const char* ToString(W4a16Path path);
 
-struct W4a16Regime {
-  struct Row {
-    int64_t min_m;  // this row's path from this M on (the first row: 1)
-    W4a16Path path;
-  };
-  std::vector<Row> rows;  // increasing min_m
-
-  W4a16Path PathAt(int64_t m) const;
-  bool Uses(W4a16Path path) const;
-  // "int4_small from 1, tiles from 12" (for logs and `w4jit info`).
-  std::string str() const;
-};
+using W4a16Regime = Regime<W4a16Path>;
 
 // The inputs the table is made from (W4a16Plan's).
 struct W4a16RegimeInputs {

@@ -13,7 +13,9 @@ namespace {
 using internal::IsaTier;
 using internal::ParamMap;
 
-bool Avx512(IsaTier isa) { return internal::TraitsOf(isa).evex; }
+bool Avx512(IsaTier isa) {
+  return internal::TierHas(isa, internal::IsaFeature::kAvx512);
+}
 
 // One option per value of `key`.
 std::vector<ParamMap> Each(const std::string& key,
@@ -90,7 +92,7 @@ std::vector<CandidateGroup> Da8w4Groups(const internal::CpuProfile& cpu,
                                                     17, 32, 64, 128, kNever})});
   // From which M the AMX tiles run (the amx tier only, docs/amx.md);
   // kNoAmx: never.
-  if (internal::TraitsOf(isa).amx_int8) {
+  if (internal::TierHas(isa, internal::IsaFeature::kAmxInt8)) {
     constexpr int64_t kNoAmx = internal::Da8w4Params::kNoAmx;
     groups.push_back({"amx_min_m", Regime::kLargeM,
                       Each("amx_min_m", quick ? std::vector<int64_t>{24, kNoAmx}
@@ -171,7 +173,7 @@ std::vector<CandidateGroup> W4a16Groups(const internal::CpuProfile& cpu,
                                 : std::vector<int64_t>{2, 4, 16, 32, 64})});
   // From which M bf16 x runs the AMX tiles (the amx tier only,
   // docs/amx.md), and how many rows share a decoded panel there.
-  if (internal::TraitsOf(isa).amx_bf16) {
+  if (internal::TierHas(isa, internal::IsaFeature::kAmxBf16)) {
     constexpr int64_t kNoAmx = internal::W4a16Params::kNoAmx;
     groups.push_back({"amx_min_m", Regime::kLargeM,
                       Each("amx_min_m", quick ? std::vector<int64_t>{12, kNoAmx}
@@ -182,7 +184,7 @@ std::vector<CandidateGroup> W4a16Groups(const internal::CpuProfile& cpu,
           {"amx_m_block", Regime::kLargeM, Each("amx_mc", {128, 256, 512})});
     }
   }
-  if (internal::TraitsOf(isa).bf16_dot) {
+  if (internal::TierHas(isa, internal::IsaFeature::kAvx512Bf16)) {
     // Which flavour wins depends on the CPU (design/performance.md).
     groups.push_back({"flavor", Regime::kAllM, Each("flavor", {1, 2})});
   }
