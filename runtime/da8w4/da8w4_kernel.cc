@@ -40,8 +40,6 @@
 namespace w4jit::internal {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Kernels of the tiles with a given number of rows.
 struct TileKernels {
   int nblk = 1;

@@ -6,8 +6,6 @@ namespace w4jit::internal {
 
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Rows of the tasks before `task` (the work done before it, in rows x
 // column blocks): whole column blocks of m rows, then the row blocks of
 // the current one.

@@ -14,6 +14,9 @@ struct Range {
   int64_t end;
 };
 
+// Parts of b needed to hold a (a >= 0, b > 0).
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // Splits [0, total) into `parts` contiguous ranges of sizes differing by at
 // most `align` (all boundaries are multiples of `align`); returns range
 // `part`. parts >= 1, 0 <= part < parts.

@@ -8,8 +8,6 @@
 namespace w4jit::internal {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // The fewest whole items per part that cut `items` into at least `parts`
 // parts (at most items parts).
 int64_t PerPartFor(int64_t items, int64_t parts) {
