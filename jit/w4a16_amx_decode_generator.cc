@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/numeric.h"
 #include "dispatch/isa_traits.h"
+#include "jit/w4a16_amx_plan.h"
 #include "jit/w4a16_layout.h"
 
 namespace w4jit::internal {
@@ -129,7 +130,8 @@ void W4a16AmxDecodeGenerator::Generate() {
   // The pair loops leave kPanel tile_group_pairs rows of 128 bytes on at a
   // tile group's end, where it steps over the other column pairs' rows.
   const int64_t next_tile_group =
-      config_.tile_group_pairs * (int64_t{config_.nr} * 4 - 128);
+      config_.tile_group_pairs *
+      (int64_t{config_.nr} * 4 - kW4a16AmxPanelRowBytes);
   if (groups_per_tile_group > 1) {
     Xbyak::Label within;
     dec(kTileGroupLeft);
@@ -147,7 +149,7 @@ void W4a16AmxDecodeGenerator::Generate() {
 }
 
 int64_t W4a16AmxDecodeGenerator::PanelOffset(int c) const {
-  return int64_t{c / 2} * config_.tile_group_pairs * 128 + (c % 2) * 64;
+  return W4a16AmxPanelOffset(config_.tile_group_pairs, c / 2, c % 2);
 }
 
 // One group's pairs as the weights' integers through the vpermw table.
@@ -183,7 +185,7 @@ void W4a16AmxDecodeGenerator::EmitIntegerPairs() {
     vmovdqu32(ptr[kPanel + PanelOffset(c)], d);
   }
   add(kW, nb);
-  add(kPanel, 128);
+  add(kPanel, kW4a16AmxPanelRowBytes);
   dec(kPairsLeft);
   jnz(pair_loop, T_NEAR);
 }
@@ -245,7 +247,7 @@ void W4a16AmxDecodeGenerator::EmitScaledPairs() {
     vmovdqu32(ptr[kPanel + PanelOffset(c)], lo);
   }
   add(kW, nb);
-  add(kPanel, 128);
+  add(kPanel, kW4a16AmxPanelRowBytes);
   dec(kPairsLeft);
   jnz(pair_loop, T_NEAR);
 }

@@ -44,10 +44,8 @@ constexpr Xbyak::Reg64 kOperands[2] = {Xbyak::Reg64(Xbyak::Operand::R8),
 // scales and float zero points of the pair's two vectors (the final
 // stores use 0-5).
 constexpr int kVecC = 0, kVecSum = 1, kVecScale = 6, kVecZf = 8;
-// A K step of packed x (32 rows of 32 bf16), a panel row of a column pair
-// (32 dwords), a group's x sums (32 f32).
+// A K step of packed x (32 rows of 32 bf16), a group's x sums (32 f32).
 constexpr int64_t kXStepBytes = kW4a16AmxMaxRows * kW4a16AmxKStep * 2;
-constexpr int64_t kPairRowBytes = 128;
 constexpr int64_t kSumsGroupBytes = kW4a16AmxMaxRows * 4;
 
 Tmm Tile(int i) { return Tmm(i); }
@@ -146,7 +144,7 @@ void W4a16AmxGenerator::Generate() {
   if (config_.float_zero)
     mov(kSums, ptr[args + offsetof(W4a16AmxArgs, x_sums)]);
   mov(kPanel, ptr[args + offsetof(W4a16AmxArgs, panel)]);
-  mov(kPanelStride, kPairRowBytes);
+  mov(kPanelStride, kW4a16AmxPanelRowBytes);
   mov(kMeta, ptr[args + offsetof(W4a16AmxArgs, meta)]);
   mov(kAcc, ptr[args + offsetof(W4a16AmxArgs, acc)]);
   Xbyak::Label has_acc;
@@ -213,8 +211,8 @@ void W4a16AmxGenerator::EmitTileDots(int vp) {
   const int rts = plan_.row_tiles;
   for (int t = 0; t < 2 * rts; ++t) tilezero(Tile(W4a16AmxPlan::kC + t));
   // A step's 16 k pairs of one column pair: 2 KiB, as a step of x.
-  constexpr int64_t b_step = kW4a16AmxKStep / 2 * kPairRowBytes;
-  const int64_t b_pair = config_.group_size / 2 * kPairRowBytes;
+  constexpr int64_t b_step = kW4a16AmxKStep / 2 * kW4a16AmxPanelRowBytes;
+  const int64_t group_pairs = config_.group_size / 2;
   const bool unrolled = plan_.k_steps <= kMaxUnrolledSteps;
   const Xbyak::Reg64 x = unrolled ? kX : kXWalk;
   const Xbyak::Reg64 b = unrolled ? kPanel : kPanelWalk;
@@ -225,7 +223,8 @@ void W4a16AmxGenerator::EmitTileDots(int vp) {
     }
     for (int h = 0; h < 2; ++h) {
       tileloadd(Tile(W4a16AmxPlan::kB + h),
-                ptr[b + kPanelStride + (vp * b_pair + h * 64 + s * b_step)]);
+                ptr[b + kPanelStride +
+                    (W4a16AmxPanelOffset(group_pairs, vp, h) + s * b_step)]);
     }
     for (int rt = 0; rt < rts; ++rt) {
       for (int h = 0; h < 2; ++h) {

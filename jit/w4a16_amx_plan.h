@@ -25,6 +25,15 @@ inline constexpr int kW4a16AmxMaxRows = 32;
 // k of one tile dot product: 16 bf16 pairs.
 inline constexpr int kW4a16AmxKStep = 32;
 
+// The decoded panel the B tiles read (jit/w4a16_amx_decode_generator.h):
+// within a tile group of group_pairs k pairs, each column pair's rows of
+// 32 dwords in turn; half h (16 columns) of a row at + 64 h.
+inline constexpr int64_t kW4a16AmxPanelRowBytes = 128;
+inline constexpr int64_t W4a16AmxPanelOffset(int64_t group_pairs, int pair,
+                                             int half) {
+  return pair * group_pairs * kW4a16AmxPanelRowBytes + half * 64;
+}
+
 struct W4a16AmxPlan {
   int mr = 0;
   int row_tiles = 0;    // 1 (mr <= 16) or 2

@@ -9,7 +9,7 @@
 namespace w4jit::internal {
 namespace {
 
-constexpr int64_t kStep = 32;  // k of a packed step (a tile's A row)
+constexpr int64_t kStep = kW4a16AmxKStep;  // k of a packed step
 
 // x row `row` as row r of its tile (and of the tile's group sums).
 void PackRow(const void* x, DType act_dtype, int64_t ldx, int64_t row,

@@ -10,13 +10,14 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "jit/w4a16_amx_plan.h"
 #include "w4jit/types.hpp"
 
 namespace w4jit::internal {
 
 // The row tiles of m rows.
 struct W4a16RowTiles {
-  static constexpr int64_t kMaxRows = 32;
+  static constexpr int64_t kMaxRows = kW4a16AmxMaxRows;
 
   explicit W4a16RowTiles(int64_t m)
       : count((m + kMaxRows - 1) / kMaxRows),
