@@ -451,6 +451,7 @@ def test_layer_bench_against_vllms_own_kernel(capsys):
     import torch
     from w4jit.bench import vllm_layers
     threads = torch.get_num_threads()
+    before_env = os.environ.get("VLLM_CPU_INT4_W4A8")
     try:
         rows = vllm_layers.main(["--shape", "256,512", "--m", "1,40",
                                  "--modes", "w4a16,w4a8", "--seconds", "0",
@@ -464,6 +465,8 @@ def test_layer_bench_against_vllms_own_kernel(capsys):
         assert (n, k) == (256, 512) and v_min > 0 and w_min > 0, out
         assert rel < 1e-2, (mode, m, rel, kernels)
     assert "| 256,512 | 256 | 512 | w4a16 | 40 |" in out
+    # vLLM's mode variable is set only while it processes the weights.
+    assert os.environ.get("VLLM_CPU_INT4_W4A8") == before_env
 
 
 @needs_vllm

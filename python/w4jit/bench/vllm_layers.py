@@ -72,8 +72,18 @@ def vllm_layer(mode, packed, scales, group_size):
     layer.register_parameter("weight_scale", s)
     layer.register_parameter("weight_zero_point", None)
     layer.bias = None
+    # vLLM reads its mode from the environment while it processes the
+    # weights; the caller's environment (and its child processes') keeps
+    # its own value.
+    before = os.environ.get("VLLM_CPU_INT4_W4A8")
     os.environ["VLLM_CPU_INT4_W4A8"] = "1" if mode == "w4a8" else "0"
-    kernel.process_weights_after_loading(layer)
+    try:
+        kernel.process_weights_after_loading(layer)
+    finally:
+        if before is None:
+            del os.environ["VLLM_CPU_INT4_W4A8"]
+        else:
+            os.environ["VLLM_CPU_INT4_W4A8"] = before
     if layer.use_w4a8 != (mode == "w4a8"):
         raise RuntimeError(f"vLLM took use_w4a8={layer.use_w4a8} for {mode}")
     return kernel, layer
@@ -175,8 +185,9 @@ def main(argv=None):
     bad = [m for m in args.modes if m not in W4JIT_MODE]
     if bad:
         p.error(f"--modes: unknown mode {bad[0]!r} (w4a16 or w4a8)")
-    if "w4a8" in args.modes and vllm_w4a8_refusal():
-        print(f"w4a8 not timed: {vllm_w4a8_refusal()}", file=sys.stderr)
+    refusal = vllm_w4a8_refusal() if "w4a8" in args.modes else None
+    if refusal:
+        print(f"w4a8 not timed: {refusal}", file=sys.stderr)
         args.modes.remove("w4a8")
     torch.set_num_threads(args.threads)
     print(f"w4jit against vLLM's CPUWNA16LinearKernel, "
