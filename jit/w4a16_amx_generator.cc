@@ -33,8 +33,8 @@ constexpr Xbyak::Reg64 kAcc(Xbyak::Operand::R12);  // acc, column 0
 constexpr Xbyak::Reg64 kXWalk(Xbyak::Operand::RSI);
 constexpr Xbyak::Reg64 kPanelWalk(Xbyak::Operand::RAX);
 constexpr int64_t kMaxUnrolledSteps = 8;
-// tilestored's stride; the stores' mask GPR.
-constexpr Xbyak::Reg64 kStackStride(Xbyak::Operand::RAX);
+// tilestored's stride (the K loop stores C tiles while rax walks).
+constexpr Xbyak::Reg64 kStackStride(Xbyak::Operand::R11);
 // The final stores (the K loop's registers are free by then).
 constexpr Xbyak::Reg64 kY(Xbyak::Operand::RSI);
 constexpr Xbyak::Reg64 kBias(Xbyak::Operand::RBX);
@@ -160,25 +160,23 @@ void W4a16AmxGenerator::Generate() {
   }
   L(has_acc);
 
-  // Per group, per column pair: its tile products, then the previous
-  // pair's group end (behind them), then its C tiles to the stack. The
-  // pairs of a group share its A rows, which stay in L1 between them.
+  // Per group, per column pair (a "unit"): its tile products. The
+  // previous unit's C tiles go to the stack inside this unit's first K
+  // step, each just before its first product here (tiles are not renamed:
+  // storing all four, then zeroing them, stalls the tile unit until the
+  // last product ends), and the previous unit's group end runs in parts
+  // behind this unit's steps. The pairs of a group share its A rows, which
+  // stay in L1 between them.
+  mov(kStackStride, W4a16AmxPlan::kStackRowBytes);
   Xbyak::Label loop;
   mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
   L(loop);
   for (size_t i = 0; i < pairs.size(); ++i) {
-    EmitTileDots(pairs[i]);
-    if (i > 0) {
-      EmitGroupEnd(pairs[i - 1], 0);
-    } else {
-      // The last pair of the previous group (none before the first).
-      Xbyak::Label first;
-      cmp(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
-      je(first, T_NEAR);
-      EmitGroupEnd(pairs.back(), -1);
-      L(first);
-    }
-    EmitStoreTiles();
+    // The unit before pair 0 is the previous group's last (none before
+    // the first group: its parts are skipped).
+    const PrevUnit prev = i > 0 ? PrevUnit{pairs[i - 1], 0, false}
+                                : PrevUnit{pairs.back(), -1, true};
+    EmitUnit(pairs[i], prev);
   }
   add(kX, static_cast<uint32_t>(plan_.k_steps * kXStepBytes));
   if (config_.float_zero) add(kSums, kSumsGroupBytes);
@@ -186,7 +184,8 @@ void W4a16AmxGenerator::Generate() {
   if (config_.MetaStride() != 0) add(kMeta, config_.MetaStride());
   dec(kGroupsLeft);
   jnz(loop, T_NEAR);
-  EmitGroupEnd(pairs.back(), -1);
+  EmitStoreTiles();
+  EmitGroupEnd(pairs.back(), -1, 0, config_.mr);
 
   Xbyak::Label done;
   test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kFinal);
@@ -205,53 +204,100 @@ void W4a16AmxGenerator::Generate() {
 
 // C[rt][h] = sum over the group's K steps of A[rt] x B[h] for column pair
 // vp, the four products of a step interleaved so that their chains hide
-// each other's latency. The cursors stay at the group's start: the steps
-// are unrolled, or (long per-channel segments) walk copies of them.
-void W4a16AmxGenerator::EmitTileDots(int vp) {
-  const int rts = plan_.row_tiles;
-  for (int t = 0; t < 2 * rts; ++t) tilezero(Tile(W4a16AmxPlan::kC + t));
-  // A step's 16 k pairs of one column pair: 2 KiB, as a step of x.
-  constexpr int64_t b_step = kW4a16AmxKStep / 2 * kW4a16AmxPanelRowBytes;
-  const int64_t group_pairs = config_.group_size / 2;
+// each other's latency; the first step also stores and zeroes the
+// previous unit's C tiles, and the previous unit's group end follows the
+// steps in parts. The cursors stay at the group's start: the steps are
+// unrolled, or (long per-channel segments) walk copies of them.
+void W4a16AmxGenerator::EmitUnit(int vp, const PrevUnit& prev) {
   const bool unrolled = plan_.k_steps <= kMaxUnrolledSteps;
-  const Xbyak::Reg64 x = unrolled ? kX : kXWalk;
-  const Xbyak::Reg64 b = unrolled ? kPanel : kPanelWalk;
-  auto step = [&](int64_t s) {
-    for (int rt = 0; rt < rts; ++rt) {
-      tileloadd(Tile(W4a16AmxPlan::kA + rt),
-                ptr[x + kXStride + (s * kXStepBytes + rt * kXStepBytes / 2)]);
+  // Rows of the previous unit's group end behind each step.
+  const int64_t parts = unrolled ? plan_.k_steps : 1;
+  auto group_end_part = [&](int64_t part) {
+    const int r0 = static_cast<int>(config_.mr * part / parts);
+    const int r1 = static_cast<int>(config_.mr * (part + 1) / parts);
+    if (r0 == r1) return;
+    Xbyak::Label skip;
+    if (prev.first_group_has_none) {
+      cmp(kGroupsLeft,
+          ptr[Xbyak::Reg64(kArg1) + offsetof(W4a16AmxArgs, groups)]);
+      je(skip, T_NEAR);
     }
-    for (int h = 0; h < 2; ++h) {
-      tileloadd(Tile(W4a16AmxPlan::kB + h),
-                ptr[b + kPanelStride +
-                    (W4a16AmxPanelOffset(group_pairs, vp, h) + s * b_step)]);
-    }
-    for (int rt = 0; rt < rts; ++rt) {
-      for (int h = 0; h < 2; ++h) {
-        tdpbf16ps(Tile(W4a16AmxPlan::kC + 2 * rt + h),
-                  Tile(W4a16AmxPlan::kA + rt), Tile(W4a16AmxPlan::kB + h));
-      }
-    }
+    EmitGroupEnd(prev.vp, prev.group, r0, r1);
+    L(skip);
   };
+  EmitStep(vp, 0, kX, kPanel, /*drain=*/true);
   if (unrolled) {
-    for (int64_t s = 0; s < plan_.k_steps; ++s) step(s);
+    group_end_part(0);
+    for (int64_t s = 1; s < plan_.k_steps; ++s) {
+      EmitStep(vp, s, kX, kPanel, /*drain=*/false);
+      group_end_part(s);
+    }
     return;
   }
-  mov(kXWalk, kX);
-  mov(kPanelWalk, kPanel);
+  group_end_part(0);
+  constexpr int64_t b_step = kW4a16AmxKStep / 2 * kW4a16AmxPanelRowBytes;
+  lea(kXWalk, ptr[kX + kXStepBytes]);
+  lea(kPanelWalk, ptr[kPanel + b_step]);
   Xbyak::Label loop;
-  mov(kStepsLeft, plan_.k_steps);
+  mov(kStepsLeft, plan_.k_steps - 1);
   L(loop);
-  step(0);
+  EmitStep(vp, 0, kXWalk, kPanelWalk, /*drain=*/false);
   add(kXWalk, kXStepBytes);
   add(kPanelWalk, static_cast<uint32_t>(b_step));
   dec(kStepsLeft);
   jnz(loop, T_NEAR);
 }
 
+// K step s of column pair vp from the cursors x and b. With `drain` each
+// C tile is first stored to its stack rows and zeroed, just before its
+// first product, in the order the products end.
+void W4a16AmxGenerator::EmitStep(int vp, int64_t s, const Xbyak::Reg64& x,
+                                 const Xbyak::Reg64& b, bool drain) {
+  const int rts = plan_.row_tiles;
+  // A step's 16 k pairs of one column pair: 2 KiB, as a step of x.
+  constexpr int64_t b_step = kW4a16AmxKStep / 2 * kW4a16AmxPanelRowBytes;
+  const int64_t group_pairs = config_.group_size / 2;
+  auto load_a = [&](int rt) {
+    tileloadd(Tile(W4a16AmxPlan::kA + rt),
+              ptr[x + kXStride + (s * kXStepBytes + rt * kXStepBytes / 2)]);
+  };
+  auto load_b = [&](int h) {
+    tileloadd(Tile(W4a16AmxPlan::kB + h),
+              ptr[b + kPanelStride +
+                  (W4a16AmxPanelOffset(group_pairs, vp, h) + s * b_step)]);
+  };
+  auto dot = [&](int rt, int h) {
+    const Tmm c = Tile(W4a16AmxPlan::kC + 2 * rt + h);
+    if (drain) {
+      tilestored(ptr[rsp + kStackStride + StackOffset(16 * rt, h)], c);
+      tilezero(c);
+    }
+    tdpbf16ps(c, Tile(W4a16AmxPlan::kA + rt), Tile(W4a16AmxPlan::kB + h));
+  };
+  if (drain) {
+    // Each load as late as its first product, so that the previous
+    // unit's products still reading the register end first.
+    load_a(0);
+    load_b(0);
+    dot(0, 0);
+    load_b(1);
+    dot(0, 1);
+    if (rts == 2) {
+      load_a(1);
+      dot(1, 0);
+      dot(1, 1);
+    }
+    return;
+  }
+  for (int rt = 0; rt < rts; ++rt) load_a(rt);
+  for (int h = 0; h < 2; ++h) load_b(h);
+  for (int rt = 0; rt < rts; ++rt) {
+    for (int h = 0; h < 2; ++h) dot(rt, h);
+  }
+}
+
 // Row r of C at rsp + r * 128: half 0, then half 1.
 void W4a16AmxGenerator::EmitStoreTiles() {
-  mov(kStackStride, W4a16AmxPlan::kStackRowBytes);
   for (int rt = 0; rt < plan_.row_tiles; ++rt) {
     for (int h = 0; h < 2; ++h) {
       tilestored(ptr[rsp + kStackStride + StackOffset(16 * rt, h)],
@@ -260,11 +306,11 @@ void W4a16AmxGenerator::EmitStoreTiles() {
   }
 }
 
-void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
+void W4a16AmxGenerator::EmitGroupEnd(int vp, int group, int r0, int r1) {
   const int ms = static_cast<int>(DTypeSize(config_.meta_dtype));
   if (config_.scaled) {
     // The weights carry their scales: acc += C.
-    for (int r = 0; r < config_.mr; ++r) {
+    for (int r = r0; r < r1; ++r) {
       for (int h = 0; h < 2; ++h) {
         const Zmm c(kVecC + (h == 0 ? 0 : 2));
         const Xbyak::Address acc = ptr[kAcc + AccOffset(vp, r, h)];
@@ -287,7 +333,7 @@ void W4a16AmxGenerator::EmitGroupEnd(int vp, int group) {
                          Zmm(kVecZf + h));
     }
   }
-  for (int r = 0; r < config_.mr; ++r) {
+  for (int r = r0; r < r1; ++r) {
     if (fz) {
       vbroadcastss(Zmm(kVecSum),
                    ptr[kSums + (group * kSumsGroupBytes + r * 4)]);
