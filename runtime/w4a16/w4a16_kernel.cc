@@ -116,7 +116,12 @@ std::string AmxPlan(const LayerDesc& desc, int64_t group, const W4a16Params& p,
   } else {
     plan->amx_group = group;
     plan->amx_kc = group * std::max<int64_t>(1, p.amx_kc / group);
+    plan->amx_kc_small = std::min(
+        plan->amx_kc, group * std::max<int64_t>(1, p.amx_kc_small / group));
   }
+  // Per channel and with zentorch numerics the K block is the kernels'
+  // segment.
+  if (plan->amx_kc_small == 0) plan->amx_kc_small = plan->amx_kc;
   plan->amx = true;
   return "";
 }
@@ -368,8 +373,10 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
     static thread_local AlignedVector<uint32_t> panel;
     static thread_local AlignedVector<float> acc;
     static thread_local uint64_t generation[2] = {};
-    uint32_t* panel_data = ScratchFor(
-        &panel, &generation[0], static_cast<size_t>(plan_.amx_kc / 2 * nb));
+    uint32_t* panel_data =
+        ScratchFor(&panel, &generation[0],
+                   static_cast<size_t>(
+                       std::max(plan_.amx_kc, plan_.amx_kc_small) / 2 * nb));
     float* acc_data =
         ScratchFor(&acc, &generation[1],
                    static_cast<size_t>(grid.tiles_per_block *
@@ -377,8 +384,12 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
     const Range r = SplitRange(grid.units(), grid.chunks, c);
     for (int64_t u = r.begin; u < r.end; ++u) {
       const W4a16TileGrid::Unit unit = grid.UnitAt(u);
-      for (int64_t k0 = 0; k0 < k; k0 += plan_.amx_kc) {
-        const int64_t kc = std::min(plan_.amx_kc, k - k0);
+      // One or two row tiles read each panel once or twice: a K block
+      // whose panel stays in L1 between the decoder and the tiles.
+      const int64_t block_k =
+          unit.t1 - unit.t0 <= 2 ? plan_.amx_kc_small : plan_.amx_kc;
+      for (int64_t k0 = 0; k0 < k; k0 += block_k) {
+        const int64_t kc = std::min(block_k, k - k0);
         const int64_t g0 = k0 / group;
         for (int64_t b = unit.b0; b < unit.b1; ++b) {
           const auto& fns =

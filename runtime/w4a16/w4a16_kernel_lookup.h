@@ -46,6 +46,8 @@ struct W4a16Plan {
   // divisor of K, the tiles' "group" then: amx_group).
   bool amx = false;
   int64_t amx_kc = 0;
+  // The K block of row blocks of one or two row tiles (W4a16Params).
+  int64_t amx_kc_small = 0;
   int64_t amx_group = 0;
   // Numerics::kZentorch on the tiles: the panel holds the dequantized
   // weights rounded to bf16, and amx_group is a segment of K (a multiple

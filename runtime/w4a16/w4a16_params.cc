@@ -95,6 +95,7 @@ const ParamField<W4a16Params> kW4a16Table[] = {
     {"meta_16bit", &W4a16Params::meta_16bit, 0, 1},
     {"amx_min_m", &W4a16Params::amx_min_m, 1, W4a16Params::kNoAmx, true},
     {"amx_kc", &W4a16Params::amx_kc, 32, int64_t{1} << 20},
+    {"amx_kc_small", &W4a16Params::amx_kc_small, 32, int64_t{1} << 20},
     {"amx_mc", &W4a16Params::amx_mc, 1, int64_t{1} << 30},
     {"amx_nc", &W4a16Params::amx_nc, 1, int64_t{1} << 30},
 };

@@ -65,6 +65,13 @@ struct W4a16Params {
   // K block of the tiles' decoded bf16 panel (rounded to whole groups):
   // NB * amx_kc * 2 bytes, 128 KB at NB = 64 and 1024.
   int64_t amx_kc = 1024;
+  // The K block of a row block of one or two row tiles (grouped weights
+  // with exact numerics; whole groups, at most amx_kc): there the panel
+  // has one or two readers, and a panel that stays in L1 between the
+  // decoder and the tiles (16 KB at NB = 64 and 128) beats one the decoder
+  // writes to L2 for the tiles to read back: 1.13-1.31x at M = 16-48 on
+  // an Intel Xeon, one thread, 2026-12-07 (docs/amx.md).
+  int64_t amx_kc_small = 128;
   // Rows (whole tiles of 32) sharing one decoded panel: the decode costs
   // about a third of the tiles' time at 96 rows.
   int64_t amx_mc = 256;
@@ -92,7 +99,7 @@ absl::Status CheckW4a16Params(const W4a16Params& params, IsaTier isa);
 // 2 bf16 dot), "vector_bits", "block_vectors", "gemv_mr", "gemm_mr",
 // "gemm_nr_vectors", "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m",
 // "gemm_min_m", "prefetch_distance", "meta_16bit", "amx_min_m", "amx_kc",
-// "amx_mc", "amx_nc".
+// "amx_kc_small", "amx_mc", "amx_nc".
 absl::Span<const ParamField<W4a16Params>> W4a16ParamTable();
 
 // `base` with a tuning entry's (or a defaults row's) values, checked for
