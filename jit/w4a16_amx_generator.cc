@@ -138,7 +138,12 @@ void W4a16AmxGenerator::Generate() {
   mov(rbp, rsp);
   sub(rsp, kW4a16AmxMaxRows * W4a16AmxPlan::kStackRowBytes);
   and_(rsp, -64);
+  Xbyak::Label configured;
+  test(qword[args + offsetof(W4a16AmxArgs, flags)],
+       W4a16AmxArgs::kTilesConfigured);
+  jnz(configured, T_NEAR);
   ldtilecfg(ptr[rip + tile_config]);
+  L(configured);
   mov(kX, ptr[args + offsetof(W4a16AmxArgs, x)]);
   mov(kXStride, kW4a16AmxKStep * 2);
   if (config_.float_zero)
@@ -192,8 +197,13 @@ void W4a16AmxGenerator::Generate() {
   jz(done, T_NEAR);
   for (const int vp : pairs) EmitFinalStores(vp);
   L(done);
-  // Each calling thread leaves no tile state behind.
+  // Each calling thread leaves no tile state behind, unless its next call
+  // is to find them configured.
+  Xbyak::Label keep;
+  test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kKeepTiles);
+  jnz(keep, T_NEAR);
   tilerelease();
+  L(keep);
   mov(rsp, rbp);
   Postamble();
   align(64);

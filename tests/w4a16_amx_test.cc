@@ -6,7 +6,9 @@
 // bias, every epilogue, M and N tails, several K blocks, thread counts, and
 // the vector kernels below amx_min_m. Elsewhere the runs skip with the
 // reason.
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -330,6 +332,64 @@ TEST_F(W4a16AmxRun, ConcurrentCallersGetIdenticalResults) {
   }
   for (std::thread& t : threads) t.join();
   for (const std::vector<float>& y : got) ASSERT_EQ(y, want);
+}
+
+// XINUSE (xgetbv with ecx = 1), bit 18: this thread's tile data is in use,
+// not released to its initial state.
+bool TileDataInUse() {
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+  return (lo >> 18) & 1;
+}
+
+// Runs each chunk on a thread of its own and counts the chunks that left
+// their thread's tiles held.
+class TileCheckingBackend final : public ParallelBackend {
+ public:
+  int concurrency() const override { return 3; }
+  void Run(int num_chunks, const std::function<void(int)>& fn) override {
+    std::vector<std::thread> threads;
+    for (int c = 0; c < num_chunks; ++c) {
+      threads.emplace_back([&, c] {
+        fn(c);
+        ++chunks;
+        if (TileDataInUse()) ++held;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  std::atomic<int> chunks{0};
+  std::atomic<int> held{0};
+};
+
+// The calls of a chunk keep the tiles configured between them (same
+// height: no ldtilecfg; W4a16AmxArgs::kKeepTiles), and the chunk's last
+// call releases them: no thread leaves a chunk with its tiles held,
+// whatever the heights, K blocks and column tails met on the way.
+TEST_F(W4a16AmxRun, EveryChunkLeavesItsTilesReleased) {
+  struct Restore {
+    ~Restore() { SetParallelBackend(nullptr); }
+  } restore;
+  const LayerDesc desc =
+      testing::KernelTestDesc(Mode::kW4A16, 300, 1024, 128, WeightType::kS4,
+                              DType::kBF16, DType::kBF16, true);
+  const CanonicalWeights w = testing::RandomWeights(desc, 80);
+  const std::unique_ptr<Layer> layer = TilesLayer(desc, w, 1, 256);
+  ASSERT_NE(layer, nullptr);
+  auto backend = std::make_shared<TileCheckingBackend>();
+  for (const int64_t m :
+       {int64_t{20}, int64_t{40}, int64_t{70}, int64_t{100}}) {
+    const auto x = testing::RandomActivations(desc, m, desc.k, 81);
+    SetParallelBackend(nullptr);
+    auto want = testing::RunToF32(*layer, m, x, desc.k);
+    ASSERT_TRUE(want.ok()) << want.status();
+    SetParallelBackend(backend);
+    auto got = testing::RunToF32(*layer, m, x, desc.k);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, *want) << "m=" << m;
+  }
+  EXPECT_GT(backend->chunks.load(), 3);
+  EXPECT_EQ(backend->held.load(), 0);
 }
 
 }  // namespace

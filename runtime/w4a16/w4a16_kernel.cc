@@ -382,6 +382,10 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
                    static_cast<size_t>(grid.tiles_per_block *
                                        grid.blocks_per_group * acc_floats));
     const Range r = SplitRange(grid.units(), grid.chunks, c);
+    // The height whose configuration this thread's tiles hold (0: none):
+    // the calls keep the tiles configured between them, and the chunk's
+    // last call releases them.
+    int configured_rows = 0;
     for (int64_t u = r.begin; u < r.end; ++u) {
       const W4a16TileGrid::Unit unit = grid.UnitAt(u);
       // One or two row tiles read each panel once or twice: a K block
@@ -421,10 +425,17 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
             a.ldy_bytes = args.ldy * out_size;
             a.bias =
                 packed_.bias.empty() ? nullptr : packed_.bias.data() + b * nb;
+            const int rows = static_cast<int>(tiles.Rows(rt));
+            const bool chunk_end = u + 1 == r.end && k0 + kc == k &&
+                                   b + 1 == unit.b1 && rt + 1 == unit.t1;
             a.flags = (k0 > 0 ? W4a16AmxArgs::kLoadAcc : int64_t{0}) |
-                      (k0 + kc == k ? W4a16AmxArgs::kFinal : int64_t{0});
+                      (k0 + kc == k ? W4a16AmxArgs::kFinal : int64_t{0}) |
+                      (rows == configured_rows ? W4a16AmxArgs::kTilesConfigured
+                                               : int64_t{0}) |
+                      (chunk_end ? int64_t{0} : W4a16AmxArgs::kKeepTiles);
+            configured_rows = chunk_end ? 0 : rows;
             SetOperands(args, row0, out0, a.ep, a.ep_ld_bytes);
-            fns[static_cast<size_t>(tiles.Rows(rt))](&a);
+            fns[static_cast<size_t>(rows)](&a);
           }
         }
       }
