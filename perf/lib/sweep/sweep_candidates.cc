@@ -176,9 +176,9 @@ std::vector<CandidateGroup> W4a16Groups(const internal::CpuProfile& cpu,
   if (internal::TierHas(isa, internal::IsaFeature::kAmxBf16)) {
     constexpr int64_t kNoAmx = internal::W4a16Params::kNoAmx;
     groups.push_back({"amx_min_m", Regime::kLargeM,
-                      Each("amx_min_m", quick ? std::vector<int64_t>{12, kNoAmx}
+                      Each("amx_min_m", quick ? std::vector<int64_t>{6, kNoAmx}
                                               : std::vector<int64_t>{
-                                                    8, 12, 16, 24, kNoAmx})});
+                                                    4, 6, 8, 12, 16, kNoAmx})});
     if (!quick) {
       groups.push_back(
           {"amx_m_block", Regime::kLargeM, Each("amx_mc", {128, 256, 512})});
