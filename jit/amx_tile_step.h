@@ -1,7 +1,8 @@
 // The order of one K step's tile loads and products on a grid of
-// row_tiles x 2 accumulators (C[rt][h] += A[rt] x B[h]), for an AMX
-// kernel that drains the previous unit's accumulators inside the next
-// unit's first step (jit/w4a16_amx_generator.h).
+// row_tiles x 2 accumulators (C[rt][h] += A[rt] x B[h]): shared by the AMX
+// kernels (jit/da8w4_amx_generator.h, jit/w4a16_amx_generator.h), which
+// both drain the previous unit's accumulators inside the next unit's
+// first step.
 #ifndef W4JIT_JIT_AMX_TILE_STEP_H_
 #define W4JIT_JIT_AMX_TILE_STEP_H_
 
