@@ -9,6 +9,14 @@
 // tails) then runs unchanged. Outputs are bit-identical to the AVX-512
 // kernel's.
 //
+// The group end is software-pipelined: the next group's first K step
+// stores each accumulator (tilestored) and zeroes it just before its first
+// product there, and the vector group end runs in parts behind the next
+// group's K steps. Tile registers are not renamed: storing all four tiles,
+// then zeroing them, made the next group's first product wait for the last
+// product's chain and for the 4 KiB of stores (the W4A16 tile kernel
+// measured the same: jit/w4a16_amx_generator.h).
+//
 // Every call loads the tile configuration (ldtilecfg) and releases the
 // tiles (tilerelease) before it returns, so each pool thread configures
 // its own tiles and none leaves a kernel holding tile state. The process
@@ -33,11 +41,16 @@ class Da8w4AmxGenerator : public Da8w4GemmGenerator {
   void Generate() override;
 
  private:
+  // What a K step does to each accumulator before its first product: the
+  // first step of a group drains the previous group's.
+  enum class Drain { kNone, kZero, kStoreAndZero };
   // One group (the pipeline is described at the definitions).
   void EmitTileGroup();
-  void EmitTileDots();
-  void EmitStoreTiles(int half);
-  void EmitTileGroupEnd(int64_t group);
+  void EmitKStep(int64_t s, Drain drain);
+  void EmitStoreTiles();
+  // Rows [r0, r1) of the group end of the group `group` (0 or -1) away
+  // from the cursors; load_params in its first part.
+  void EmitTileGroupEnd(int64_t group, int r0, int r1, bool load_params);
 
   const Da8w4AmxPlan amx_;
 };

@@ -16,7 +16,8 @@
 // the whole K extent of its A tile, so a K step never crosses a group:
 // k_step is 64 bytes where the group (or, per channel, the padded K) is a
 // multiple of 64, else 32. At each group end the four accumulators are
-// stored (tilestored) to the stack, and the vector code of the AVX-512
+// stored (tilestored) to the stack, by the next group's first K step
+// (jit/da8w4_amx_generator.h), and the vector code of the AVX-512
 // kernel turns each row into f32 with the zero-point term, the group scale
 // and the f32 tile on the stack, exactly as that kernel does: the results
 // are bit-identical to it. Per channel there is one group end per step.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/numeric.h"
+#include "jit/amx_tile_step.h"
 #include "jit/epilogue_emit.h"
 #include "jit/w4a16_layout.h"
 
@@ -284,26 +285,7 @@ void W4a16AmxGenerator::EmitStep(int vp, int64_t s, const Xbyak::Reg64& x,
     }
     tdpbf16ps(c, Tile(W4a16AmxPlan::kA + rt), Tile(W4a16AmxPlan::kB + h));
   };
-  if (drain) {
-    // Each load as late as its first product, so that the previous
-    // unit's products still reading the register end first.
-    load_a(0);
-    load_b(0);
-    dot(0, 0);
-    load_b(1);
-    dot(0, 1);
-    if (rts == 2) {
-      load_a(1);
-      dot(1, 0);
-      dot(1, 1);
-    }
-    return;
-  }
-  for (int rt = 0; rt < rts; ++rt) load_a(rt);
-  for (int h = 0; h < 2; ++h) load_b(h);
-  for (int rt = 0; rt < rts; ++rt) {
-    for (int h = 0; h < 2; ++h) dot(rt, h);
-  }
+  EmitTileStepOrder(rts, drain, load_a, load_b, dot);
 }
 
 // Row r of C at rsp + r * 128: half 0, then half 1.

@@ -1,7 +1,7 @@
 // The DA8W4 AMX tile tier (jit/da8w4_amx_generator.h): its tile plan and
 // its kernels' generation on every CPU; where the CPU has AMX (and W4JIT_ISA
 // does not cap it away), its outputs bit for bit against the AVX-512
-// kernels' (groups 32, 64, 128 and per channel, s4 and u4, both
+// kernels' (groups 32 to 1024 and per channel, s4 and u4, both
 // activation-scale choices, bias, every epilogue, M and N tails, any tile
 // height and thread count) and against the reference through the public
 // API. Elsewhere the runs skip with the reason.
@@ -201,6 +201,22 @@ TEST_F(Da8w4AmxRun, GroupsTypesAndTailsMatchAvx512BitForBit) {
                            seed);
         ++seed;
       }
+    }
+  }
+}
+
+// Groups of 4 and 8 K steps (the previous group's end in that many parts,
+// some of them empty for short tiles) and of 16 (a K loop, the previous
+// group's end whole behind its first step).
+TEST_F(Da8w4AmxRun, LongGroupsMatchAvx512BitForBit) {
+  uint32_t seed = 20;
+  for (const int64_t group : {int64_t{256}, int64_t{512}, int64_t{1024}}) {
+    for (WeightType type : {WeightType::kS4, WeightType::kU4}) {
+      LayerDesc desc = Desc(40, 2 * group, group, type,
+                            seed % 2 ? DType::kF32 : DType::kBF16, seed % 3);
+      desc.act_quant = seed % 2 ? ActQuant::kPerGroup : ActQuant::kPerToken;
+      ExpectSameAsAvx512(desc, {1, 3, 17, 40}, {32, 16, 3}, seed);
+      ++seed;
     }
   }
 }
