@@ -23,6 +23,12 @@ struct RunArgs {
   // Binary post-op operands (LayerDesc::epilogue), [m, N_out], validated.
   const void* ep_data[2] = {nullptr, nullptr};
   int64_t ep_ld[2] = {0, 0};
+  // The caller's promise that x holds what it held at this thread's
+  // previous Run (of any kernel): a kernel may then reuse what it derived
+  // from x there, where x, m, ldx and the derivation are the same. Fused
+  // MoE sets it within a phase, whose x no call changes, so that an
+  // expert's column panels pack its rows once.
+  bool x_unchanged = false;
 };
 
 class LinearKernel {

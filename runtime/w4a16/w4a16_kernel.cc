@@ -55,11 +55,35 @@ namespace {
 // packs for the calls it makes, and the workers only read it while that
 // call runs): no allocation or zero fill per call. One buffer per element
 // type; under an allocator hook it is exact-sized (base/memory.h).
-template <class T>
+template <class T, int kTag = 0>
 T* PackedXScratch(size_t n) {
   thread_local AlignedVector<T> buffer;
   thread_local uint64_t generation = 0;
   return ScratchFor(&buffer, &generation, n);
+}
+// The tiles' x sums: a buffer of their own, so that the packing below
+// stays valid while other paths pack.
+constexpr int kTileSums = 1;
+
+// What the tile path last packed on this thread: a call whose caller says
+// x is unchanged (RunArgs::x_unchanged) and whose packing is the same
+// reuses it (fused MoE's column panels of one expert).
+struct TilePack {
+  const void* x = nullptr;
+  int64_t m = 0, ldx = 0, k = 0;
+  DType dtype = DType::kF32;
+  const int32_t* perm = nullptr;
+  int64_t sums_group = 0;
+  uint64_t generation = 0;  // the allocator's: a new one frees the buffers
+  bool operator==(const TilePack& o) const {
+    return x == o.x && m == o.m && ldx == o.ldx && k == o.k &&
+           dtype == o.dtype && perm == o.perm && sums_group == o.sums_group &&
+           generation == o.generation;
+  }
+};
+TilePack& LastTilePack() {
+  thread_local TilePack last;
+  return last;
 }
 
 // The largest multiple of `step` that divides `g` and is <= limit (at
@@ -353,11 +377,19 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
   const W4a16RowTiles tiles(args.m);
   uint16_t* xs = PackedXScratch<uint16_t>(
       static_cast<size_t>(tiles.count * W4a16TileXElements(k)));
-  float* x_sums = sums ? PackedXScratch<float>(static_cast<size_t>(
+  float* x_sums = sums ? PackedXScratch<float, kTileSums>(static_cast<size_t>(
                              tiles.count * W4a16TileSums(k, group)))
                        : nullptr;
-  PackW4a16TileX(args.x, desc_.act_dtype, args.ldx, tiles, k, KPerm(),
-                 sums ? group : 0, xs, x_sums);
+  const TilePack pack{
+      args.x,          args.m,  args.ldx,         k,
+      desc_.act_dtype, KPerm(), sums ? group : 0, AllocatorGeneration()};
+  if (!args.x_unchanged || !(pack == LastTilePack())) {
+    // Forget the last packing first: a packing cut short must not count.
+    LastTilePack() = TilePack{};
+    PackW4a16TileX(args.x, desc_.act_dtype, args.ldx, tiles, k, KPerm(),
+                   sums ? group : 0, xs, x_sums);
+    LastTilePack() = pack;
+  }
   const int64_t nb = l.block_n();
   const W4a16TileGrid grid =
       MakeW4a16TileGrid(tiles.count, l.blocks(), nb, plan_.p.amx_mc,
