@@ -24,10 +24,11 @@ namespace {
 // that the experts of a decode step give every thread work.
 constexpr int64_t kPanelCols = 512;
 // Up to this wide where one expert alone still has two panels per thread:
-// each item quantizes (DA8W4) or packs (W4A16) its rows of x again, which
+// each item quantized (DA8W4) or packed (W4A16) its rows of x again, which
 // on Mixtral's experts (N = 14336, K = 4096) at 512 columns made the fused
 // layer 4-16% slower than a Layer::Run per expert (2 threads, T >= 16);
-// at 2048 it was level or faster.
+// at 2048 it was level or faster. (Since then a thread's items after its
+// first in a phase reuse that work: RunArgs::x_unchanged below.)
 constexpr int64_t kMaxPanelCols = 2048;
 // Panel boundaries on whole 64-column runs (any vector width).
 constexpr int64_t kPanelAlign = 64;
