@@ -6,7 +6,21 @@
 #ifndef W4JIT_JIT_AMX_TILE_STEP_H_
 #define W4JIT_JIT_AMX_TILE_STEP_H_
 
+#include <cstdint>
+
 namespace w4jit::internal {
+
+// Rows [begin, end) of part `part` of `parts` of a group end over `rows`
+// rows: the previous unit's group end runs in such parts, one behind each
+// K step of the next unit (an empty part where rows < parts).
+struct GroupEndRows {
+  int begin;
+  int end;
+};
+inline GroupEndRows GroupEndPart(int rows, int64_t part, int64_t parts) {
+  return {static_cast<int>(rows * part / parts),
+          static_cast<int>(rows * (part + 1) / parts)};
+}
 
 // load_a(rt), load_b(h) and dot(rt, h) emit the loads and the product.
 // A plain step loads every A and B tile, then runs the products

@@ -87,16 +87,16 @@ void Da8w4AmxGenerator::EmitTileGroup() {
   const int64_t parts = unrolled ? amx_.k_steps : 1;
   bool params_loaded = false;
   auto group_end_part = [&](int64_t part) {
-    const int r0 = static_cast<int>(cfg_.mr * part / parts);
-    const int r1 = static_cast<int>(cfg_.mr * (part + 1) / parts);
-    if (!has_prev || r0 == r1) return;
+    const GroupEndRows rows = GroupEndPart(cfg_.mr, part, parts);
+    if (!has_prev || rows.begin == rows.end) return;
     // Not in the first group: there is no previous group yet (every part
     // takes the same branch, so the scales its first part loads into
     // vector registers hold for the rest: the K steps use none).
     Xbyak::Label first;
     cmp(kGroupsLeft, cfg_.layout.groups());
     je(first, T_NEAR);
-    EmitTileGroupEnd(-1, r0, r1, /*load_params=*/!params_loaded);
+    EmitTileGroupEnd(-1, rows.begin, rows.end,
+                     /*load_params=*/!params_loaded);
     L(first);
     params_loaded = true;
   };

@@ -45,8 +45,11 @@ constexpr Xbyak::Reg64 kOperands[2] = {Xbyak::Reg64(Xbyak::Operand::R8),
 // scales and float zero points of the pair's two vectors (the final
 // stores use 0-5).
 constexpr int kVecC = 0, kVecSum = 1, kVecScale = 6, kVecZf = 8;
-// A K step of packed x (32 rows of 32 bf16), a group's x sums (32 f32).
+// A K step of packed x (32 rows of 32 bf16), a K step of one column
+// pair's panel (16 k pairs: 2 KiB, as a step of x), a group's x sums (32
+// f32).
 constexpr int64_t kXStepBytes = kW4a16AmxMaxRows * kW4a16AmxKStep * 2;
+constexpr int64_t kBStepBytes = kW4a16AmxKStep / 2 * kW4a16AmxPanelRowBytes;
 constexpr int64_t kSumsGroupBytes = kW4a16AmxMaxRows * 4;
 
 Tmm Tile(int i) { return Tmm(i); }
@@ -180,8 +183,8 @@ void W4a16AmxGenerator::Generate() {
   for (size_t i = 0; i < pairs.size(); ++i) {
     // The unit before pair 0 is the previous group's last (none before
     // the first group: its parts are skipped).
-    const PrevUnit prev = i > 0 ? PrevUnit{pairs[i - 1], 0, false}
-                                : PrevUnit{pairs.back(), -1, true};
+    const PrevUnit prev =
+        i > 0 ? PrevUnit{pairs[i - 1], 0} : PrevUnit{pairs.back(), -1};
     EmitUnit(pairs[i], prev);
   }
   add(kX, static_cast<uint32_t>(plan_.k_steps * kXStepBytes));
@@ -224,16 +227,16 @@ void W4a16AmxGenerator::EmitUnit(int vp, const PrevUnit& prev) {
   // Rows of the previous unit's group end behind each step.
   const int64_t parts = unrolled ? plan_.k_steps : 1;
   auto group_end_part = [&](int64_t part) {
-    const int r0 = static_cast<int>(config_.mr * part / parts);
-    const int r1 = static_cast<int>(config_.mr * (part + 1) / parts);
-    if (r0 == r1) return;
+    const GroupEndRows rows = GroupEndPart(config_.mr, part, parts);
+    if (rows.begin == rows.end) return;
     Xbyak::Label skip;
-    if (prev.first_group_has_none) {
+    // The previous group's unit: none before the first group.
+    if (prev.group == -1) {
       cmp(kGroupsLeft,
           ptr[Xbyak::Reg64(kArg1) + offsetof(W4a16AmxArgs, groups)]);
       je(skip, T_NEAR);
     }
-    EmitGroupEnd(prev.vp, prev.group, r0, r1);
+    EmitGroupEnd(prev.vp, prev.group, rows.begin, rows.end);
     L(skip);
   };
   EmitStep(vp, 0, kX, kPanel, /*drain=*/true);
@@ -246,15 +249,14 @@ void W4a16AmxGenerator::EmitUnit(int vp, const PrevUnit& prev) {
     return;
   }
   group_end_part(0);
-  constexpr int64_t b_step = kW4a16AmxKStep / 2 * kW4a16AmxPanelRowBytes;
   lea(kXWalk, ptr[kX + kXStepBytes]);
-  lea(kPanelWalk, ptr[kPanel + b_step]);
+  lea(kPanelWalk, ptr[kPanel + kBStepBytes]);
   Xbyak::Label loop;
   mov(kStepsLeft, plan_.k_steps - 1);
   L(loop);
   EmitStep(vp, 0, kXWalk, kPanelWalk, /*drain=*/false);
   add(kXWalk, kXStepBytes);
-  add(kPanelWalk, static_cast<uint32_t>(b_step));
+  add(kPanelWalk, static_cast<uint32_t>(kBStepBytes));
   dec(kStepsLeft);
   jnz(loop, T_NEAR);
 }
@@ -265,8 +267,6 @@ void W4a16AmxGenerator::EmitUnit(int vp, const PrevUnit& prev) {
 void W4a16AmxGenerator::EmitStep(int vp, int64_t s, const Xbyak::Reg64& x,
                                  const Xbyak::Reg64& b, bool drain) {
   const int rts = plan_.row_tiles;
-  // A step's 16 k pairs of one column pair: 2 KiB, as a step of x.
-  constexpr int64_t b_step = kW4a16AmxKStep / 2 * kW4a16AmxPanelRowBytes;
   const int64_t group_pairs = config_.group_size / 2;
   auto load_a = [&](int rt) {
     tileloadd(Tile(W4a16AmxPlan::kA + rt),
@@ -275,7 +275,7 @@ void W4a16AmxGenerator::EmitStep(int vp, int64_t s, const Xbyak::Reg64& x,
   auto load_b = [&](int h) {
     tileloadd(Tile(W4a16AmxPlan::kB + h),
               ptr[b + kPanelStride +
-                  (W4a16AmxPanelOffset(group_pairs, vp, h) + s * b_step)]);
+                  (W4a16AmxPanelOffset(group_pairs, vp, h) + s * kBStepBytes)]);
   };
   auto dot = [&](int rt, int h) {
     const Tmm c = Tile(W4a16AmxPlan::kC + 2 * rt + h);

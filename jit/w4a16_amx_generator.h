@@ -60,10 +60,10 @@ struct W4a16AmxArgs {
   // (an earlier call of the same height left them so): no ldtilecfg.
   static constexpr int64_t kTilesConfigured = 4;
   // Leave the tiles configured for the caller's next call; without it the
-  // kernel releases them (tilerelease). The caller releases them in the
-  // end (a call without the flag, or ReleaseTiles): every pool thread
-  // leaves with none held. ldtilecfg and tilerelease cost about 300 TSC
-  // and drain the tile unit, a tenth of a call of 32 products.
+  // kernel releases them (tilerelease). The caller's last call goes
+  // without the flag, so every pool thread leaves with none held. ldtilecfg and
+  // tilerelease cost about 300 TSC and drain the tile unit, a tenth of a call
+  // of 32 products.
   static constexpr int64_t kKeepTiles = 8;
   // The tile's packed x (above) at the K block's first step.
   const uint16_t* x;
@@ -150,11 +150,11 @@ class W4a16AmxGenerator final : public Generator {
 
  private:
   // The unit before the one being emitted: its column pair and group (0
-  // or -1 away from the cursors), and whether the first group has none.
+  // or -1 away from the cursors; -1: the previous group's, which the first
+  // group has none of).
   struct PrevUnit {
     int vp;
     int group;
-    bool first_group_has_none;
   };
   // Column pair vp (vectors 2 vp, 2 vp + 1 of the block) of the group at
   // the cursors, draining `prev`'s C tiles on the way.
