@@ -18,7 +18,9 @@
 #                       every job shares: the canonical weights, the kernel
 #                       interface, the kernel cache (runs jit generators),
 #                       validation, the reference, scale storage, the
-#                       families' regime table (runtime/regime.h);
+#                       families' regime table (runtime/regime.h), the
+#                       reuse of what a kernel derived from x
+#                       (runtime/x_reuse.h);
 #                       it reaches the families only through the factory
 #                       declarations in runtime/jit_kernels.h
 #   runtime/moe/        the fused mixture-of-experts layer over Layer's parts
@@ -95,7 +97,7 @@ set(pattern_torch "^torch/")
 set(family_shared runtime/canonical_weights.h runtime/linear_kernel.h
                   runtime/jit_kernels.h runtime/scale_storage.h
                   runtime/gate_up_interleave.h runtime/kernel_cache.h
-                  runtime/regime.h)
+                  runtime/regime.h runtime/x_reuse.h)
 
 set(allowed_base base/)
 set(allowed_dispatch base/ dispatch/)

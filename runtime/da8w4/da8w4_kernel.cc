@@ -36,6 +36,7 @@
 #include "runtime/jit_kernels.h"
 #include "runtime/threads/parallel.h"
 #include "runtime/threads/work_split.h"
+#include "runtime/x_reuse.h"
 
 namespace w4jit::internal {
 namespace {
@@ -71,27 +72,22 @@ Scratch GetScratch(int64_t m, int64_t qa_stride, int64_t sums_stride,
                  static_cast<size_t>(m * sums_stride / 4))};
 }
 
-// What this thread last quantized into its scratch: a call whose caller
-// says x is unchanged (RunArgs::x_unchanged) and that would quantize the
-// same rows with the same quantizer reuses it (fused MoE's column panels
-// of one expert).
+// What this thread last quantized into its scratch (runtime/x_reuse.h):
+// fused MoE's column panels of one expert quantize its rows once.
 struct QuantizedX {
-  const void* x = nullptr;
-  int64_t m = 0, ldx = 0;
+  XCall call;
   ActQuantFn quantizer = nullptr;  // its config: K, groups, dtype, layout
   const int32_t* perm = nullptr;
   int64_t qa_stride = 0, sums_stride = 0, sa_stride = 0;
-  uint64_t generation = 0;  // the allocator's: a new one frees the scratch
   bool operator==(const QuantizedX& o) const {
-    return x == o.x && m == o.m && ldx == o.ldx && quantizer == o.quantizer &&
-           perm == o.perm && qa_stride == o.qa_stride &&
-           sums_stride == o.sums_stride && sa_stride == o.sa_stride &&
-           generation == o.generation;
+    return call == o.call && quantizer == o.quantizer && perm == o.perm &&
+           qa_stride == o.qa_stride && sums_stride == o.sums_stride &&
+           sa_stride == o.sa_stride;
   }
 };
-QuantizedX& LastQuantizedX() {
+QuantizedX* LastQuantizedX() {
   thread_local QuantizedX last;
-  return last;
+  return &last;
 }
 
 // The decoded panel of the calling thread's work item, grown as needed.
@@ -250,18 +246,13 @@ class Da8w4JitKernel final : public LinearKernel {
         args.ldx * static_cast<int64_t>(DTypeSize(desc_.act_dtype));
     const int qchunks = static_cast<int>(std::min<int64_t>(m, threads));
     const QuantizedX quantized{
-        args.x,
-        m,
-        args.ldx,
+        XCall::Of(args),
         quantize_,
         perm_table_.empty() ? nullptr : perm_table_.data(),
         qa_stride,
         sums_stride,
-        sa_stride,
-        AllocatorGeneration()};
-    if (!args.x_unchanged || !(quantized == LastQuantizedX())) {
-      // Forget the last quantization first: one cut short must not count.
-      LastQuantizedX() = QuantizedX{};
+        sa_stride};
+    DeriveFromX(args, quantized, LastQuantizedX(), [&] {
       ParallelRun(qchunks, [&](int c) {
         const Range r = SplitRange(m, qchunks, c);
         if (r.end <= r.begin) return;
@@ -275,8 +266,7 @@ class Da8w4JitKernel final : public LinearKernel {
             perm_table_.empty() ? nullptr : perm_table_.data()};
         quantize_(&qa);
       });
-      LastQuantizedX() = quantized;
-    }
+    });
 
     // Row tiles: ceil(m / mr) tiles whose heights differ by at most one.
     // The AMX tiles run on decoded panels too.

@@ -47,6 +47,7 @@
 #include "runtime/w4a16/w4a16_params.h"
 #include "runtime/w4a16/w4a16_tile_grid.h"
 #include "runtime/w4a16/w4a16_tile_x.h"
+#include "runtime/x_reuse.h"
 
 namespace w4jit::internal {
 namespace {
@@ -65,25 +66,22 @@ T* PackedXScratch(size_t n) {
 // stays valid while other paths pack.
 constexpr int kTileSums = 1;
 
-// What the tile path last packed on this thread: a call whose caller says
-// x is unchanged (RunArgs::x_unchanged) and whose packing is the same
-// reuses it (fused MoE's column panels of one expert).
+// What the tile path last packed on this thread (runtime/x_reuse.h):
+// fused MoE's column panels of one expert pack its rows once.
 struct TilePack {
-  const void* x = nullptr;
-  int64_t m = 0, ldx = 0, k = 0;
+  XCall call;
+  int64_t k = 0;
   DType dtype = DType::kF32;
   const int32_t* perm = nullptr;
   int64_t sums_group = 0;
-  uint64_t generation = 0;  // the allocator's: a new one frees the buffers
   bool operator==(const TilePack& o) const {
-    return x == o.x && m == o.m && ldx == o.ldx && k == o.k &&
-           dtype == o.dtype && perm == o.perm && sums_group == o.sums_group &&
-           generation == o.generation;
+    return call == o.call && k == o.k && dtype == o.dtype && perm == o.perm &&
+           sums_group == o.sums_group;
   }
 };
-TilePack& LastTilePack() {
+TilePack* LastTilePack() {
   thread_local TilePack last;
-  return last;
+  return &last;
 }
 
 // The largest multiple of `step` that divides `g` and is <= limit (at
@@ -129,23 +127,23 @@ std::string AmxPlan(const LayerDesc& desc, int64_t group, const W4a16Params& p,
           desc.k, unit);
     }
     plan->amx_scaled = true;
-    plan->amx_group = plan->amx_kc = segment(unit);
+    // The K block is the kernels' segment, whatever the rows.
+    plan->amx_group = plan->amx_kc = plan->amx_kc_small = segment(unit);
   } else if (group % kW4a16AmxKStep != 0) {
     return absl::StrFormat("%s %d is not a multiple of %d",
                            desc.group_size == -1 ? "K" : "group size", group,
                            kW4a16AmxKStep);
   } else if (desc.group_size == -1) {
-    // Per channel: segments of K take the one scale in turn.
-    plan->amx_group = plan->amx_kc = segment(kW4a16AmxKStep);
+    // Per channel: segments of K take the one scale in turn (the K block
+    // is the kernels' segment, whatever the rows).
+    plan->amx_group = plan->amx_kc = plan->amx_kc_small =
+        segment(kW4a16AmxKStep);
   } else {
     plan->amx_group = group;
     plan->amx_kc = group * std::max<int64_t>(1, p.amx_kc / group);
     plan->amx_kc_small = std::min(
         plan->amx_kc, group * std::max<int64_t>(1, p.amx_kc_small / group));
   }
-  // Per channel and with zentorch numerics the K block is the kernels'
-  // segment.
-  if (plan->amx_kc_small == 0) plan->amx_kc_small = plan->amx_kc;
   plan->amx = true;
   return "";
 }
@@ -380,16 +378,12 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
   float* x_sums = sums ? PackedXScratch<float, kTileSums>(static_cast<size_t>(
                              tiles.count * W4a16TileSums(k, group)))
                        : nullptr;
-  const TilePack pack{
-      args.x,          args.m,  args.ldx,         k,
-      desc_.act_dtype, KPerm(), sums ? group : 0, AllocatorGeneration()};
-  if (!args.x_unchanged || !(pack == LastTilePack())) {
-    // Forget the last packing first: a packing cut short must not count.
-    LastTilePack() = TilePack{};
+  const TilePack pack{XCall::Of(args), k, desc_.act_dtype, KPerm(),
+                      sums ? group : 0};
+  DeriveFromX(args, pack, LastTilePack(), [&] {
     PackW4a16TileX(args.x, desc_.act_dtype, args.ldx, tiles, k, KPerm(),
                    sums ? group : 0, xs, x_sums);
-    LastTilePack() = pack;
-  }
+  });
   const int64_t nb = l.block_n();
   const W4a16TileGrid grid =
       MakeW4a16TileGrid(tiles.count, l.blocks(), nb, plan_.p.amx_mc,
