@@ -8,52 +8,51 @@
 #include "absl/strings/str_format.h"
 
 namespace w4jit::perf {
+
+TextTable::TextTable(std::string title, std::vector<std::string> head)
+    : title_(std::move(title)) {
+  rows_.push_back(std::move(head));
+}
+
+void TextTable::Add(std::vector<std::string> cells) {
+  rows_.push_back(std::move(cells));
+}
+
+void TextTable::Add(std::vector<std::string> cells, RowStatus status,
+                    const std::vector<std::string>& figures,
+                    const std::string& note) {
+  if (status == RowStatus::kOk) {
+    cells.insert(cells.end(), figures.begin(), figures.end());
+  } else {
+    cells.push_back(ToString(status));
+  }
+  cells.push_back(note);
+  rows_.push_back(std::move(cells));
+}
+
+std::string TextTable::str() const {
+  std::vector<size_t> width;
+  for (const auto& row : rows_) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t i = 0; i + 1 < row.size(); ++i) {
+      width[i] = std::max(width[i], row[i].size());
+    }
+  }
+  std::string out =
+      title_.empty() ? "" : absl::StrCat("\n== ", title_, " ==\n");
+  for (const auto& row : rows_) {
+    std::string line;
+    for (size_t i = 0; i + 1 < row.size(); ++i) {
+      absl::StrAppendFormat(&line, "%-*s ", width[i], row[i]);
+    }
+    line += row.back();
+    line.erase(line.find_last_not_of(' ') + 1);
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
 namespace {
-
-// Columns as wide as their widest cell; a row's last cell (its note) is
-// not padded.
-class TextTable {
- public:
-  TextTable(std::string title, std::vector<std::string> head)
-      : title_(std::move(title)) {
-    rows_.push_back(std::move(head));
-  }
-  // The row's naming cells, then its figures if it ran, else its status.
-  void Add(std::vector<std::string> cells, RowStatus status,
-           std::vector<std::string> figures, const std::string& note) {
-    if (status == RowStatus::kOk) {
-      cells.insert(cells.end(), figures.begin(), figures.end());
-    } else {
-      cells.push_back(ToString(status));
-    }
-    cells.push_back(note);
-    rows_.push_back(std::move(cells));
-  }
-  std::string str() const {
-    std::vector<size_t> width;
-    for (const auto& row : rows_) {
-      width.resize(std::max(width.size(), row.size()));
-      for (size_t i = 0; i + 1 < row.size(); ++i) {
-        width[i] = std::max(width[i], row[i].size());
-      }
-    }
-    std::string out = absl::StrCat("\n== ", title_, " ==\n");
-    for (const auto& row : rows_) {
-      std::string line;
-      for (size_t i = 0; i + 1 < row.size(); ++i) {
-        absl::StrAppendFormat(&line, "%-*s ", width[i], row[i]);
-      }
-      line += row.back();
-      line.erase(line.find_last_not_of(' ') + 1);
-      absl::StrAppend(&out, line, "\n");
-    }
-    return out;
-  }
-
- private:
-  std::string title_;
-  std::vector<std::vector<std::string>> rows_;
-};
 
 std::string F(double v) { return absl::StrFormat("%.1f", v); }
 std::string Pct(double v) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "perf/lib/report/report_table.h"
 
 namespace w4jit::perf {
 namespace {
@@ -23,18 +24,18 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
 }  // namespace
 
 std::string FormatSweepTable(const SweepReport& report) {
-  std::string s = absl::StrFormat(
-      "w4jit sweep: cpu class %s, %d threads\n"
-      "%-6s %-8s %6s %6s %4s %5s %12s %12s %6s  %s\n",
-      report.cpu_class, report.threads, "mode", "layer", "N", "K", "G", "M",
-      "default us", "tuned us", "gain", "tuned parameters");
+  TextTable t("", {"mode", "layer", "N", "K", "G", "M", "default us",
+                   "tuned us", "gain", "tuned parameters"});
   for (const WinnerRow& w : report.winners) {
     const double gain = w.tuned_us > 0 ? w.default_us / w.tuned_us : 0.0;
-    absl::StrAppendFormat(
-        &s, "%-6s %-8s %6d %6d %4s %5d %12.1f %12.1f %5.2fx  %s\n",
-        ToString(w.mode), w.layer, w.n, w.k, Group(w.group_size), w.m,
-        w.default_us, w.tuned_us, gain, w.params);
+    t.Add({ToString(w.mode), w.layer, absl::StrCat(w.n), absl::StrCat(w.k),
+           Group(w.group_size), absl::StrCat(w.m),
+           absl::StrFormat("%.1f", w.default_us),
+           absl::StrFormat("%.1f", w.tuned_us), absl::StrFormat("%.2fx", gain),
+           w.params});
   }
+  std::string s = absl::StrFormat("w4jit sweep: cpu class %s, %d threads\n%s",
+                                  report.cpu_class, report.threads, t.str());
   for (const std::string& note : report.notes) {
     absl::StrAppend(&s, "note: ", note, "\n");
   }
