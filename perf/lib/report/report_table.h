@@ -23,8 +23,8 @@ class TextTable {
   void Add(std::vector<std::string> cells);
   // The row's naming cells, then its figures if it ran, else its status;
   // then its note.
-  void Add(std::vector<std::string> cells, RowStatus status,
-           const std::vector<std::string>& figures, const std::string& note);
+  void Add(std::vector<std::string> cells, const TimedRow& row,
+           const std::vector<std::string>& figures);
   std::string str() const;
 
  private:
