@@ -147,14 +147,6 @@ const std::vector<std::string>& RowKeys() {
   return *keys;
 }
 
-// Top-level keys: schema ("w4jit-bench/2": measurements only; the figures
-// they imply, speedups, efficiencies, ratios, a model's tokens/s, are
-// w4jit.report's derive.py), w4jit_version, onednn_version, date_utc,
-// preset, threads, cpu{...}, options{ms, impls, reps, min_time_s},
-// peaks[...], bandwidths[...], layers[...], wait_policy, rows[...],
-// scaling[...], act_order[...], accuracy[...], model{name, read_bytes,
-// layers[...], rows[...]}, moe[...], any_failed. The sections the job did
-// not run are empty arrays (model: null).
 std::string ToJson(const BenchReport& report) {
   json model = nullptr;
   if (!report.model.empty()) {
