@@ -291,6 +291,15 @@ TEST(BenchReport, ScalingSectionShowsTheTimes) {
   EXPECT_DOUBLE_EQ(j["scaling"][1]["time_us"].get<double>(), 160.0);
 }
 
+// A scaling row with a wrong output fails the run, as every section's does.
+TEST(BenchReport, AFailedScalingRowFailsTheRun) {
+  BenchReport r;
+  r.scaling = WithScaling().scaling;
+  EXPECT_FALSE(r.any_failed());
+  r.scaling[1].status = RowStatus::kFailed;
+  EXPECT_TRUE(r.any_failed());
+}
+
 // An --act-order section: an ok row, a FAILED one whose note needs CSV
 // quoting and an n/a one.
 BenchReport WithActOrder() {

@@ -1,6 +1,8 @@
-// w4jit_gbench: Google Benchmark microbenchmarks of every kernel family,
-// registered from the model presets. Use --benchmark_filter to pick, e.g.
-// 'DA8W4/llama3-8b/.*' and --benchmark_format=json for machine output.
+// w4jit_gbench: Google Benchmark microbenchmarks of the parts a layer's run
+// is built from (the activation quantizer, the x packing, the thread pool,
+// the kernel cache). Use --benchmark_filter to pick, e.g. 'ActQuantizer',
+// and --benchmark_format=json for machine output. Whole layers:
+// `w4jit bench layers --shape=N,K --m=... --peers=none`.
 // Threads: W4JIT_NUM_THREADS-free; the library's default (all cores), or
 // --w4jit_threads=T.
 #include <cstdio>
@@ -33,8 +35,6 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("w4jit_cpu", cpu.name);
   benchmark::AddCustomContext("w4jit_threads",
                               std::to_string(w4jit::GetNumThreads()));
-  w4jit::perf::RegisterCreateBenchmarks();
-  w4jit::perf::RegisterLayerBenchmarks();
   w4jit::perf::RegisterQuantizerBenchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -13,9 +13,6 @@
 
 namespace w4jit::perf {
 
-const char* PeerName(PeerKind kind) {
-  return kind == PeerKind::kBf16 ? "oneDNN bf16" : "oneDNN u8s8";
-}
 const char* PeerKey(PeerKind kind) {
   return kind == PeerKind::kBf16 ? "onednn_bf16" : "onednn_u8s8";
 }

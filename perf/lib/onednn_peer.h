@@ -16,9 +16,7 @@ namespace w4jit::perf {
 
 enum class PeerKind : int { kBf16 = 0, kU8S8 = 1 };
 
-// "oneDNN bf16" / "oneDNN u8s8", and the CSV/JSON ids "onednn_bf16" /
-// "onednn_u8s8".
-const char* PeerName(PeerKind kind);
+// The JSON ids "onednn_bf16" / "onednn_u8s8".
 const char* PeerKey(PeerKind kind);
 
 // "2.6.3", or "not built" when w4jit_perf was built without oneDNN.

@@ -68,10 +68,6 @@ absl::StatusOr<ReadBandwidth> MeasureReadBandwidth(
   return bw;
 }
 
-bool IsAmxPeak(const ComputePeak& peak) {
-  return absl::StartsWith(peak.key, "amx_");
-}
-
 const ComputePeak* Roofline::Peak(const std::string& key) const {
   for (const ComputePeak& p : peaks) {
     if (p.key == key && p.available) return &p;

@@ -26,10 +26,6 @@ struct ComputePeak {
   int chains = 0;
 };
 
-// True for the AMX tile peaks ("amx_bf16", "amx_int8"), which bound only
-// the peers that run AMX, never w4jit's vector kernels.
-bool IsAmxPeak(const ComputePeak& peak);
-
 struct ReadBandwidth {
   std::string label;  // "L2-sized", "L3-sized", "DRAM-sized", "qkv W4A16"
   int64_t bytes = 0;  // buffer footprint, all threads together

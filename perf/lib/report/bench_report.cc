@@ -1,5 +1,7 @@
 #include "perf/lib/report/bench_report.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace w4jit::perf {
@@ -23,27 +25,12 @@ std::string ModelSettingLabel(int prefetch, const std::string& tuning) {
 }
 
 bool BenchReport::any_failed() const {
-  for (const BenchRow& r : rows) {
-    if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {
-      return true;
-    }
-  }
-  for (const ActOrderRow& r : act_order) {
-    if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {
-      return true;
-    }
-  }
-  for (const AccuracyRow& r : accuracy) {
-    if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {
-      return true;
-    }
-  }
-  for (const ModelRow& r : model_rows) {
-    if (r.status == RowStatus::kFailed || r.status == RowStatus::kError) {
-      return true;
-    }
-  }
-  return false;
+  const auto failed = [](const auto& section) {
+    return std::any_of(section.begin(), section.end(),
+                       [](const TimedRow& r) { return r.failed(); });
+  };
+  return failed(rows) || failed(scaling) || failed(act_order) ||
+         failed(accuracy) || failed(model_rows);
 }
 
 }  // namespace w4jit::perf

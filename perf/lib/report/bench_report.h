@@ -32,19 +32,31 @@ enum class RowStatus : int {
 };
 const char* ToString(RowStatus s);  // "ok", "FAILED", "n/a", "error"
 
-struct BenchRow {
+// What every timed row has: whether it ran, why not, and how many samples
+// its figures are taken from (each row names its own p50 and min fields:
+// they are bench.json's keys).
+struct TimedRow {
+  RowStatus status = RowStatus::kOk;
+  std::string note;  // why FAILED / n/a / error, or a caveat
+  int samples = 0;
+
+  bool ok() const { return status == RowStatus::kOk; }
+  // A wrong output, or a run that should have worked and did not.
+  bool failed() const {
+    return status == RowStatus::kFailed || status == RowStatus::kError;
+  }
+};
+
+struct BenchRow : TimedRow {
   std::string impl;   // kImpl*
   std::string layer;  // "qkv", ...
   int64_t n = 0, k = 0, group_size = 0, m = 0;
   bool cold = false;
-  RowStatus status = RowStatus::kOk;
-  std::string note;    // why FAILED / n/a / error, or a caveat
   std::string kernel;  // Layer::kernel_names() joined by "+", oneDNN impl
   // What the kernels compute with, set where the layer or peer is made
   // (ComputeOpKey of Layer::compute_at, PeerComputeOp in row_metrics.h):
   // the compute peak the row is judged against follows it.
   std::string compute_op;
-  int samples = 0;
   double time_us = 0.0;  // median
   double min_us = 0.0;
   double p90_us = 0.0;
@@ -84,8 +96,6 @@ struct BenchRow {
   double ceiling_rate = 0.0;
   std::string ceiling_basis;
   double interleaved_pct = 0.0;
-
-  bool ok() const { return status == RowStatus::kOk; }
 };
 
 // One prepared w4jit layer: creation (import + repack) and JIT cost.
@@ -102,15 +112,12 @@ struct LayerInfo {
 
 // One layer at one M on one threading backend and thread count (the
 // `bench scaling` job; its efficiency is w4jit.report's).
-struct ScalingRow {
+struct ScalingRow : TimedRow {
   std::string impl;     // kImplW4a16 / kImplDa8w4
   std::string backend;  // "pool" / "omp"
   std::string layer;
   int64_t n = 0, k = 0, m = 0;
   int threads = 0;
-  RowStatus status = RowStatus::kOk;
-  std::string note;
-  int samples = 0;
   double time_us = 0.0;  // median
   double min_us = 0.0;
   double p90_us = 0.0;
@@ -119,20 +126,15 @@ struct ScalingRow {
 // One layer in one mode at one M, with and without GPTQ act-order (the
 // --act-order section): the same weights, the act-order layer made from a
 // GPTQ checkpoint whose g_idx permutes K, all timed interleaved.
-struct ActOrderRow {
+struct ActOrderRow : TimedRow {
   std::string impl;  // kImplW4a16 / kImplDa8w4
   std::string layer;
   int64_t n = 0, k = 0, group_size = 0, m = 0;
-  RowStatus status = RowStatus::kOk;
-  std::string note;
-  int samples = 0;
   double plain_p50_us = 0.0, plain_min_us = 0.0;
   double act_p50_us = 0.0, act_min_us = 0.0;
   // A second plain layer from the same checkpoint, timed alongside: the
   // noise floor of the comparison.
   double copy_p50_us = 0.0, copy_min_us = 0.0;
-
-  bool ok() const { return status == RowStatus::kOk; }
 };
 
 // One layer at one M in one of the `bench accuracy` job's variants: W4A16,
@@ -140,20 +142,15 @@ struct ActOrderRow {
 // layer's (measured once on accuracy_rows rows of Gaussian x with outlier
 // channels, against float64 on the same int4 weights); the times are hot,
 // the three variants interleaved at this M.
-struct AccuracyRow {
+struct AccuracyRow : TimedRow {
   std::string impl;  // kImplW4a16 / kImplDa8w4
   std::string layer;
   int64_t n = 0, k = 0, group_size = 0, m = 0;
   std::string act_quant;  // DA8W4: "per_token" / "per_group"; W4A16: ""
-  RowStatus status = RowStatus::kOk;
-  std::string note;
   int outliers = 0;
   double outlier_scale = 0.0;
   double rel_error = 0.0;  // relative L2 error
-  int samples = 0;
   double p50_us = 0.0, min_us = 0.0;
-
-  bool ok() const { return status == RowStatus::kOk; }
 };
 
 // One mode at one M through a whole model (`w4jit bench model`): a step
@@ -161,7 +158,7 @@ struct AccuracyRow {
 // decoder layer of a dense model; a MoE model's, its attention linears and
 // its fused MoE layer. The DRAM read rate is a plain streaming read of a
 // DRAM-sized buffer timed in the same rounds as the steps.
-struct ModelRow {
+struct ModelRow : TimedRow {
   std::string impl;         // kImplW4a16 / kImplDa8w4
   std::string model;        // preset name
   int layers = 0;           // decoder layers built
@@ -171,10 +168,7 @@ struct ModelRow {
   std::string tuning;       // the --tunings file's stem; empty: none
   bool huge_pages = false;  // LayerOptions::huge_pages
   int64_t m = 0;
-  int64_t calls = 0;  // linear calls per step
-  RowStatus status = RowStatus::kOk;
-  std::string note;
-  int samples = 0;
+  int64_t calls = 0;     // linear calls per step
   double time_ms = 0.0;  // p50 of a step
   double min_ms = 0.0;
   double p90_ms = 0.0;
@@ -204,7 +198,6 @@ struct ModelRow {
   double peak_gmacs = 0.0;
   double peak_gmacs_best = 0.0;
 
-  bool ok() const { return status == RowStatus::kOk; }
   bool is_moe() const { return !routing.empty(); }
 };
 

@@ -11,54 +11,57 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "dispatch/cpu_profile.h"
 #include "nlohmann/json.hpp"
+#include "perf/lib/report/report_json.h"
 
-namespace w4jit::perf {
-namespace {
+namespace w4jit {
+namespace internal {
+
+// bench.json's cpu{...}: the fields listed, in words where they are enums
+// (the signature, the AMX permission, f16c and fp256 are not written).
+NLOHMANN_JSON_SERIALIZE_ENUM(Vendor, {{Vendor::kUnknown, "unknown"},
+                                      {Vendor::kIntel, "intel"},
+                                      {Vendor::kAmd, "amd"}})
+inline void to_json(nlohmann::json& j, IsaTier t) { j = ToString(t); }
+inline void from_json(const nlohmann::json& j, IsaTier& t) {
+  ParseIsaTier(j.get<std::string>(), &t);
+}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CpuFeatures, avx2, fma, avx512f, avx512bw,
+                                   avx512vl, avx512dq, avx512vnni, avx512bf16,
+                                   avx_vnni, amx_tile, amx_bf16, amx_int8)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CpuProfile, name, vendor, family, model,
+                                   stepping, zen_generation, isa, isa_cap,
+                                   native_vector_bits, l1d_bytes, l2_bytes,
+                                   l3_bytes, cores, features)
+
+}  // namespace internal
+
+namespace perf {
 
 using nlohmann::json;
 
-json CpuJson(const internal::CpuProfile& c) {
-  const internal::CpuFeatures& f = c.features;
-  return {{"name", c.name},
-          {"vendor", c.vendor == internal::Vendor::kAmd     ? "amd"
-                     : c.vendor == internal::Vendor::kIntel ? "intel"
-                                                            : "unknown"},
-          {"family", c.family},
-          {"model", c.model},
-          {"stepping", c.stepping},
-          {"zen_generation", c.zen_generation},
-          {"isa", internal::ToString(c.isa)},
-          {"isa_cap", internal::ToString(c.isa_cap)},
-          {"native_vector_bits", c.native_vector_bits},
-          {"l1d_bytes", c.l1d_bytes},
-          {"l2_bytes", c.l2_bytes},
-          {"l3_bytes", c.l3_bytes},
-          {"cores", c.cores},
-          {"features",
-           {{"avx2", f.avx2},
-            {"fma", f.fma},
-            {"avx512f", f.avx512f},
-            {"avx512bw", f.avx512bw},
-            {"avx512vl", f.avx512vl},
-            {"avx512dq", f.avx512dq},
-            {"avx512vnni", f.avx512vnni},
-            {"avx512bf16", f.avx512bf16},
-            {"avx_vnni", f.avx_vnni},
-            {"amx_tile", f.amx_tile},
-            {"amx_bf16", f.amx_bf16},
-            {"amx_int8", f.amx_int8}}}};
+// The ceilings in GMAC/s and GB/s, not the structs' per-second units.
+inline void to_json(json& j, const ComputePeak& p) {
+  j = {{"key", p.key},
+       {"description", p.description},
+       {"available", p.available},
+       {"note", p.note},
+       {"gmacs", p.macs_per_s * 1e-9},
+       {"threads", p.threads},
+       {"chains", p.chains}};
 }
-
-}  // namespace
+inline void to_json(json& j, const ReadBandwidth& b) {
+  j = {{"label", b.label},
+       {"bytes", b.bytes},
+       {"gbps", b.bytes_per_s * 1e-9},
+       {"threads", b.threads},
+       {"vector_bytes", b.vector_bytes}};
+}
 
 // Each row is its fields under their own names (bench.json's keys, which
 // w4jit.report reads); a field added to a row is written once it is listed
 // here.
-NLOHMANN_JSON_SERIALIZE_ENUM(RowStatus, {{RowStatus::kOk, "ok"},
-                                         {RowStatus::kFailed, "FAILED"},
-                                         {RowStatus::kNotAvailable, "n/a"},
-                                         {RowStatus::kError, "error"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     BenchRow, impl, layer, n, k, group_size, m, cold, status, note, kernel,
     compute_op, samples, time_us, min_us, p90_us, weight_bytes, footprint_bytes,
@@ -88,7 +91,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelRow, impl, model, layers, variant, step,
                                    routing, part, moe_calls, attention_bytes,
                                    expert_bytes, experts_per_layer, macs,
                                    peak_gmacs, peak_gmacs_best)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MoeBenchRow, tokens, threads, min_us,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MoeBenchRow, mode, tokens, threads, min_us,
                                    median_us, loop_min_us, loop_median_us,
                                    touched_experts, touched_bytes,
                                    read_bytes_per_s, macs, peak_macs_per_s)
@@ -103,25 +106,20 @@ json RowJson(const BenchRow& r) {
   return j;
 }
 
-// A MoE row names its preset, mode and routing in words.
+// A MoE row names its preset and routing in words.
 json MoeJson(const MoeBenchRow& r) {
   json j = r;
   j["model"] = r.preset;
-  j["mode"] = ToString(r.mode);
   j["routing"] = r.skewed ? "skewed" : "uniform";
   return j;
 }
 
+// The rows the macros above write, each then rewritten by `fn`.
 template <class Row, class Fn>
-json SectionJson(const std::vector<Row>& rows, Fn to_json) {
+json SectionJson(const std::vector<Row>& rows, Fn fn) {
   json out = json::array();
-  for (const Row& r : rows) out.push_back(to_json(r));
+  for (const Row& r : rows) out.push_back(fn(r));
   return out;
-}
-
-template <class Row>
-json SectionJson(const std::vector<Row>& rows) {
-  return SectionJson(rows, [](const Row& r) { return json(r); });
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& text) {
@@ -149,39 +147,13 @@ const std::vector<std::string>& RowKeys() {
   return *keys;
 }
 
-// Top-level keys: schema ("w4jit-bench/2": measurements only; the figures
-// they imply, speedups, efficiencies, ratios, a model's tokens/s, are
-// w4jit.report's derive.py), w4jit_version, onednn_version, date_utc,
-// preset, threads, cpu{...}, options{ms, impls, reps, min_time_s},
-// peaks[...], bandwidths[...], layers[...], wait_policy, rows[...],
-// scaling[...], act_order[...], accuracy[...], model{name, read_bytes,
-// layers[...], rows[...]}, moe[...], any_failed. The sections the job did
-// not run are empty arrays (model: null).
 std::string ToJson(const BenchReport& report) {
-  json peaks = json::array();
-  for (const ComputePeak& p : report.roofline.peaks) {
-    peaks.push_back({{"key", p.key},
-                     {"description", p.description},
-                     {"available", p.available},
-                     {"note", p.note},
-                     {"gmacs", p.macs_per_s * 1e-9},
-                     {"threads", p.threads},
-                     {"chains", p.chains}});
-  }
-  json bandwidths = json::array();
-  for (const ReadBandwidth& b : report.roofline.bandwidths) {
-    bandwidths.push_back({{"label", b.label},
-                          {"bytes", b.bytes},
-                          {"gbps", b.bytes_per_s * 1e-9},
-                          {"threads", b.threads},
-                          {"vector_bytes", b.vector_bytes}});
-  }
   json model = nullptr;
   if (!report.model.empty()) {
     model = {{"name", report.model},
              {"read_bytes", report.model_read_bytes},
              {"layers", report.model_layers},
-             {"rows", SectionJson(report.model_rows)}};
+             {"rows", report.model_rows}};
   }
   const json doc = {{"schema", "w4jit-bench/2"},
                     {"w4jit_version", report.w4jit_version},
@@ -189,20 +161,20 @@ std::string ToJson(const BenchReport& report) {
                     {"date_utc", report.date_utc},
                     {"preset", report.preset},
                     {"threads", report.threads},
-                    {"cpu", CpuJson(report.cpu)},
+                    {"cpu", report.cpu},
                     {"options",
                      {{"ms", report.ms},
                       {"impls", report.impls},
                       {"reps", report.reps},
                       {"min_time_s", report.min_time_s}}},
-                    {"peaks", peaks},
-                    {"bandwidths", bandwidths},
+                    {"peaks", report.roofline.peaks},
+                    {"bandwidths", report.roofline.bandwidths},
                     {"layers", report.layers},
                     {"wait_policy", report.wait_policy},
                     {"rows", SectionJson(report.rows, RowJson)},
-                    {"scaling", SectionJson(report.scaling)},
-                    {"act_order", SectionJson(report.act_order)},
-                    {"accuracy", SectionJson(report.accuracy)},
+                    {"scaling", report.scaling},
+                    {"act_order", report.act_order},
+                    {"accuracy", report.accuracy},
                     {"model", model},
                     {"moe", SectionJson(report.moe, MoeJson)},
                     {"any_failed", report.any_failed()}};
@@ -229,4 +201,5 @@ absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
   return written;
 }
 
-}  // namespace w4jit::perf
+}  // namespace perf
+}  // namespace w4jit

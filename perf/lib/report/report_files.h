@@ -15,7 +15,15 @@ namespace w4jit::perf {
 
 // The keys of bench.json's "rows" objects, in order.
 const std::vector<std::string>& RowKeys();
-// JSON text (the schema is documented in report_files.cc).
+// bench.json's text. Top-level keys: schema ("w4jit-bench/2":
+// measurements only; the figures they imply, speedups, efficiencies,
+// ratios, a model's tokens/s, are w4jit.report's derive.py),
+// w4jit_version, onednn_version, date_utc, preset, threads, cpu{...},
+// options{ms, impls, reps, min_time_s}, peaks[...], bandwidths[...],
+// layers[...], wait_policy, rows[...], scaling[...], act_order[...],
+// accuracy[...], model{name, read_bytes, layers[...], rows[...]}, moe[...],
+// any_failed. The sections the job did not run are empty arrays (model:
+// null).
 std::string ToJson(const BenchReport& report);
 
 // Creates `dir` if needed and writes bench.json and bench.txt (`text`).

@@ -8,52 +8,50 @@
 #include "absl/strings/str_format.h"
 
 namespace w4jit::perf {
+
+TextTable::TextTable(std::string title, std::vector<std::string> head)
+    : title_(std::move(title)) {
+  rows_.push_back(std::move(head));
+}
+
+void TextTable::Add(std::vector<std::string> cells) {
+  rows_.push_back(std::move(cells));
+}
+
+void TextTable::Add(std::vector<std::string> cells, const TimedRow& row,
+                    const std::vector<std::string>& figures) {
+  if (row.ok()) {
+    cells.insert(cells.end(), figures.begin(), figures.end());
+  } else {
+    cells.push_back(ToString(row.status));
+  }
+  cells.push_back(row.note);
+  rows_.push_back(std::move(cells));
+}
+
+std::string TextTable::str() const {
+  std::vector<size_t> width;
+  for (const auto& row : rows_) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t i = 0; i + 1 < row.size(); ++i) {
+      width[i] = std::max(width[i], row[i].size());
+    }
+  }
+  std::string out =
+      title_.empty() ? "" : absl::StrCat("\n== ", title_, " ==\n");
+  for (const auto& row : rows_) {
+    std::string line;
+    for (size_t i = 0; i + 1 < row.size(); ++i) {
+      absl::StrAppendFormat(&line, "%-*s ", width[i], row[i]);
+    }
+    line += row.back();
+    line.erase(line.find_last_not_of(' ') + 1);
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
 namespace {
-
-// Columns as wide as their widest cell; a row's last cell (its note) is
-// not padded.
-class TextTable {
- public:
-  TextTable(std::string title, std::vector<std::string> head)
-      : title_(std::move(title)) {
-    rows_.push_back(std::move(head));
-  }
-  // The row's naming cells, then its figures if it ran, else its status.
-  void Add(std::vector<std::string> cells, RowStatus status,
-           std::vector<std::string> figures, const std::string& note) {
-    if (status == RowStatus::kOk) {
-      cells.insert(cells.end(), figures.begin(), figures.end());
-    } else {
-      cells.push_back(ToString(status));
-    }
-    cells.push_back(note);
-    rows_.push_back(std::move(cells));
-  }
-  std::string str() const {
-    std::vector<size_t> width;
-    for (const auto& row : rows_) {
-      width.resize(std::max(width.size(), row.size()));
-      for (size_t i = 0; i + 1 < row.size(); ++i) {
-        width[i] = std::max(width[i], row[i].size());
-      }
-    }
-    std::string out = absl::StrCat("\n== ", title_, " ==\n");
-    for (const auto& row : rows_) {
-      std::string line;
-      for (size_t i = 0; i + 1 < row.size(); ++i) {
-        absl::StrAppendFormat(&line, "%-*s ", width[i], row[i]);
-      }
-      line += row.back();
-      line.erase(line.find_last_not_of(' ') + 1);
-      absl::StrAppend(&out, line, "\n");
-    }
-    return out;
-  }
-
- private:
-  std::string title_;
-  std::vector<std::vector<std::string>> rows_;
-};
 
 std::string F(double v) { return absl::StrFormat("%.1f", v); }
 std::string Pct(double v) {
@@ -94,12 +92,10 @@ std::string Layers(const BenchReport& r) {
       {"impl", "layer", "M", "cache", "p50(us)", "min(us)", "GFLOP/s", "roof%",
        "binding bound", "op", "note"});
   for (const BenchRow& x : r.rows) {
-    t.Add({x.impl, x.layer, absl::StrCat(x.m), x.cold ? "cold" : "hot"},
-          x.status,
+    t.Add({x.impl, x.layer, absl::StrCat(x.m), x.cold ? "cold" : "hot"}, x,
           {F(x.time_us), F(x.min_us), F(x.gflops), Pct(x.roofline_pct),
            x.roofline_basis.empty() ? "-" : x.roofline_basis,
-           x.compute_op.empty() ? "-" : x.compute_op},
-          x.note);
+           x.compute_op.empty() ? "-" : x.compute_op});
   }
   return t.str();
 }
@@ -111,7 +107,7 @@ std::string Scaling(const BenchReport& r) {
   for (const ScalingRow& x : r.scaling) {
     t.Add({x.impl, x.backend, x.layer, absl::StrCat(x.m),
            absl::StrCat(x.threads)},
-          x.status, {F(x.time_us), F(x.min_us), F(x.p90_us)}, x.note);
+          x, {F(x.time_us), F(x.min_us), F(x.p90_us)});
   }
   return t.str();
 }
@@ -122,8 +118,8 @@ std::string ActOrder(const BenchReport& r) {
       "second plain copy (noise floor)",
       {"impl", "layer", "M", "plain p50", "act p50", "copy p50", "note"});
   for (const ActOrderRow& x : r.act_order) {
-    t.Add({x.impl, x.layer, absl::StrCat(x.m)}, x.status,
-          {F(x.plain_p50_us), F(x.act_p50_us), F(x.copy_p50_us)}, x.note);
+    t.Add({x.impl, x.layer, absl::StrCat(x.m)}, x,
+          {F(x.plain_p50_us), F(x.act_p50_us), F(x.copy_p50_us)});
   }
   return t.str();
 }
@@ -135,8 +131,7 @@ std::string Accuracy(const BenchReport& r) {
   for (const AccuracyRow& x : r.accuracy) {
     t.Add({x.impl, x.act_quant.empty() ? "-" : x.act_quant, x.layer,
            absl::StrCat(x.m)},
-          x.status, {absl::StrFormat("%.2e", x.rel_error), F(x.p50_us)},
-          x.note);
+          x, {absl::StrFormat("%.2e", x.rel_error), F(x.p50_us)});
   }
   return t.str();
 }
@@ -149,7 +144,7 @@ std::string Model(const BenchReport& r) {
     const std::string setting = ModelSettingLabel(x.prefetch, x.tuning);
     t.Add({x.impl, x.variant, x.step, x.part.empty() ? "step" : x.part,
            setting.empty() ? "-" : setting, absl::StrCat(x.m)},
-          x.status, {F(x.time_ms), F(x.min_ms), F(x.p90_ms)}, x.note);
+          x, {F(x.time_ms), F(x.min_ms), F(x.p90_ms)});
   }
   return t.str();
 }
@@ -160,9 +155,8 @@ std::string Moe(const BenchReport& r) {
                "loop p50", "note"});
   for (const MoeBenchRow& x : r.moe) {
     t.Add({x.preset, ToString(x.mode), x.skewed ? "skewed" : "uniform",
-           absl::StrCat(x.tokens)},
-          RowStatus::kOk, {F(x.median_us), F(x.min_us), F(x.loop_median_us)},
-          "");
+           absl::StrCat(x.tokens), F(x.median_us), F(x.min_us),
+           F(x.loop_median_us), ""});
   }
   return t.str();
 }

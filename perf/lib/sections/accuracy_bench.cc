@@ -11,6 +11,7 @@
 #include "check/layer_check.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/output_check.h"
+#include "perf/lib/timing/checked_timing.h"
 #include "perf/lib/timing/timing.h"
 #include "w4jit/layer.hpp"
 
@@ -108,12 +109,7 @@ void TimeRows(const AccuracyOptions& config,
       TimeInterleaved(contenders, config.timing);
   for (size_t i = 0; i < r.size(); ++i) {
     AccuracyRow& row = (*rows)[i];
-    if (!r[i].ok()) {
-      row.status = RowStatus::kError;
-      row.note = std::string(r[i].status().message());
-      continue;
-    }
-    row.samples = r[i]->samples;
+    if (!TakeSamples(r[i], &row)) continue;
     row.p50_us = r[i]->median_us;
     row.min_us = r[i]->min_us;
   }

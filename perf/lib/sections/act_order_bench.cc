@@ -9,6 +9,7 @@
 #include "check/layer_check.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/output_check.h"
+#include "perf/lib/timing/checked_timing.h"
 #include "perf/lib/timing/timing.h"
 #include "runtime/formats/import.h"
 #include "w4jit/layer.hpp"
@@ -78,11 +79,7 @@ void TimeRow(const LayersOptions& config, const LayerDesc& desc,
   const std::vector<absl::StatusOr<TimingResult>> r =
       TimeInterleaved({run_plain, run_act, run_copy}, config.timing);
   for (const auto& one : r) {
-    if (!one.ok()) {
-      row->status = RowStatus::kError;
-      row->note = std::string(one.status().message());
-      return;
-    }
+    if (!TakeSamples(one, row)) return;
   }
   row->samples = std::min({r[0]->samples, r[1]->samples, r[2]->samples});
   row->plain_p50_us = r[0]->median_us;

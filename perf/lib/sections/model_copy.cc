@@ -164,8 +164,6 @@ const char* ImplOf(Mode mode) {
   return mode == Mode::kW4A16 ? kImplW4a16 : kImplDa8w4;
 }
 
-// Builds `mode`'s copy of the model (variant `fused`), checking layer
-// 0 of each plain shape against the reference at M = 1.
 absl::StatusOr<ModelCopy> BuildCopy(
     const ModelOptions& config, const ModelPreset& model, Mode mode,
     const CopySetting& setting, bool huge_pages, bool fused, int64_t max_m,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "perf/lib/bench_data.h"
 #include "perf/lib/output_check.h"
+#include "perf/lib/timing/checked_timing.h"
 #include "perf/lib/timing/timing.h"
 #include "runtime/formats/import.h"
 #include "w4jit/w4jit.hpp"
@@ -128,12 +129,7 @@ absl::Status RunScaling(const ScalingOptions& config,
       for (ScalingRow& row : rows) {
         if (row.status != RowStatus::kOk) continue;
         const absl::StatusOr<TimingResult>& r = results[next++];
-        if (!r.ok()) {
-          row.status = RowStatus::kError;
-          row.note = std::string(r.status().message());
-          continue;
-        }
-        row.samples = r->samples;
+        if (!TakeSamples(r, &row)) continue;
         row.time_us = r->median_us;
         row.min_us = r->min_us;
         row.p90_us = r->p90_us;

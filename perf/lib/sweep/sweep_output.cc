@@ -6,8 +6,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "perf/lib/report/report_json.h"
+#include "perf/lib/report/report_table.h"
 
 namespace w4jit::perf {
+
+// sweep.json's rows: the point's fields, then the row's own.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CandidateRow, mode, layer, n, k, group_size,
+                                   m, cold, group, params, status, median_us,
+                                   gain)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WinnerRow, mode, layer, n, k, group_size, m,
+                                   default_us, tuned_us, params)
+
 namespace {
 
 std::string Group(int64_t g) { return g == -1 ? "pc" : absl::StrCat(g); }
@@ -23,18 +33,18 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
 }  // namespace
 
 std::string FormatSweepTable(const SweepReport& report) {
-  std::string s = absl::StrFormat(
-      "w4jit sweep: cpu class %s, %d threads\n"
-      "%-6s %-8s %6s %6s %4s %5s %12s %12s %6s  %s\n",
-      report.cpu_class, report.threads, "mode", "layer", "N", "K", "G", "M",
-      "default us", "tuned us", "gain", "tuned parameters");
+  TextTable t("", {"mode", "layer", "N", "K", "G", "M", "default us",
+                   "tuned us", "gain", "tuned parameters"});
   for (const WinnerRow& w : report.winners) {
     const double gain = w.tuned_us > 0 ? w.default_us / w.tuned_us : 0.0;
-    absl::StrAppendFormat(
-        &s, "%-6s %-8s %6d %6d %4s %5d %12.1f %12.1f %5.2fx  %s\n",
-        ToString(w.mode), w.layer, w.n, w.k, Group(w.group_size), w.m,
-        w.default_us, w.tuned_us, gain, w.params);
+    t.Add({ToString(w.mode), w.layer, absl::StrCat(w.n), absl::StrCat(w.k),
+           Group(w.group_size), absl::StrCat(w.m),
+           absl::StrFormat("%.1f", w.default_us),
+           absl::StrFormat("%.1f", w.tuned_us), absl::StrFormat("%.2fx", gain),
+           w.params});
   }
+  std::string s = absl::StrFormat("w4jit sweep: cpu class %s, %d threads\n%s",
+                                  report.cpu_class, report.threads, t.str());
   for (const std::string& note : report.notes) {
     absl::StrAppend(&s, "note: ", note, "\n");
   }
@@ -42,40 +52,13 @@ std::string FormatSweepTable(const SweepReport& report) {
 }
 
 std::string SweepJson(const SweepReport& report) {
-  using nlohmann::json;
-  const auto point = [](const SweepPoint& p) -> json {
-    return {{"mode", ToString(p.mode)},
-            {"layer", p.layer},
-            {"n", p.n},
-            {"k", p.k},
-            {"group_size", p.group_size},
-            {"m", p.m}};
-  };
-  json candidates = json::array(), winners = json::array();
-  for (const CandidateRow& r : report.candidates) {
-    json row = point(r);
-    row.update({{"cold", r.cold},
-                {"group", r.group},
-                {"params", r.params},
-                {"status", r.status},
-                {"median_us", r.median_us},
-                {"gain", r.gain}});
-    candidates.push_back(std::move(row));
-  }
-  for (const WinnerRow& w : report.winners) {
-    json row = point(w);
-    row.update({{"default_us", w.default_us},
-                {"tuned_us", w.tuned_us},
-                {"params", w.params}});
-    winners.push_back(std::move(row));
-  }
-  const json doc = {{"schema", "w4jit-sweep/1"},
-                    {"cpu_class", report.cpu_class},
-                    {"threads", report.threads},
-                    {"budget_exhausted", report.budget_exhausted},
-                    {"notes", report.notes},
-                    {"winners", winners},
-                    {"candidates", candidates}};
+  const nlohmann::json doc = {{"schema", "w4jit-sweep/1"},
+                              {"cpu_class", report.cpu_class},
+                              {"threads", report.threads},
+                              {"budget_exhausted", report.budget_exhausted},
+                              {"notes", report.notes},
+                              {"winners", report.winners},
+                              {"candidates", report.candidates}};
   return doc.dump(2) + "\n";
 }
 

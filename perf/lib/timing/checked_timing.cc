@@ -4,6 +4,16 @@
 
 namespace w4jit::perf {
 
+bool TakeSamples(const absl::StatusOr<TimingResult>& timing, TimedRow* row) {
+  if (!timing.ok()) {
+    row->status = RowStatus::kError;
+    row->note = absl::StrCat("run failed: ", timing.status().message());
+    return false;
+  }
+  row->samples = timing->samples;
+  return true;
+}
+
 std::vector<BenchRow> TimeCheckedContestants(
     const BenchRow& shape, const std::vector<Contestant>& contestants,
     const TimingOptions& timing) {
@@ -49,12 +59,7 @@ std::vector<BenchRow> TimeCheckedContestants(
       TimeInterleaved(to_time, timing);
   for (size_t i = 0; i < results.size(); ++i) {
     BenchRow& row = rows[timed_rows[i]];
-    if (!results[i].ok()) {
-      row.status = RowStatus::kError;
-      row.note = absl::StrCat("run failed: ", results[i].status().message());
-      continue;
-    }
-    row.samples = results[i]->samples;
+    if (!TakeSamples(results[i], &row)) continue;
     row.time_us = results[i]->median_us;
     row.min_us = results[i]->min_us;
     row.p90_us = results[i]->p90_us;

@@ -31,6 +31,10 @@ struct Contestant {
   std::string unavailable_note;
 };
 
+// Copies a timing's sample count into `row`, or makes `row` an error with
+// the timing's failure ("run failed: ..."). True when the row is timed.
+bool TakeSamples(const absl::StatusOr<TimingResult>& timing, TimedRow* row);
+
 // One row per contestant, copied from `shape` (layer, n, k, group, m,
 // cold) and filled with status, timing, weight bytes and kernel.
 std::vector<BenchRow> TimeCheckedContestants(
