@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,8 +25,12 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Vendor, {{Vendor::kUnknown, "unknown"},
                                       {Vendor::kIntel, "intel"},
                                       {Vendor::kAmd, "amd"}})
 inline void to_json(nlohmann::json& j, IsaTier t) { j = ToString(t); }
+// Only because the macro below defines both directions: bench.json is not
+// read back in C++. An unknown tier is an error, not a silent default.
 inline void from_json(const nlohmann::json& j, IsaTier& t) {
-  ParseIsaTier(j.get<std::string>(), &t);
+  if (!ParseIsaTier(j.get<std::string>(), &t)) {
+    throw std::invalid_argument("bench.json: unknown ISA tier " + j.dump());
+  }
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CpuFeatures, avx2, fma, avx512f, avx512bw,
                                    avx512vl, avx512dq, avx512vnni, avx512bf16,

@@ -19,20 +19,20 @@ their instructions run there.
 """
 import os
 
-_HIDDEN_FLAGS = {
-    "avx512-vnni": ("avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8",
-                    "amx_bf16", "amx_fp16"),
+# Each CPU: the flags it lacks, and the w4jit tier it tops out at.
+_CPUS = {
+    "avx512-vnni": (("avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8",
+                     "amx_bf16", "amx_fp16"), "avx512_vnni"),
 }
-_W4JIT_ISA = {"avx512-vnni": "avx512_vnni"}
 
 
 def _emulate(name):
-    if name not in _HIDDEN_FLAGS:
-        raise SystemExit(f"W4JIT_AS_CPU={name!r}: not one of "
-                         f"{sorted(_HIDDEN_FLAGS)}")
-    os.environ["W4JIT_BENCH_HIDE_FLAGS"] = ",".join(_HIDDEN_FLAGS[name])
+    if name not in _CPUS:
+        raise SystemExit(f"W4JIT_AS_CPU={name!r}: not one of {sorted(_CPUS)}")
+    hidden, isa = _CPUS[name]
+    os.environ["W4JIT_BENCH_HIDE_FLAGS"] = ",".join(hidden)
     os.environ["W4JIT_BENCH_NO_ZENTORCH"] = "1"
-    os.environ["W4JIT_ISA"] = _W4JIT_ISA[name]
+    os.environ["W4JIT_ISA"] = isa
     try:
         import torch
     except ImportError:  # pip and the like, outside the venv's torch
