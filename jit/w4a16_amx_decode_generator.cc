@@ -68,7 +68,7 @@ absl::Status CheckW4a16AmxDecodeConfig(const W4a16AmxDecodeConfig& c) {
   if (c.u4 && c.float_zero) {
     return absl::InvalidArgumentError("integer and float zero points at once");
   }
-  return absl::OkStatus();
+  return CheckPrefetchDistance(c.prefetch);
 }
 
 W4a16AmxDecodeConfig W4a16AmxDecodeConfig::Canonical() const {
@@ -94,6 +94,7 @@ KernelName W4a16AmxDecodeConfig::NameParts() const {
   key.round_weights_bf16 = scaled;
   key.float_zero = scaled && float_zero;
   key.meta_dtype = scaled ? meta_dtype : DType::kF32;
+  key.prefetch = prefetch;
   return key;
 }
 
@@ -173,6 +174,7 @@ void W4a16AmxDecodeGenerator::EmitIntegerPairs() {
   Xbyak::Label pair_loop;
   mov(kPairsLeft, config_.group_pairs);
   L(pair_loop);
+  EmitStreamPrefetch(this, kW, 0, nb, config_.prefetch);
   for (int c = 0; c < nv_; ++c) {
     const Zmm d(kTemp0 + 2 * (c % 6)), t(kTemp0 + 2 * (c % 6) + 1);
     vpmovzxbd(d, ptr[kW + c * 16]);
@@ -215,6 +217,7 @@ void W4a16AmxDecodeGenerator::EmitScaledPairs() {
   Xbyak::Label pair_loop;
   mov(kPairsLeft, config_.group_pairs);
   L(pair_loop);
+  EmitStreamPrefetch(this, kW, 0, nb, config_.prefetch);
   for (int c = 0; c < nv_; ++c) {
     const Zmm lo(kTemp0 + 4 * (c % 3)), hi(kTemp0 + 4 * (c % 3) + 1),
         t0(kTemp0 + 4 * (c % 3) + 2), t1(kTemp0 + 4 * (c % 3) + 3);

@@ -26,8 +26,9 @@
 // the high nibble in the high word, an add (u4: 15 - z per column, so the
 // index is u - z + 15; s4: 16 on the high word, whose nibble is q in two's
 // complement and reads the table's second half), one vpermw through a
-// table of bf16 values and one store. Once per (thread, column block, K
-// block) on the large-M path, shared by every row tile of the task.
+// table of bf16 values and one store; per k pair's row, a prefetch of the
+// weights `prefetch` bytes ahead. Once per (thread, column block, K block)
+// on the tiles' path, shared by every row tile of the task.
 #ifndef W4JIT_JIT_W4A16_AMX_DECODE_GENERATOR_H_
 #define W4JIT_JIT_W4A16_AMX_DECODE_GENERATOR_H_
 
@@ -68,11 +69,17 @@ struct W4a16AmxDecodeConfig {
   bool scaled = false;
   bool float_zero = false;         // scaled: + zf
   DType meta_dtype = DType::kF32;  // scaled: the scales' and zf's
+  // Software prefetch of the packed weights, bytes ahead of each k pair's
+  // row (0: none; W4a16Params::prefetch_distance). Without it the tiles at
+  // M = 4-16 from DRAM ran 1.4-1.5x slower on an Intel Xeon, the decode
+  // waiting on each line (docs/performance/2026-12-07-xeon-amx-prefetch.md).
+  int prefetch = 0;
 
   template <class Self>
   static auto Fields(Self& c) {
     return std::tie(c.u4, c.nr, c.group_pairs, c.tile_group_pairs,
-                    c.per_channel, c.scaled, c.float_zero, c.meta_dtype);
+                    c.per_channel, c.scaled, c.float_zero, c.meta_dtype,
+                    c.prefetch);
   }
   // s4 reads no meta unless scaled: per_channel is false; float_zero and
   // meta_dtype count only when scaled.

@@ -93,6 +93,7 @@ W4a16AmxDecodeConfig W4a16AmxDecodeConfigOf(const W4a16Plan& plan,
   c.meta_dtype = l.meta_dtype;
   // Per channel every segment of K reads group 0's meta.
   c.per_channel = l.groups() == 1;
+  c.prefetch = plan.p.prefetch_distance;
   return c;
 }
 

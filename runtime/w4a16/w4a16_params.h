@@ -48,9 +48,9 @@ struct W4a16Params {
   int tall_vectors = 1;
   int64_t tall_min_m = 8;
   int64_t gemm_min_m = 8;
-  // The int4 kernels prefetch their weight stream this many bytes ahead
-  // (a multiple of 64 up to kMaxPrefetchDistance; 0: no prefetch
-  // instructions).
+  // The int4 kernels and the AMX panel decoder prefetch their weight
+  // stream this many bytes ahead (a multiple of 64 up to
+  // kMaxPrefetchDistance; 0: no prefetch instructions).
   int prefetch_distance = 0;
   // Store the packed scales (and float zero points) as bf16 or f16 where
   // every value is exact in it (jit/w4a16_layout.h): fewer bytes per
