@@ -4,7 +4,9 @@
 // (decoding the block's panel once, then every row tile of the row block):
 // so the K block of x (rows x amx_kc bf16) is read from L2 for every
 // column block of the group rather than from L3, and the f32 scratch holds
-// the unit's rows x columns. Units are numbered row block by row block.
+// the unit's rows x columns. A row block of one or two row tiles runs each
+// column block's K in turn instead (RunTiles). Units are numbered row block
+// by row block.
 #ifndef W4JIT_RUNTIME_W4A16_W4A16_TILE_GRID_H_
 #define W4JIT_RUNTIME_W4A16_W4A16_TILE_GRID_H_
 
