@@ -58,10 +58,10 @@ struct MoeDesc {
   bool has_w13_bias = false;  // [2I] per expert
   bool has_w2_bias = false;   // [H] per expert
   DType bias_dtype = DType::kF32;
-  // As LayerDesc::allow_bf16_compute (W4A16 with f32 x): x and the
-  // intermediate may be rounded to bf16. With bf16 x the intermediate
-  // (kept in f32 between the projections) may always be rounded to bf16
-  // for w2, as a bf16 host stores it.
+  // As LayerDesc::allow_bf16_compute (W4A16 with f32 x): x may be rounded
+  // to bf16. In W4A16 with bf16 x or this flag, the intermediate between
+  // the projections is stored in bf16 (rounded to nearest even from the
+  // f32 gate), as a bf16 host stores it, at every row count; else in f32.
   bool allow_bf16_compute = false;
   // Bad input to Run (w4jit/types.hpp, NonFinitePolicy): a non-finite
   // routing weight, NaN / Inf in x, an expert id outside [0, E). kError

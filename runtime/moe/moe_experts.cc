@@ -100,11 +100,19 @@ CanonicalWeights SplitInterleavedRows(const CanonicalWeights& w) {
   return SliceRows(w, rows);
 }
 
+DType MoeIntermediateDType(const MoeDesc& d) {
+  return d.mode == Mode::kW4A16 &&
+                 (d.allow_bf16_compute || d.act_dtype == DType::kBF16)
+             ? DType::kBF16
+             : DType::kF32;
+}
+
 LayerDesc MoeW13Desc(const MoeDesc& d) {
   LayerDesc l = CommonDesc(d);
   l.n = 2 * d.intermediate;
   l.k = d.hidden;
   l.act_dtype = d.act_dtype;
+  l.out_dtype = MoeIntermediateDType(d);
   l.has_bias = d.has_w13_bias;
   l.epilogue.silu_mul = true;
   // The silu gate as plain silu_mul layers spell it: the same kernels.
@@ -121,14 +129,17 @@ LayerDesc MoeW2Desc(const MoeDesc& d) {
   LayerDesc l = CommonDesc(d);
   l.n = d.hidden;
   l.k = d.intermediate;
-  l.act_dtype = DType::kF32;
+  l.act_dtype = MoeIntermediateDType(d);
   l.has_bias = d.has_w2_bias;
-  // The intermediate is kept in f32, but a bf16 layer may round it to
-  // bf16 for w2, as a host's bf16 MoE stores it: W4A16 then runs w2 on
-  // the bf16-dot flavour where the CPU has it instead of f32 FMAs, which
-  // on Zen 4/5 made Mixtral's fused layer 1.2-1.4x slower than a Python
-  // loop of bf16 layer calls (the f32-x decode costs twice the dot's).
-  l.allow_bf16_compute = d.allow_bf16_compute || d.act_dtype == DType::kBF16;
+  // A bf16 layer's h is bf16, as a host's bf16 MoE stores it: W4A16 then
+  // runs w2 on the bf16-dot flavour where the CPU has it instead of f32
+  // FMAs on f32 x, which on Zen 4/5 made Mixtral's fused layer 1.2-1.4x
+  // slower than a Python loop of bf16 layer calls (the f32-x decode costs
+  // twice the dot's). Until 2026-12-07 h stayed f32 and only the paths
+  // that compute in bf16 rounded it, so an expert's output changed with
+  // its row count (the vector kernels below amx_min_m rows, the tiles
+  // from it) and tiny models in the vLLM lane parted from vLLM's tokens.
+  l.allow_bf16_compute = d.allow_bf16_compute;
   return l;
 }
 
@@ -190,7 +201,8 @@ absl::Status MoeExperts::AddExpert(int64_t e, const MoeWeights& weights,
 
 void MoeExperts::RunPhase(const Projection& p, const Routing& routing,
                           const char* x, int64_t ldx, size_t x_size,
-                          bool x_follows_rows, float* y, int64_t ldy) const {
+                          bool x_follows_rows, char* y, int64_t ldy,
+                          size_t y_size) const {
   const int64_t panels = static_cast<int64_t>(p.cols.size());
   const std::vector<MoeItem> items =
       MakeMoeItems(routing, desc_.experts, panels);
@@ -210,7 +222,8 @@ void MoeExperts::RunPhase(const Projection& p, const Routing& routing,
         const int64_t x_row = x_follows_rows ? it.rows.begin : 0;
         a.x = x + x_row * ldx * static_cast<int64_t>(x_size);
         a.ldx = ldx;
-        a.y = y + it.rows.begin * ldy + cols.begin;
+        a.y = y +
+              (it.rows.begin * ldy + cols.begin) * static_cast<int64_t>(y_size);
         a.ldy = ldy;
         // No call of the phase changes x: from the chunk's second item on,
         // x holds what this thread's previous call saw (so an expert's
@@ -270,10 +283,12 @@ void MoeExperts::Run(int64_t t, const void* x, int64_t ldx, const int32_t* ids,
 
   FirstTouchVector<float> o(static_cast<size_t>(rows * hidden));
   if (rows > 0) {
-    FirstTouchVector<float> h(static_cast<size_t>(rows * inter));
-    RunPhase(w13_, routing, xs, ldxs, x_size, !distinct, h.data(), inter);
-    RunPhase(w2_, routing, reinterpret_cast<const char*>(h.data()), inter,
-             sizeof(float), true, o.data(), hidden);
+    const size_t h_size = DTypeSize(MoeIntermediateDType(desc_));
+    FirstTouchVector<char> h(static_cast<size_t>(rows * inter) * h_size);
+    RunPhase(w13_, routing, xs, ldxs, x_size, !distinct, h.data(), inter,
+             h_size);
+    RunPhase(w2_, routing, h.data(), inter, h_size, true,
+             reinterpret_cast<char*>(o.data()), hidden, sizeof(float));
   }
   WeightedSum(t, k, routing, o.data(), weights, y, ldy, options, skip);
 }

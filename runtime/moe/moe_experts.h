@@ -28,8 +28,15 @@
 
 namespace w4jit::internal {
 
-// The layers of one expert's projections as the kernels see them (x and
-// the intermediate h, outputs in f32, the gated epilogue on w13).
+// The intermediate h between the projections: bf16 where w4jit/moe.hpp
+// lets it be rounded (W4A16 with bf16 x, or allow_bf16_compute), as a
+// bf16 host stores it; else f32. One type on every path, so an expert's
+// output does not depend on how many rows it was given (the AMX tiles
+// read bf16 x; the vector kernels would keep an f32 h exact).
+DType MoeIntermediateDType(const MoeDesc& d);
+// The layers of one expert's projections as the kernels see them (x, then
+// h in MoeIntermediateDType, the outputs of w2 in f32, the gated epilogue
+// on w13).
 LayerDesc MoeW13Desc(const MoeDesc& d);
 LayerDesc MoeW2Desc(const MoeDesc& d);
 
@@ -71,12 +78,12 @@ class MoeExperts {
   absl::Status AddExpert(int64_t e, const MoeWeights& weights,
                          bool force_reference);
   // Runs every item of `p` over the routed rows: an item's rows of y (in
-  // sorted positions, rows ldy apart) at its panel's columns, from x rows
-  // ldx elements (of x_size bytes) apart. x_follows_rows false: every
-  // item reads x's first row (a single token).
+  // sorted positions, rows ldy elements of y_size bytes apart) at its
+  // panel's columns, from x rows ldx elements (of x_size bytes) apart.
+  // x_follows_rows false: every item reads x's first row (a single token).
   void RunPhase(const Projection& p, const Routing& routing, const char* x,
-                int64_t ldx, size_t x_size, bool x_follows_rows, float* y,
-                int64_t ldy) const;
+                int64_t ldx, size_t x_size, bool x_follows_rows, char* y,
+                int64_t ldy, size_t y_size) const;
 
   // Phase 3: y[i] = sum_j w[i, j] * o[pos(i, j)] (o: [routed rows, H]),
   // NaN for the skipped tokens.
