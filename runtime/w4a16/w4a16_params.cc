@@ -139,19 +139,17 @@ const std::vector<DefaultsRow>& W4a16Rows() {
        "docs/performance/2026-12-05-zen3-int4-byte-decode.md: single layers "
        "from DRAM 1.19-1.25x faster at 4096",
        {{"prefetch_distance", 4096}}},
-      // The AMX tiles for bf16 x from M = 12 on (jit/w4a16_amx_generator.h):
-      // at M = 8 they tied with the int4 kernel on a 14336 x 4096 layer and
-      // won 1.5x on 4096 x 4096; from 12 on they win 1.5-2x (1 thread).
-      // Since 2026-12-07 they also win at M = 6-11 with weights from DRAM
-      // (1.05-1.4x, docs/performance/2026-12-07-xeon-w4a16-amx-tile-order.md),
-      // but at 6 three tiny MoE models of the vLLM lane part from vLLM's
-      // own experts' greedy tokens at gaps of 0.56-1.1 nats, not near-ties;
-      // until that is understood the hand-over stays at 12.
+      // The AMX tiles for bf16 x from M = 4 on (jit/w4a16_amx_generator.h).
+      // With the panel decoder's prefetch (2026-12-07) they beat the int4
+      // kernel from M = 4 with weights from DRAM (1.14-1.17x at 4,
+      // 1.5-1.8x at 6-8; they lose at 2 and 3) and decode the dense 1B
+      // 1.09x (B = 4) and 1.39x (B = 8) faster inside vLLM
+      // (docs/performance/2026-12-07-xeon-amx-prefetch.md).
       {"intel-avx512",
        IsaFeature::kAmxBf16,
        Evidence::kMeasured,
-       "docs/performance/2026-12-06-xeon-w4a16-amx.md",
-       {{"amx_min_m", 12}}},
+       "docs/performance/2026-12-07-xeon-amx-prefetch.md",
+       {{"amx_min_m", 4}}},
       // The f32-FMA flavour stays on Intel (vdpbf16ps was slower there).
       {"intel-avx512",
        IsaFeature::kAvx512,
