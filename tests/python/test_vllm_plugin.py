@@ -109,13 +109,8 @@ def routing_of(calls, ids, check):
     # routed to, and the least gap over its tokens between the k-th and the
     # (k+1)-th router logit, recomputed in f32 from the call's x and the
     # checkpoint's router gate.
-    from w4jit.bench import vllm_models
-    gates = {}
-    for name, w, _ in vllm_models._tensors(
-            vllm_models.SHAPES[check["shape"]], check["seed"]):
-        m = re.fullmatch(r"model\.layers\.(\d+)\.mlp\.gate\.weight", name)
-        if m:
-            gates[int(m[1])] = w.float()
+    from w4jit.bench import vllm_experts_ref as ref
+    gates = ref.router_gates(check["shape"], check["seed"])
     out = []
     for layer_id, x, topk_ids, _, _ in calls:
         layer = ids[layer_id]

@@ -16,6 +16,7 @@ from . import vllm_models
 
 _EXPERT = re.compile(r"model\.layers\.(\d+)\.mlp\.experts\.(\d+)\."
                      r"(gate|up|down)_proj\.weight")
+_ROUTER = re.compile(r"model\.layers\.(\d+)\.mlp\.gate\.weight")
 
 
 def symmetric(variant):
@@ -52,6 +53,15 @@ def experts(shape, seed, variant):
         w2 = torch.stack([ws[(e, "down")] for e in range(count)])
         out[layer] = (w13, w2)
     return out
+
+
+def router_gates(shape, seed):
+    """{layer index: the router gate [E, H]} in f32 (stored in bf16, never
+    quantized)."""
+    return {int(m[1]): w.float()
+            for name, w, _ in vllm_models._tensors(vllm_models.SHAPES[shape],
+                                                   seed)
+            if (m := _ROUTER.fullmatch(name))}
 
 
 def moe(x, topk_ids, topk_weights, w13, w2):
