@@ -146,6 +146,7 @@ std::string KernelName::str() const {
   }
   absl::StrAppend(&s, "_n", family == KernelFamily::kQuantizer ? x_k : n, "_k",
                   k, "_m", mr, "x", nr);
+  if (row_blocks != 1) absl::StrAppend(&s, "_rb", row_blocks);
   absl::StrAppend(&s, "_", ToString(act_dtype), "to", ToString(out_dtype));
   if (flavor == Flavor::kF32Fma) absl::StrAppend(&s, "_fma");
   if (flavor == Flavor::kBf16Dot) absl::StrAppend(&s, "_bf16dot");

@@ -45,10 +45,11 @@ struct KernelName {
   Flavor flavor = Flavor::kNone;
   int64_t group_size = 0;  // resolved group length (K for per-channel)
   bool per_channel = false;
-  int64_t n = 0;  // N, or the N blocking the code is specialised for
-  int64_t k = 0;  // K, or the K blocking
-  int mr = 0;     // register tile rows
-  int nr = 0;     // register tile columns
+  int64_t n = 0;       // N, or the N blocking the code is specialised for
+  int64_t k = 0;       // K, or the K blocking
+  int mr = 0;          // register tile rows
+  int nr = 0;          // register tile columns
+  int row_blocks = 1;  // W4A16 AMX: blocks of mr rows per call ("_rb2")
   bool bias = false;
   // The code variants that have no word of their own: str() writes the
   // family's as one "_f<hex>" word (VariantWord).

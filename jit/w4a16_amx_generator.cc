@@ -18,24 +18,26 @@ using Xbyak::Zmm;
 using Xbyak::util::ptr;
 
 // GPR roles. rdi: args; rbp: the frame (rsp is aligned below it).
-// The K loop's cursors and strides:
-constexpr Xbyak::Reg64 kX(Xbyak::Operand::R8);         // the group's first step
+// The K loop's cursors and strides (per row block: the first's, the
+// second's):
+constexpr Xbyak::Reg64 kX[2] = {Xbyak::Reg64(Xbyak::Operand::R8),
+                                Xbyak::Reg64(Xbyak::Operand::RBX)};
 constexpr Xbyak::Reg64 kXStride(Xbyak::Operand::RCX);  // 64: a row of a step
 constexpr Xbyak::Reg64 kPanel(Xbyak::Operand::R9);
-constexpr Xbyak::Reg64 kPanelStride(Xbyak::Operand::RDX);  // 128
+// 128: the rows of the panel and of the stack rows tilestored writes.
+constexpr Xbyak::Reg64 kRowStride(Xbyak::Operand::RDX);
 constexpr Xbyak::Reg64 kStepsLeft(Xbyak::Operand::R14);
 constexpr Xbyak::Reg64 kGroupsLeft(Xbyak::Operand::R13);
 // The group's meta and x sums (the group ends reach one group back by
 // offsets).
 constexpr Xbyak::Reg64 kMeta(Xbyak::Operand::R10);
-constexpr Xbyak::Reg64 kSums(Xbyak::Operand::R15);
+constexpr Xbyak::Reg64 kSums[2] = {Xbyak::Reg64(Xbyak::Operand::R15),
+                                   Xbyak::Reg64(Xbyak::Operand::R11)};
 constexpr Xbyak::Reg64 kAcc(Xbyak::Operand::R12);  // acc, column 0
 // Walkers of a K-step loop (segments too long to unroll); free otherwise.
 constexpr Xbyak::Reg64 kXWalk(Xbyak::Operand::RSI);
 constexpr Xbyak::Reg64 kPanelWalk(Xbyak::Operand::RAX);
 constexpr int64_t kMaxUnrolledSteps = 8;
-// tilestored's stride (the K loop stores C tiles while rax walks).
-constexpr Xbyak::Reg64 kStackStride(Xbyak::Operand::R11);
 // The final stores (the K loop's registers are free by then).
 constexpr Xbyak::Reg64 kY(Xbyak::Operand::RSI);
 constexpr Xbyak::Reg64 kBias(Xbyak::Operand::RBX);
@@ -64,6 +66,10 @@ absl::Status CheckW4a16AmxConfig(const W4a16AmxConfig& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("W4A16 AMX block: NB ", c.nr,
                      " (a multiple of 32 up to 256), ", c.n, " columns"));
+  }
+  if (c.row_blocks != 1 && c.row_blocks != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("W4A16 AMX row blocks: ", c.row_blocks, " (1 or 2)"));
   }
   if (c.epilogue.silu_mul && (c.out_n <= 0 || 2 * c.out_n > c.n)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -110,6 +116,7 @@ KernelName W4a16AmxConfig::NameParts() const {
   key.round_weights_bf16 = c.scaled;
   key.bias = c.bias;
   key.mr = c.mr;
+  key.row_blocks = c.row_blocks;
   key.nr = c.nr;
   key.n = c.n;
   key.meta_dtype = c.meta_dtype;
@@ -148,53 +155,72 @@ void W4a16AmxGenerator::Generate() {
   jnz(configured, T_NEAR);
   ldtilecfg(ptr[rip + tile_config]);
   L(configured);
-  mov(kX, ptr[args + offsetof(W4a16AmxArgs, x)]);
+  const int blocks = config_.row_blocks;
+  mov(kX[0], ptr[args + offsetof(W4a16AmxArgs, x)]);
+  if (blocks == 2) {
+    mov(kX[1], kX[0]);
+    add(kX[1], ptr[args + offsetof(W4a16AmxArgs, x_block_bytes)]);
+  }
   mov(kXStride, kW4a16AmxKStep * 2);
-  if (config_.float_zero)
-    mov(kSums, ptr[args + offsetof(W4a16AmxArgs, x_sums)]);
+  if (config_.float_zero) {
+    mov(kSums[0], ptr[args + offsetof(W4a16AmxArgs, x_sums)]);
+    if (blocks == 2) {
+      mov(kSums[1], kSums[0]);
+      add(kSums[1], ptr[args + offsetof(W4a16AmxArgs, x_sums_block_bytes)]);
+    }
+  }
   mov(kPanel, ptr[args + offsetof(W4a16AmxArgs, panel)]);
-  mov(kPanelStride, kW4a16AmxPanelRowBytes);
+  mov(kRowStride, kW4a16AmxPanelRowBytes);
+  static_assert(kW4a16AmxPanelRowBytes == W4a16AmxPlan::kStackRowBytes);
   mov(kMeta, ptr[args + offsetof(W4a16AmxArgs, meta)]);
   mov(kAcc, ptr[args + offsetof(W4a16AmxArgs, acc)]);
   Xbyak::Label has_acc;
   test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kLoadAcc);
   jnz(has_acc, T_NEAR);
   vpxord(Zmm(kVecC), Zmm(kVecC), Zmm(kVecC));
-  for (const int vp : pairs) {
-    for (int r = 0; r < config_.mr; ++r) {
-      for (int h = 0; h < 2; ++h) {
-        vmovups(ptr[kAcc + AccOffset(vp, r, h)], Zmm(kVecC));
+  for (int rb = 0; rb < blocks; ++rb) {
+    for (const int vp : pairs) {
+      for (int r = 0; r < config_.mr; ++r) {
+        for (int h = 0; h < 2; ++h) {
+          vmovups(ptr[kAcc + AccOffset(vp, rb, r, h)], Zmm(kVecC));
+        }
       }
     }
   }
   L(has_acc);
 
-  // Per group, per column pair (a "unit"): its tile products. The
-  // previous unit's C tiles go to the stack inside this unit's first K
-  // step, each just before its first product here (tiles are not renamed:
-  // storing all four, then zeroing them, stalls the tile unit until the
-  // last product ends), and the previous unit's group end runs in parts
-  // behind this unit's steps. The pairs of a group share its A rows, which
-  // stay in L1 between them.
-  mov(kStackStride, W4a16AmxPlan::kStackRowBytes);
+  // Per group, per column pair, per row block (a "unit"): its tile
+  // products. The previous unit's C tiles go to the stack inside this
+  // unit's first K step, each just before its first product here (tiles
+  // are not renamed: storing all four, then zeroing them, stalls the tile
+  // unit until the last product ends), and the previous unit's group end
+  // runs in parts behind this unit's steps. The pairs of a group share its
+  // A rows, which stay in L1 between them, and a pair's row blocks its B
+  // tiles.
+  std::vector<Unit> units;
+  for (const int vp : pairs) {
+    for (int rb = 0; rb < blocks; ++rb) units.push_back({vp, rb});
+  }
   Xbyak::Label loop;
   mov(kGroupsLeft, ptr[args + offsetof(W4a16AmxArgs, groups)]);
   L(loop);
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    // The unit before pair 0 is the previous group's last (none before
+  for (size_t i = 0; i < units.size(); ++i) {
+    // The unit before the first is the previous group's last (none before
     // the first group: its parts are skipped).
     const PrevUnit prev =
-        i > 0 ? PrevUnit{pairs[i - 1], 0} : PrevUnit{pairs.back(), -1};
-    EmitUnit(pairs[i], prev);
+        i > 0 ? PrevUnit{units[i - 1], 0} : PrevUnit{units.back(), -1};
+    EmitUnit(units[i], prev);
   }
-  add(kX, static_cast<uint32_t>(plan_.k_steps * kXStepBytes));
-  if (config_.float_zero) add(kSums, kSumsGroupBytes);
+  for (int rb = 0; rb < blocks; ++rb) {
+    add(kX[rb], static_cast<uint32_t>(plan_.k_steps * kXStepBytes));
+    if (config_.float_zero) add(kSums[rb], kSumsGroupBytes);
+  }
   add(kPanel, static_cast<uint32_t>(config_.group_size * config_.nr * 2));
   if (config_.MetaStride() != 0) add(kMeta, config_.MetaStride());
   dec(kGroupsLeft);
   jnz(loop, T_NEAR);
   EmitStoreTiles();
-  EmitGroupEnd(pairs.back(), -1, 0, config_.mr);
+  EmitGroupEnd(units.back(), -1, 0, config_.mr);
 
   Xbyak::Label done;
   test(qword[args + offsetof(W4a16AmxArgs, flags)], W4a16AmxArgs::kFinal);
@@ -222,7 +248,7 @@ void W4a16AmxGenerator::Generate() {
 // previous unit's C tiles, and the previous unit's group end follows the
 // steps in parts. The cursors stay at the group's start: the steps are
 // unrolled, or (long per-channel segments) walk copies of them.
-void W4a16AmxGenerator::EmitUnit(int vp, const PrevUnit& prev) {
+void W4a16AmxGenerator::EmitUnit(const Unit& u, const PrevUnit& prev) {
   const bool unrolled = plan_.k_steps <= kMaxUnrolledSteps;
   // Rows of the previous unit's group end behind each step.
   const int64_t parts = unrolled ? plan_.k_steps : 1;
@@ -236,25 +262,26 @@ void W4a16AmxGenerator::EmitUnit(int vp, const PrevUnit& prev) {
           ptr[Xbyak::Reg64(kArg1) + offsetof(W4a16AmxArgs, groups)]);
       je(skip, T_NEAR);
     }
-    EmitGroupEnd(prev.vp, prev.group, rows.begin, rows.end);
+    EmitGroupEnd(prev.unit, prev.group, rows.begin, rows.end);
     L(skip);
   };
-  EmitStep(vp, 0, kX, kPanel, /*drain=*/true);
+  const Xbyak::Reg64& x = kX[u.rb];
+  EmitStep(u.vp, 0, x, kPanel, /*drain=*/true);
   if (unrolled) {
     group_end_part(0);
     for (int64_t s = 1; s < plan_.k_steps; ++s) {
-      EmitStep(vp, s, kX, kPanel, /*drain=*/false);
+      EmitStep(u.vp, s, x, kPanel, /*drain=*/false);
       group_end_part(s);
     }
     return;
   }
   group_end_part(0);
-  lea(kXWalk, ptr[kX + kXStepBytes]);
+  lea(kXWalk, ptr[x + kXStepBytes]);
   lea(kPanelWalk, ptr[kPanel + kBStepBytes]);
   Xbyak::Label loop;
   mov(kStepsLeft, plan_.k_steps - 1);
   L(loop);
-  EmitStep(vp, 0, kXWalk, kPanelWalk, /*drain=*/false);
+  EmitStep(u.vp, 0, kXWalk, kPanelWalk, /*drain=*/false);
   add(kXWalk, kXStepBytes);
   add(kPanelWalk, static_cast<uint32_t>(kBStepBytes));
   dec(kStepsLeft);
@@ -274,13 +301,13 @@ void W4a16AmxGenerator::EmitStep(int vp, int64_t s, const Xbyak::Reg64& x,
   };
   auto load_b = [&](int h) {
     tileloadd(Tile(W4a16AmxPlan::kB + h),
-              ptr[b + kPanelStride +
+              ptr[b + kRowStride +
                   (W4a16AmxPanelOffset(group_pairs, vp, h) + s * kBStepBytes)]);
   };
   auto dot = [&](int rt, int h) {
     const Tmm c = Tile(W4a16AmxPlan::kC + 2 * rt + h);
     if (drain) {
-      tilestored(ptr[rsp + kStackStride + StackOffset(16 * rt, h)], c);
+      tilestored(ptr[rsp + kRowStride + StackOffset(16 * rt, h)], c);
       tilezero(c);
     }
     tdpbf16ps(c, Tile(W4a16AmxPlan::kA + rt), Tile(W4a16AmxPlan::kB + h));
@@ -292,20 +319,21 @@ void W4a16AmxGenerator::EmitStep(int vp, int64_t s, const Xbyak::Reg64& x,
 void W4a16AmxGenerator::EmitStoreTiles() {
   for (int rt = 0; rt < plan_.row_tiles; ++rt) {
     for (int h = 0; h < 2; ++h) {
-      tilestored(ptr[rsp + kStackStride + StackOffset(16 * rt, h)],
+      tilestored(ptr[rsp + kRowStride + StackOffset(16 * rt, h)],
                  Tile(W4a16AmxPlan::kC + 2 * rt + h));
     }
   }
 }
 
-void W4a16AmxGenerator::EmitGroupEnd(int vp, int group, int r0, int r1) {
+void W4a16AmxGenerator::EmitGroupEnd(const Unit& u, int group, int r0, int r1) {
+  const int vp = u.vp;
   const int ms = static_cast<int>(DTypeSize(config_.meta_dtype));
   if (config_.scaled) {
     // The weights carry their scales: acc += C.
     for (int r = r0; r < r1; ++r) {
       for (int h = 0; h < 2; ++h) {
         const Zmm c(kVecC + (h == 0 ? 0 : 2));
-        const Xbyak::Address acc = ptr[kAcc + AccOffset(vp, r, h)];
+        const Xbyak::Address acc = ptr[kAcc + AccOffset(vp, u.rb, r, h)];
         vmovups(c, ptr[rsp + StackOffset(r, h)]);
         vaddps(c, c, acc);
         vmovups(acc, c);
@@ -328,11 +356,11 @@ void W4a16AmxGenerator::EmitGroupEnd(int vp, int group, int r0, int r1) {
   for (int r = r0; r < r1; ++r) {
     if (fz) {
       vbroadcastss(Zmm(kVecSum),
-                   ptr[kSums + (group * kSumsGroupBytes + r * 4)]);
+                   ptr[kSums[u.rb] + (group * kSumsGroupBytes + r * 4)]);
     }
     for (int h = 0; h < 2; ++h) {
       const Zmm c(kVecC + (h == 0 ? 0 : 2));
-      const Xbyak::Address acc = ptr[kAcc + AccOffset(vp, r, h)];
+      const Xbyak::Address acc = ptr[kAcc + AccOffset(vp, u.rb, r, h)];
       vmovups(c, ptr[rsp + StackOffset(r, h)]);
       vfmadd213ps(c, Zmm(kVecScale + h), acc);
       if (fz) vfmadd231ps(c, Zmm(kVecZf + h), Zmm(kVecSum));
@@ -351,12 +379,14 @@ void W4a16AmxGenerator::EmitFinalStores(int vp) {
   }
   const EpilogueEmitter ep(this, vec_, &pool_, config_.epilogue);
   EpilogueEmitter::TileStores s;
-  s.rows = config_.mr;
+  // The row blocks' rows in turn: EmitTileStores steps y and the operands
+  // a row at a time, so the second block's start where the first's end.
+  s.rows = config_.row_blocks * config_.mr;
   s.out_vectors = pair ? 1 : 2;
   s.first_vector = pair ? vp : 2 * vp;
   s.out_cols = pair ? config_.out_n : config_.n;
   s.value = [&](const Xmm& dst, int r, int v) {
-    vmovups(dst, ptr[kAcc + AccOffset(vp, r, v)]);
+    vmovups(dst, ptr[kAcc + AccOffset(vp, r / config_.mr, r % config_.mr, v)]);
     if (config_.bias) vaddps(dst, dst, ptr[kBias + (2 * vp + v) * 64]);
   };
   s.y = kY;

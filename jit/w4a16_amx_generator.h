@@ -1,7 +1,8 @@
-// The W4A16 AMX tile kernel (family kW4a16Amx): up to 32 rows x one packed
-// column block of y, over one K block, from bf16 rows of x and the block's
-// decoded bf16 panel (jit/w4a16_amx_decode_generator.h), in tdpbf16ps
-// tiles (jit/w4a16_amx_plan.h) one column pair (32 columns) at a time.
+// The W4A16 AMX tile kernel (family kW4a16Amx): up to 32 rows (or two
+// blocks of as many rows) x one packed column block of y, over one K block,
+// from bf16 rows of x and the block's decoded bf16 panel
+// (jit/w4a16_amx_decode_generator.h), in tdpbf16ps tiles (jit/w4a16_amx_plan.h)
+// one column pair (32 columns) at a time.
 //
 // Arithmetic (numerics.md, W4A16): per group g, in the tiles' f32,
 //   C[m, n]   = sum_{k in g} x[m, k] * w[n, k]   (w = u - z, or u - 8)
@@ -14,7 +15,8 @@
 //   x    per K step of 32: the tile's 32 rows of 32 bf16 (2 KiB; row tile
 //        1 at + 1 KiB), packed by the runtime (PackRowsAmxSteps);
 //   B    the decoder's panel, column-pair-major within a group;
-//   acc  per column pair: 32 rows of 32 f32 (4 KiB).
+//   acc  per column pair: 32 rows of 32 f32 (4 KiB); a second row block's
+//        after the first's NB / 32 pairs.
 // The weights' integers are exact in bf16 and so are bf16 x, so every
 // product is exact; the sums are f32 (the tiles flush denormals, within
 // the tolerance's absolute term). The order of the f32 additions differs
@@ -31,7 +33,10 @@
 // product, since tile registers are not renamed: four tilestored then four
 // tilezero made every tile wait for the last product to end (measured on
 // a Xeon: 31 TSC per tdpbf16ps that way, 26.5 this way, 14.3 the peak);
-// the pairs of a group run in turn, so its A rows stay in L1. Per
+// the pairs of a group run in turn, so its A rows stay in L1. With two
+// row blocks each pair's unit runs for one block, then for the other, so
+// the pair's B tiles come from L2 once and from L1 the second time (a
+// call of one row block reads three of its four tile loads from L2). Per
 // channel the "group" is a segment of K with the same scale, so the scale
 // is applied per segment (a rounding per segment, no more).
 #ifndef W4JIT_JIT_W4A16_AMX_GENERATOR_H_
@@ -70,11 +75,16 @@ struct W4a16AmxArgs {
   // Float zero points: per group, the 32 rows' f32 sums of their x over
   // the group, at the K block's first group (else unused).
   const float* x_sums;
+  // Two row blocks: the second block's x and x sums at these byte
+  // offsets from the first's (its acc follows the first's, its y and
+  // binary operands follow the first's mr rows).
+  int64_t x_block_bytes;
+  int64_t x_sums_block_bytes;
   const uint32_t* panel;  // the decoded K block, at the block's column 0
   const uint8_t* meta;    // the block's meta at the K block's first group
   int64_t groups;         // groups (per channel: segments) in the K block
-  float* acc;             // scratch: NB / 32 column pairs of 4 KiB
-  void* y;                // y at (tile row 0, block's first output column)
+  float* acc;  // scratch: per row block, NB / 32 column pairs of 4 KiB
+  void* y;     // y at (tile row 0, block's first output column)
   int64_t ldy_bytes;
   const float* bias;  // padded bias at the block's first column, or null
   int64_t flags;
@@ -87,7 +97,10 @@ struct W4a16AmxArgs {
 struct W4a16AmxConfig {
   DType out_dtype = DType::kF32;
   bool bias = false;
-  int mr = 1;     // rows, 1..32
+  int mr = 1;  // rows, 1..32
+  // Row blocks of mr rows per call, 1 or 2 (each of the second's units
+  // right after the first's: the pair's B tiles then come from L1).
+  int row_blocks = 1;
   int nr = 0;     // NB, a multiple of 32 up to 256
   int64_t n = 0;  // columns of the block that exist in y (<= nr)
   // With silu_mul vector pairs (2i, 2i + 1) are (gate, up) columns and
@@ -112,9 +125,9 @@ struct W4a16AmxConfig {
 
   template <class Self>
   static auto Fields(Self& c) {
-    return std::tie(c.out_dtype, c.bias, c.mr, c.nr, c.n, c.epilogue, c.out_n,
-                    c.u4, c.float_zero, c.meta_dtype, c.group_size,
-                    c.per_channel, c.scaled);
+    return std::tie(c.out_dtype, c.bias, c.mr, c.row_blocks, c.nr, c.n,
+                    c.epilogue, c.out_n, c.u4, c.float_zero, c.meta_dtype,
+                    c.group_size, c.per_channel, c.scaled);
   }
   // Meta bytes between groups (0 per channel).
   int64_t MetaStride() const;
@@ -149,28 +162,35 @@ class W4a16AmxGenerator final : public Generator {
   void Generate() override;
 
  private:
-  // The unit before the one being emitted: its column pair and group (0
-  // or -1 away from the cursors; -1: the previous group's, which the first
-  // group has none of).
-  struct PrevUnit {
+  // A unit: column pair vp (vectors 2 vp, 2 vp + 1 of the block) of row
+  // block rb, in a group.
+  struct Unit {
     int vp;
+    int rb;
+  };
+  // The unit before the one being emitted and its group (0 or -1 away
+  // from the cursors; -1: the previous group's, which the first group has
+  // none of).
+  struct PrevUnit {
+    Unit unit;
     int group;
   };
-  // Column pair vp (vectors 2 vp, 2 vp + 1 of the block) of the group at
-  // the cursors, draining `prev`'s C tiles on the way.
-  void EmitUnit(int vp, const PrevUnit& prev);
+  // Unit u of the group at the cursors, draining `prev`'s C tiles on the
+  // way.
+  void EmitUnit(const Unit& u, const PrevUnit& prev);
   void EmitStep(int vp, int64_t s, const Xbyak::Reg64& x, const Xbyak::Reg64& b,
                 bool drain);
   void EmitStoreTiles();
-  // acc += C * s (+ zf * sum) for rows [r0, r1) of pair vp of the group
+  // acc += C * s (+ zf * sum) for rows [r0, r1) of unit u of the group
   // `group` (0 or -1) away from the cursors.
-  void EmitGroupEnd(int vp, int group, int r0, int r1);
+  void EmitGroupEnd(const Unit& u, int group, int r0, int r1);
   void EmitFinalStores(int vp);
   bool PairHasOutput(int vp) const;
-  // Of row r, half h of column pair vp in acc (and, without vp, in the
-  // stack rows tilestored writes).
-  static int64_t AccOffset(int vp, int r, int h) {
-    return int64_t{vp} * 4096 + StackOffset(r, h);
+  // Of row r, half h of column pair vp of row block rb in acc (and,
+  // without vp and rb, in the stack rows tilestored writes).
+  int64_t AccOffset(int vp, int rb, int r, int h) const {
+    return int64_t{rb} * config_.nr * W4a16AmxPlan::kStackRowBytes +
+           int64_t{vp} * 4096 + StackOffset(r, h);
   }
   static int64_t StackOffset(int r, int h) {
     return int64_t{r} * W4a16AmxPlan::kStackRowBytes + h * 64;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/numeric.h"
 #include "check/layer_check.h"
 #include "dispatch/cpu_profile.h"
 #include "dispatch/isa_traits.h"
@@ -130,12 +131,13 @@ class W4a16AmxRun : public ::testing::Test {
   // (the parameters and the tier apply when it is made), or null.
   static std::unique_ptr<Layer> TilesLayer(const LayerDesc& desc,
                                            const CanonicalWeights& w,
-                                           int64_t min_m = 1,
-                                           int64_t kc = 1024) {
+                                           int64_t min_m = 1, int64_t kc = 1024,
+                                           int64_t row_blocks = 2) {
     internal::ScopedW4a16ParamsOverride o([&](W4a16Params* p) {
       p->flavor = internal::Flavor::kF32Fma;
       p->amx_min_m = min_m;
       p->amx_kc = kc;
+      p->amx_row_blocks = row_blocks;
     });
     internal::ScopedIsaCap cap(IsaTier::kAmx);
     auto layer = testing::MakeLayer(desc, w);
@@ -275,6 +277,63 @@ TEST_F(W4a16AmxRun, F32ActivationsKeepF32Compute) {
   auto layer = testing::MakeLayer(desc, testing::RandomWeights(desc, 2));
   ASSERT_TRUE(layer.ok()) << layer.status();
   EXPECT_FALSE(HasAmxKernel((*layer)->kernel_names()));
+}
+
+// Two row tiles of one height in one call (amx_row_blocks 2: each column
+// pair's units for both in turn) compute every row as a call of one does:
+// the same bytes, whatever the format, the epilogue's operands (stepped a
+// row at a time across both blocks), the column tail and the K blocks.
+TEST_F(W4a16AmxRun, TwoRowBlocksPerCallGiveTheSameBytes) {
+  uint32_t seed = 100;
+  for (const int zero : {0, 1, 2}) {
+    LayerDesc desc = testing::KernelTestDesc(
+        Mode::kW4A16, 200, 512, 64,
+        zero == 0 ? WeightType::kS4 : WeightType::kU4, DType::kBF16,
+        seed % 2 ? DType::kF32 : DType::kBF16, true);
+    desc.epilogue = testing::TestEpilogues()[zero + 1];
+    if (zero == 2) {
+      desc.zero_point_domain = ZeroPointDomain::kFloat;
+      desc.zero_point_dtype = DType::kBF16;
+    }
+    SCOPED_TRACE(testing::Describe(desc));
+    const CanonicalWeights w = testing::RandomWeights(desc, seed);
+    const std::unique_ptr<Layer> one = TilesLayer(desc, w, 1, 256, 1);
+    const std::unique_ptr<Layer> two = TilesLayer(desc, w, 1, 256, 2);
+    ASSERT_NE(one, nullptr);
+    ASSERT_NE(two, nullptr);
+    bool named = false;
+    for (const std::string& n : two->kernel_names()) {
+      named |= n.find("_rb2_") != std::string::npos;
+    }
+    EXPECT_TRUE(named) << "no kernel of two row blocks";
+    const int64_t n_out = desc.out_n();
+    // 40 and 64: one call of two; 70: 24 + 23 + 23 (one alone, then two);
+    // 100: two calls of two.
+    for (const int64_t m :
+         {int64_t{40}, int64_t{64}, int64_t{70}, int64_t{100}}) {
+      const int64_t ldx = desc.k + 3, ldy = n_out + 5;
+      const auto x = testing::RandomActivations(desc, m, ldx, seed + m);
+      const check::EpilogueOperands ops =
+          check::RandomEpilogueOperands(desc, m, /*pad=*/7, seed + 5);
+      const check::EpilogueOperands* opsp =
+          desc.epilogue.num_binary > 0 ? &ops : nullptr;
+      // Both into buffers of the same sentinel, compared whole (the
+      // columns past N_out included).
+      const size_t bytes =
+          static_cast<size_t>(m * ldy) * internal::DTypeSize(desc.out_dtype);
+      std::vector<uint8_t> ya(bytes, 0xA5), yb(bytes, 0xA5);
+      const check::CheckResult a =
+          check::CheckRun(*one, w, m, x.data(), ldx, ldy, ya.data(), opsp);
+      const check::CheckResult b =
+          check::CheckRun(*two, w, m, x.data(), ldx, ldy, yb.data(), opsp);
+      EXPECT_TRUE(a.ok()) << a.bad << " bad outputs, m=" << m << "\n"
+                          << a.report;
+      EXPECT_TRUE(b.ok()) << b.bad << " bad outputs, m=" << m << "\n"
+                          << b.report;
+      EXPECT_EQ(ya, yb) << "m=" << m;
+    }
+    ++seed;
+  }
 }
 
 // The tiles from amx_min_m on, the vector kernels below: both within the

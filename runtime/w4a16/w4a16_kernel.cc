@@ -432,28 +432,42 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
         d.panel = panel_data;
         d.groups = kc / decode_group;
         kernels_.amx_decode(&d);
-        for (int64_t rt = unit.t0; rt < unit.t1; ++rt) {
+        for (int64_t rt = unit.t0; rt < unit.t1;) {
           const int64_t row0 = tiles.Row0(rt);
+          const int rows = static_cast<int>(tiles.Rows(rt));
+          // Two row tiles of one height run as one call, which reads each
+          // B tile of the panel from L1 the second time.
+          const int blocks = rt + 1 < unit.t1 && tiles.Rows(rt + 1) == rows &&
+                                     !fns[1].empty() &&
+                                     fns[1][static_cast<size_t>(rows)]
+                                 ? 2
+                                 : 1;
           W4a16AmxArgs a;
           a.x = xs + rt * W4a16TileXElements(k) + k0 * kW4a16AmxMaxRows;
           a.x_sums = sums ? x_sums + rt * W4a16TileSums(k, group) +
                                 g0 * kW4a16AmxMaxRows
                           : nullptr;
+          a.x_block_bytes =
+              W4a16TileXElements(k) * static_cast<int64_t>(sizeof(uint16_t));
+          a.x_sums_block_bytes =
+              W4a16TileSums(k, group) * static_cast<int64_t>(sizeof(float));
           a.panel = panel_data;
           a.meta = d.meta;
           a.groups = kc / group;
+          // A column block's row tiles are adjacent, so that a call's
+          // second row block's acc follows its first's.
           a.acc = acc_data +
-                  ((rt - unit.t0) * grid.blocks_per_group + (b - unit.b0)) *
+                  ((b - unit.b0) * grid.tiles_per_block + (rt - unit.t0)) *
                       acc_floats;
           a.y =
               static_cast<char*>(args.y) + (row0 * args.ldy + out0) * out_size;
           a.ldy_bytes = args.ldy * out_size;
           a.bias =
               packed_.bias.empty() ? nullptr : packed_.bias.data() + b * nb;
-          const int rows = static_cast<int>(tiles.Rows(rt));
+          rt += blocks;
           // The unit's last call in either order below.
           const bool chunk_end = u + 1 == r.end && k0 + kc == k &&
-                                 b + 1 == unit.b1 && rt + 1 == unit.t1;
+                                 b + 1 == unit.b1 && rt == unit.t1;
           a.flags = (k0 > 0 ? W4a16AmxArgs::kLoadAcc : int64_t{0}) |
                     (k0 + kc == k ? W4a16AmxArgs::kFinal : int64_t{0}) |
                     (rows == configured_rows ? W4a16AmxArgs::kTilesConfigured
@@ -461,7 +475,7 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
                     (chunk_end ? int64_t{0} : W4a16AmxArgs::kKeepTiles);
           configured_rows = chunk_end ? 0 : rows;
           SetOperands(args, row0, out0, a.ep, a.ep_ld_bytes);
-          fns[static_cast<size_t>(rows)](&a);
+          fns[static_cast<size_t>(blocks - 1)][static_cast<size_t>(rows)](&a);
         }
       };
       if (small) {

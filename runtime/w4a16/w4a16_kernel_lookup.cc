@@ -103,11 +103,13 @@ bool W4a16AmxHasTail(const LayerDesc& desc, const W4a16Layout& l) {
 }
 
 W4a16AmxConfig W4a16AmxConfigOf(const LayerDesc& desc, const W4a16Plan& plan,
-                                const W4a16Layout& l, int rows, bool tail) {
+                                const W4a16Layout& l, int rows, bool tail,
+                                int row_blocks) {
   W4a16AmxConfig c;
   c.out_dtype = desc.out_dtype;
   c.bias = desc.has_bias;
   c.mr = rows;
+  c.row_blocks = row_blocks;
   c.nr = static_cast<int>(l.block_n());
   c.n = c.nr;
   c.epilogue = desc.epilogue;
@@ -200,19 +202,25 @@ absl::Status GetW4a16Kernels(const LayerDesc& desc, const W4a16Plan& plan,
     auto d = Entry<W4a16AmxDecodeFn>(GetW4a16AmxDecodeKernel(dc), kernels);
     if (!d.ok()) return d.status();
     kernels->amx_decode = *d;
-    kernels->amx_tiles.assign(kW4a16AmxMaxRows + 1, nullptr);
-    kernels->amx_tail.assign(kW4a16AmxMaxRows + 1, nullptr);
-    for (int rows = kW4a16AmxMaxRows; rows >= least; --rows) {
-      for (const bool tail : {false, true}) {
-        if (tail && !has_tail) continue;
-        auto gen =
-            GetW4a16AmxKernel(W4a16AmxConfigOf(desc, plan, l, rows, tail));
-        if (!gen.ok()) return gen.status();
-        // One name for the family (every height is the same code).
-        if (rows == kW4a16AmxMaxRows) kernels->names.push_back((*gen)->name());
-        kernels->held.push_back(*gen);
-        (tail ? kernels->amx_tail : kernels->amx_tiles)[rows] =
-            (*gen)->entry<W4a16AmxGenerator::Fn>();
+    for (int blocks = 1; blocks <= p.amx_row_blocks; ++blocks) {
+      std::vector<W4a16AmxGenerator::Fn>& full = kernels->amx_tiles[blocks - 1];
+      std::vector<W4a16AmxGenerator::Fn>& last = kernels->amx_tail[blocks - 1];
+      full.assign(kW4a16AmxMaxRows + 1, nullptr);
+      last.assign(kW4a16AmxMaxRows + 1, nullptr);
+      // Two blocks serve pairs of row tiles, which exist from m = 33 on.
+      const int lowest = blocks == 1 ? least : kW4a16AmxMaxRows / 2 + 1;
+      for (int rows = kW4a16AmxMaxRows; rows >= lowest; --rows) {
+        for (const bool tail : {false, true}) {
+          if (tail && !has_tail) continue;
+          auto gen = GetW4a16AmxKernel(
+              W4a16AmxConfigOf(desc, plan, l, rows, tail, blocks));
+          if (!gen.ok()) return gen.status();
+          // One name per row-block count (every height is the same code).
+          if (rows == kW4a16AmxMaxRows)
+            kernels->names.push_back((*gen)->name());
+          kernels->held.push_back(*gen);
+          (tail ? last : full)[rows] = (*gen)->entry<W4a16AmxGenerator::Fn>();
+        }
       }
     }
     if (!has_tail) kernels->amx_tail = kernels->amx_tiles;

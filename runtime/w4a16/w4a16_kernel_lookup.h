@@ -7,6 +7,7 @@
 #ifndef W4JIT_RUNTIME_W4A16_W4A16_KERNEL_LOOKUP_H_
 #define W4JIT_RUNTIME_W4A16_W4A16_KERNEL_LOOKUP_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -85,11 +86,13 @@ absl::StatusOr<std::shared_ptr<const Generator>> GetW4a16AmxDecodeKernel(
 // per channel the tiles' segment.
 int64_t W4a16AmxDecodeGroup(const W4a16Plan& plan, const W4a16Layout& layout);
 // The AMX configs of a layer with plan.amx: the decoder, and the tile
-// kernel of `rows` rows for full blocks (tail false) or the last block.
+// kernel of `row_blocks` blocks of `rows` rows for full blocks (tail
+// false) or the last block.
 W4a16AmxDecodeConfig W4a16AmxDecodeConfigOf(const W4a16Plan& plan,
                                             const W4a16Layout& layout);
 W4a16AmxConfig W4a16AmxConfigOf(const LayerDesc& desc, const W4a16Plan& plan,
-                                const W4a16Layout& layout, int rows, bool tail);
+                                const W4a16Layout& layout, int rows, bool tail,
+                                int row_blocks = 1);
 // Whether the last block needs a tile kernel of its own.
 bool W4a16AmxHasTail(const LayerDesc& desc, const W4a16Layout& layout);
 
@@ -101,12 +104,14 @@ struct W4a16Kernels {
   W4a16DequantGenerator::Fn dequant = nullptr;
   W4a16PanelGenerator::Fn panel_full = nullptr;
   W4a16PanelGenerator::Fn panel_tail = nullptr;  // panel_full if the same
-  // plan.amx only: the panel decoder and the tile kernels by height
-  // (amx_tiles[rows], rows from the least a call can need to 32), for full
-  // blocks and the last (amx_tail, the same where N fills it).
+  // plan.amx only: the panel decoder and the tile kernels by row blocks
+  // and height (amx_tiles[blocks - 1][rows]: one block of rows from the
+  // least a call can need to 32, two blocks of 17 to 32, the heights of
+  // two or more row tiles), for full column blocks and the last (amx_tail,
+  // the same where N fills it).
   W4a16AmxDecodeFn amx_decode = nullptr;
-  std::vector<W4a16AmxGenerator::Fn> amx_tiles;
-  std::vector<W4a16AmxGenerator::Fn> amx_tail;
+  std::array<std::vector<W4a16AmxGenerator::Fn>, 2> amx_tiles;
+  std::array<std::vector<W4a16AmxGenerator::Fn>, 2> amx_tail;
   std::vector<std::string> names;  // in the order above
   // The generators of the entry points above: the layer holds its kernels
   // (the cache may drop its reference at any time).

@@ -98,6 +98,7 @@ const ParamField<W4a16Params> kW4a16Table[] = {
     {"amx_kc_small", &W4a16Params::amx_kc_small, 32, int64_t{1} << 20},
     {"amx_mc", &W4a16Params::amx_mc, 1, int64_t{1} << 30},
     {"amx_nc", &W4a16Params::amx_nc, 1, int64_t{1} << 30},
+    {"amx_row_blocks", &W4a16Params::amx_row_blocks, 1, 2},
 };
 const ParamFamily<W4a16Params> kW4a16Family = {"W4A16", kW4a16Table,
                                                &CheckW4a16Params};

@@ -80,6 +80,10 @@ struct W4a16Params {
   // (x re-read from L3 for every block of 64 columns held the tiles at a
   // quarter of their peak), at mc * nc * 4 bytes of f32 scratch.
   int64_t amx_nc = 512;
+  // Row tiles of one height per tile-kernel call, 1 or 2: with 2 a call
+  // runs each column pair's units for two row tiles in turn, so that the
+  // second reads the pair's B tiles from L1 (docs/amx.md).
+  int64_t amx_row_blocks = 2;
   bool amx() const { return amx_min_m < kNoAmx; }
 };
 
@@ -99,7 +103,7 @@ absl::Status CheckW4a16Params(const W4a16Params& params, IsaTier isa);
 // 2 bf16 dot), "vector_bits", "block_vectors", "gemv_mr", "gemm_mr",
 // "gemm_nr_vectors", "kc", "mc", "tall_mr", "tall_vectors", "tall_min_m",
 // "gemm_min_m", "prefetch_distance", "meta_16bit", "amx_min_m", "amx_kc",
-// "amx_kc_small", "amx_mc", "amx_nc".
+// "amx_kc_small", "amx_mc", "amx_nc", "amx_row_blocks".
 absl::Span<const ParamField<W4a16Params>> W4a16ParamTable();
 
 // `base` with a tuning entry's (or a defaults row's) values, checked for
