@@ -182,6 +182,10 @@ std::vector<CandidateGroup> W4a16Groups(const internal::CpuProfile& cpu,
     if (!quick) {
       groups.push_back(
           {"amx_m_block", Regime::kLargeM, Each("amx_mc", {128, 256, 512})});
+      // Two row tiles per tile call paid at M = 48-64 on an Intel Xeon
+      // and were level above (docs/amx.md).
+      groups.push_back(
+          {"amx_row_blocks", Regime::kLargeM, Each("amx_row_blocks", {1, 2})});
     }
   }
   if (internal::TierHas(isa, internal::IsaFeature::kAvx512Bf16)) {
