@@ -146,11 +146,18 @@ const std::vector<DefaultsRow>& W4a16Rows() {
       // 1.5-1.8x at 6-8; they lose at 2 and 3) and decode the dense 1B
       // 1.09x (B = 4) and 1.39x (B = 8) faster inside vLLM
       // (docs/performance/2026-12-07-xeon-amx-prefetch.md).
+      // K blocks of 128 at every M: with two row tiles per call, a 16 KB
+      // panel that stays in L1 between the decoder and the tiles beat
+      // 1024-k blocks from M = 96 on too. In the bench: 1.08-1.3x at 96,
+      // 0.96-1.11x at 256-512. Against vLLM's own kernel in its venv:
+      // 1.03-1.11x better at 96, level to 1.04x at 256, level at 512
+      // (docs/performance/2026-12-07-xeon-amx-row-blocks.md).
       {"intel-avx512",
        IsaFeature::kAmxBf16,
        Evidence::kMeasured,
-       "docs/performance/2026-12-07-xeon-amx-prefetch.md",
-       {{"amx_min_m", 4}}},
+       "docs/performance/2026-12-07-xeon-amx-prefetch.md; amx_kc: "
+       "docs/performance/2026-12-07-xeon-amx-row-blocks.md",
+       {{"amx_min_m", 4}, {"amx_kc", 128}}},
       // The f32-FMA flavour stays on Intel (vdpbf16ps was slower there).
       {"intel-avx512",
        IsaFeature::kAvx512,

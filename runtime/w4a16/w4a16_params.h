@@ -63,7 +63,8 @@ struct W4a16Params {
   static constexpr int64_t kNoAmx = int64_t{1} << 40;
   int64_t amx_min_m = kNoAmx;
   // K block of the tiles' decoded bf16 panel (rounded to whole groups):
-  // NB * amx_kc * 2 bytes, 128 KB at NB = 64 and 1024.
+  // NB * amx_kc * 2 bytes, 128 KB at NB = 64 and 1024 (128 on
+  // intel-avx512, whose row cites its runs).
   int64_t amx_kc = 1024;
   // The K block of a row block of one or two row tiles (grouped weights
   // with exact numerics; whole groups, at most amx_kc): there the panel
