@@ -373,10 +373,14 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
   // tiles.
   const bool sums = l.float_zero && !plan_.amx_scaled;
   const W4a16RowTiles tiles(args.m);
-  uint16_t* xs = PackedXScratch<uint16_t>(
-      static_cast<size_t>(tiles.count * W4a16TileXElements(k)));
-  float* x_sums = sums ? PackedXScratch<float, kTileSums>(static_cast<size_t>(
-                             tiles.count * W4a16TileSums(k, group)))
+  // One row tile's packed x and x sums (also the step from a tile call's
+  // first row block to its second).
+  const int64_t x_tile = W4a16TileXElements(k);
+  const int64_t sums_tile = W4a16TileSums(k, group);
+  uint16_t* xs =
+      PackedXScratch<uint16_t>(static_cast<size_t>(tiles.count * x_tile));
+  float* x_sums = sums ? PackedXScratch<float, kTileSums>(
+                             static_cast<size_t>(tiles.count * sums_tile))
                        : nullptr;
   const TilePack pack{XCall::Of(args), k, desc_.act_dtype, KPerm(),
                       sums ? group : 0};
@@ -443,14 +447,12 @@ void W4a16Kernel::RunTiles(const RunArgs& args) const {
                                  ? 2
                                  : 1;
           W4a16AmxArgs a;
-          a.x = xs + rt * W4a16TileXElements(k) + k0 * kW4a16AmxMaxRows;
-          a.x_sums = sums ? x_sums + rt * W4a16TileSums(k, group) +
-                                g0 * kW4a16AmxMaxRows
-                          : nullptr;
-          a.x_block_bytes =
-              W4a16TileXElements(k) * static_cast<int64_t>(sizeof(uint16_t));
+          a.x = xs + rt * x_tile + k0 * kW4a16AmxMaxRows;
+          a.x_sums =
+              sums ? x_sums + rt * sums_tile + g0 * kW4a16AmxMaxRows : nullptr;
+          a.x_block_bytes = x_tile * static_cast<int64_t>(sizeof(uint16_t));
           a.x_sums_block_bytes =
-              W4a16TileSums(k, group) * static_cast<int64_t>(sizeof(float));
+              sums_tile * static_cast<int64_t>(sizeof(float));
           a.panel = panel_data;
           a.meta = d.meta;
           a.groups = kc / group;
