@@ -36,6 +36,19 @@ def _checkpoint_format(w_q):
     return None
 
 
+def _zero_points(w_zp, fmt):
+    """The zero-point words as `fmt` lays them out. vLLM converts an AWQ
+    layer (auto_awq's _convert_awq_to_standard_format) to GPTQ's [K/8, N]
+    weight words but compressed-tensors' [N/8, G] zero points (packed_dim 0
+    along N); GPTQ's own are [G, N/8], the same words transposed."""
+    if w_zp is None:
+        return None
+    if (fmt == "gptq_v2" and getattr(w_zp, "packed_dim", None) == 0 and
+            getattr(w_zp, "output_dim", None) == 0):
+        return w_zp.data.t().contiguous()
+    return w_zp.data
+
+
 class W4jitWNA16LinearKernel(CPUWNA16LinearKernel):
     """int4 weights (symmetric or with zero points, any group size dividing
     K) and bf16 / f32 activations, W4A16 or DA8W4."""
@@ -69,26 +82,34 @@ class W4jitWNA16LinearKernel(CPUWNA16LinearKernel):
         if self.config.zero_points and self.w_zp_name:
             w_zp = getattr(layer, self.w_zp_name, None)
         return Linear.from_checkpoint(
-            fmt, w_q.data, w_s.data,
-            None if w_zp is None else w_zp.data, None, None,
+            fmt, w_q.data, w_s.data, _zero_points(w_zp, fmt), None, None,
             mode=mode, dtype=self.config.act_type)
 
+    def _vllms_kernel(self, layer, why):
+        """Hands the layer to vLLM's CPUWNA16LinearKernel, or raises at load
+        where vLLM's op library for this CPU has no int4 GEMM to run it."""
+        if not hasattr(torch.ops._C, "cpu_gemm_wna16"):
+            raise ValueError(
+                f"w4jit: {why}, and vLLM's CPU build for this CPU has no int4 "
+                "linear op (cpu_gemm_wna16: its library for CPUs without "
+                "AVX-512 leaves it out), so nothing can run this layer")
+        say_once("%s; vLLM's kernel runs it", why)
+        super().process_weights_after_loading(layer)
+
     def process_weights_after_loading(self, layer):
-        fmt = _checkpoint_format(getattr(layer, self.w_q_name))
+        w_q = getattr(layer, self.w_q_name)
+        fmt = _checkpoint_format(w_q)
         if fmt is None:
-            say_once("int4 weights packed along N (input_dim %s, packed_dim "
-                     "%s) are not a layout w4jit reads here; vLLM's kernel "
-                     "runs them",
-                     getattr(getattr(layer, self.w_q_name), "input_dim", None),
-                     getattr(getattr(layer, self.w_q_name), "packed_dim",
-                             None))
-            super().process_weights_after_loading(layer)
+            self._vllms_kernel(
+                layer, f"int4 weights packed along N (input_dim "
+                f"{getattr(w_q, 'input_dim', None)}, packed_dim "
+                f"{getattr(w_q, 'packed_dim', None)}) are not a layout w4jit "
+                "reads here")
             return
         impl, why = build_with_fallback(
             lambda mode: self._build(layer, fmt, mode), "int4 layer")
         if impl is None:
-            say_once("int4 layer not taken: %s; vLLM's kernel runs it", why)
-            super().process_weights_after_loading(layer)
+            self._vllms_kernel(layer, f"int4 layer not taken: {why}")
             return
         # Not a submodule: vLLM walks the model's modules and parameters.
         layer.__dict__["_w4jit"] = impl
