@@ -36,10 +36,19 @@ def test_import_w4jit_does_not_import_vllm():
 def test_the_harness_refuses_a_path_its_cpu_would_relabel():
     """vLLM's W4A8 kernels are AMX kernels; without AMX vLLM quietly runs
     W4A16 for VLLM_CPU_INT4_W4A8=1, so the harness refuses that path
-    rather than time it under a false name. The plugin's paths expect
-    w4jit's experts compiled as eager."""
+    rather than time it under a false name. Without AVX-512 vLLM has no
+    int4 linear op, and zentorch's kernels need AVX512_BF16. The plugin's
+    paths expect w4jit's experts compiled as eager."""
     assert "AMX" in vllm_bench.not_runnable("vllm-w4a8", {"avx512f"})
-    assert vllm_bench.not_runnable("vllm-w4a8", {"amx_int8"}) is None
+    assert vllm_bench.not_runnable("vllm-w4a8",
+                                   {"avx512f", "amx_int8"}) is None
+    assert vllm_bench.not_runnable("vllm-w4a16", {"avx512f"}) is None
+    for path in ("vllm-w4a16", "vllm-w4a8"):
+        assert "cpu_gemm_wna16" in vllm_bench.not_runnable(path, {"avx2"})
+    assert "AVX512_BF16" in vllm_bench.not_runnable("zentorch-da8w4",
+                                                    {"avx512f"})
+    assert vllm_bench.not_runnable("zentorch-w4a16",
+                                   {"avx512f", "avx512_bf16"}) is None
     assert vllm_bench.not_runnable("w4jit-da8w4", set()) is None
     assert vllm_bench.expected_experts("w4jit-da8w4") == "w4jit"
 
@@ -183,7 +192,8 @@ ROUTER_TIE = 0.05
 # int8 activations per token (DA8W4).
 TORCH_ERR = {"0": 0.01, "1": 0.05}
 
-DENSE = ("ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128")
+DENSE = ("ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128",
+         "awq-w4a16-g128")
 MOE = ("ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128",
        "awq-w4a16-g128")
 SEED = 0
@@ -194,11 +204,20 @@ SEED = 0
 ZENTORCH_RUNS = "avx512_bf16" in vllm_bench.cpu_flags()
 
 
+# vLLM's own int4 linear kernel where its op library for this CPU has one;
+# elsewhere (no AVX-512) the reference is vLLM's bf16 layers on the int4
+# weights dequantized (vllm_models.DEQUANT), which every CPU runs.
+VLLM_INT4_MISSING = vllm_bench.vllm_int4_linear_missing()
+
+
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory):
     from w4jit.bench import vllm_models
     out = tmp_path_factory.mktemp("vllm-models")
-    return vllm_models.make_model(str(out), "tiny", SEED, variants=DENSE)
+    variants = DENSE
+    if VLLM_INT4_MISSING is not None:
+        variants += tuple(vllm_models.DEQUANT + v for v in DENSE)
+    return vllm_models.make_model(str(out), "tiny", SEED, variants=variants)
 
 
 @pytest.fixture(scope="module")
@@ -320,12 +339,36 @@ def _experts_checked(got, w4a8, log):
     assert e["torch_err"] <= TORCH_ERR[w4a8], e
 
 
+def _dense_reference(tiny_models, variant):
+    """vLLM without the plugin on the int4 checkpoint, or where vLLM has no
+    int4 linear op on this CPU, on its dequantized twin (bf16 layers)."""
+    if VLLM_INT4_MISSING is None:
+        ref, _ = _run(tiny_models[variant], "", "0")
+        assert ref["kernels"]["dense"] != ["W4jitWNA16LinearKernel"]
+        return ref
+    from w4jit.bench import vllm_models
+    ref, _ = _run(tiny_models[vllm_models.DEQUANT + variant], "", "0")
+    assert ref["kernels"]["dense"] == []
+    return ref
+
+
+@needs_vllm
+@pytest.mark.skipif(VLLM_INT4_MISSING is None,
+                    reason="vLLM's op library for this CPU has its int4 "
+                    "linear op; the tests below compare against it")
+def test_vllm_alone_has_no_int4_linear_op_here(tiny_models):
+    """What docs/vllm.md says of CPUs without AVX-512: vLLM alone picks
+    CPUWNA16LinearKernel for an int4 layer and fails at the first forward,
+    so the plugin is the only way to run the checkpoint there."""
+    with pytest.raises(AssertionError, match="cpu_gemm_wna16"):
+        _run(tiny_models["ct-w4a16-g128"], "", "0")
+
+
 @needs_vllm
 @pytest.mark.parametrize("variant", DENSE)
 def test_plugin_takes_the_layers_and_matches_vllm(tiny_models, variant):
     model = tiny_models[variant]
-    ref, _ = _run(model, "", "0")
-    assert ref["kernels"]["dense"] != ["W4jitWNA16LinearKernel"]
+    ref = _dense_reference(tiny_models, variant)
     got, log = _run(model, "w4jit", "0")
     assert got["kernels"]["dense"] == ["W4jitWNA16LinearKernel"], log[-3000:]
     assert "layers run on w4jit" in log
@@ -349,7 +392,8 @@ def test_moe_experts_on_w4jit_match_vllms(moe_models, variant):
     has it) or part from them at a near-tie."""
     model = moe_models[variant]
     got, log = _run(model, "w4jit", "0", check=_check(variant))
-    assert got["kernels"]["moe"] == ["w4jit"], log[-3000:]
+    assert got["kernels"] == {"dense": ["W4jitWNA16LinearKernel"],
+                              "moe": ["w4jit"]}, log[-3000:]
     assert "MoE layers run on w4jit (w4a16" in log
     assert "MoE layer not taken" not in log
     _experts_checked(got, "0", log)
@@ -466,9 +510,6 @@ COMPILED = (("ct-w4a16-g128", "0", "", "moe-tiny"),
             ("awq-w4a16-g128", "0", "", "moe-tiny"),
             ("gptq-w4a16-g128", "0", "moe_wna16", "moe-tiny"),
             ("ct-w4a16-g128", "0", "", "moe-shared-tiny"))
-# What runs the dense int4 layers: AWQ's are packed along N, a layout
-# w4jit's dense kernel does not read (docs/vllm.md), so vLLM's runs them.
-_DENSE_OF = {"awq-w4a16-g128": ["CPUWNA16LinearKernel (w4jit declined)"]}
 
 
 @needs_vllm
@@ -492,8 +533,8 @@ def test_compiled_mode_experts_on_w4jit(moe_models, shared_moe_models,
     check = _check(variant, shape)
     got, log = _run(model, "w4jit", w4a8, quantization, mode="compile",
                     check=check)
-    dense = _DENSE_OF.get(variant, ["W4jitWNA16LinearKernel"])
-    assert got["kernels"] == {"dense": dense, "moe": ["w4jit"]}, log[-3000:]
+    assert got["kernels"] == {"dense": ["W4jitWNA16LinearKernel"],
+                              "moe": ["w4jit"]}, log[-3000:]
     assert "MoE layer not taken" not in log
     _experts_checked(got, w4a8, log)
     eager, _ = _run(model, "w4jit", w4a8, quantization, check=check)
@@ -506,6 +547,11 @@ def test_layer_bench_against_vllms_own_kernel(capsys):
     on the checkpoint w4jit runs, and both compute the same layer."""
     import torch
     from w4jit.bench import vllm_layers
+    if VLLM_INT4_MISSING is not None:
+        with pytest.raises(SystemExit):
+            vllm_layers.main(["--shape", "256,512", "--m", "1"])
+        assert "cpu_gemm_wna16" in capsys.readouterr().err
+        return
     threads = torch.get_num_threads()
     before_env = os.environ.get("VLLM_CPU_INT4_W4A8")
     try:

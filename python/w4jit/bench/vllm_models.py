@@ -50,6 +50,12 @@ VARIANTS = ("bf16", "ct-w4a16-g128", "ct-w4a16-g128-asym", "gptq-w4a16-g128",
 # quantized too (GPTQ's "lm_head": true, which vLLM runs through its int4
 # linear kernels; untied shapes only).
 QHEAD = "gptq-w4a16-g128-qhead"
+# Also made on request: DEQUANT + an int4 variant, a plain bf16 model whose
+# linear weights are that variant's int4 weights dequantized, (q - z) * s
+# rounded to bf16. vLLM runs it with its bf16 layers on every CPU: the
+# reference for the int4 model where vLLM has no int4 kernel of its own
+# (its op library for CPUs without AVX-512 has none).
+DEQUANT = "dequant-"
 
 # A few lines of text for the tokenizer's BPE merges.
 _CORPUS = [
@@ -195,6 +201,18 @@ def quantize(w, symmetric):
     return (q.reshape(n, k).to(torch.int8), s.t().contiguous(), z)
 
 
+def dequantized(w, variant):
+    """The weight [N, K] an int4 variant's checkpoint stands for, in bf16:
+    the same round-to-nearest quantization as _quantized_tensors (GPTQ
+    symmetric, AWQ with zero points), then (q - z) * s in f32."""
+    symmetric = variant in ("ct-w4a16-g128", "gptq-w4a16-g128", QHEAD)
+    q, s, z = quantize(w, symmetric)
+    n, k = q.shape
+    scale = s.t().float().repeat_interleave(GROUP, dim=1)
+    zero = 0.0 if z is None else z.t().float().repeat_interleave(GROUP, dim=1)
+    return ((q.float() - zero) * scale).to(torch.bfloat16).reshape(n, k)
+
+
 def _quantized_tensors(name, w, variant):
     """The checkpoint tensors standing for linear weight `name` [N, K]."""
     base = name[:-len(".weight")]
@@ -291,7 +309,9 @@ def make_model(out_dir, shape="tiny", seed=0, variants=VARIANTS):
     for name, w, linear in _tensors(s, seed):
         for v in variants:
             quantize_head = v == QHEAD and name == "lm_head.weight"
-            if (linear or quantize_head) and v != "bf16":
+            if linear and v.startswith(DEQUANT):
+                tensors[v][name] = dequantized(w, v[len(DEQUANT):])
+            elif (linear or quantize_head) and v != "bf16":
                 tensors[v].update(_quantized_tensors(name, w, v))
             else:
                 tensors[v][name] = w
