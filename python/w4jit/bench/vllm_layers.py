@@ -93,12 +93,12 @@ def vllm_int4_refusal():
     """None where vLLM's op library for this CPU has its int4 GEMM, else
     why not (its library for CPUs without AVX-512 leaves it out)."""
     from vllm.platforms import current_platform
+    from w4jit.vllm._common import vllm_int4_gemm_missing
     current_platform.import_kernels()
-    if hasattr(torch.ops._C, "cpu_gemm_wna16"):
+    missing = vllm_int4_gemm_missing()
+    if missing is None:
         return None
-    return ("vLLM's op library for this CPU (vllm._C_AVX2 without AVX-512) "
-            "has no int4 linear op, cpu_gemm_wna16: vLLM cannot run an int4 "
-            "layer here, so there is nothing to compare w4jit with")
+    return f"{missing}: there is nothing to compare w4jit with"
 
 
 def vllm_w4a8_refusal():

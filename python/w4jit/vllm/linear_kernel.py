@@ -17,7 +17,8 @@ from vllm.scalar_type import scalar_types
 
 from ..linear import Linear
 from . import ops
-from ._common import build_with_fallback, free_params, say_once
+from ._common import (build_with_fallback, free_params, say_once,
+                      vllm_int4_gemm_missing)
 
 # vLLM's int4 weight types: uint4b8 is symmetric (q + 8 stored, no zero
 # points), uint4 has zero points.
@@ -88,11 +89,10 @@ class W4jitWNA16LinearKernel(CPUWNA16LinearKernel):
     def _vllms_kernel(self, layer, why):
         """Hands the layer to vLLM's CPUWNA16LinearKernel, or raises at load
         where vLLM's op library for this CPU has no int4 GEMM to run it."""
-        if not hasattr(torch.ops._C, "cpu_gemm_wna16"):
-            raise ValueError(
-                f"w4jit: {why}, and vLLM's CPU build for this CPU has no int4 "
-                "linear op (cpu_gemm_wna16: its library for CPUs without "
-                "AVX-512 leaves it out), so nothing can run this layer")
+        missing = vllm_int4_gemm_missing()
+        if missing is not None:
+            raise ValueError(f"w4jit: {why}, and {missing}, so nothing can "
+                             "run this layer")
         say_once("%s; vLLM's kernel runs it", why)
         super().process_weights_after_loading(layer)
 
