@@ -20,7 +20,8 @@ the time of one --prefill-token prompt, the first step's log-probabilities
 over the whole vocabulary (KL and max |delta| against the bf16 model and
 against vllm-w4a16), 32 greedy tokens against vllm-w4a16's (the first
 divergence with both paths' top-two log-probabilities), and with --profile
-where a batch-1 step's time goes.
+where a batch-1 decode step's time goes and where one --prefill-token
+prompt's goes (torch's profiler, CPU self time by op).
 """
 import argparse
 import json
@@ -339,7 +340,8 @@ def _parser():
     ap.add_argument("--compile", action="store_true",
                     help="vLLM's default torch.compile (else enforce_eager)")
     ap.add_argument("--profile", action="store_true",
-                    help="where a batch-1 decode step's time goes")
+                    help="where a batch-1 decode step's time goes, and "
+                         "one prefill of --prefill tokens")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="OMP_NUM_THREADS of every child")
     ap.add_argument("--tp", type=int, default=1,

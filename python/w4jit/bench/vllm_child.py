@@ -166,17 +166,12 @@ _GROUPS = (("w4jit", ("w4jit",)),
                           "rotary")))
 
 
-def _profile(llm, tok_vocab):
-    """Where a batch-1 decode step's time goes: CPU self time by op,
-    grouped, beside the step's wall time (the difference is Python and
-    scheduling)."""
+def _profiled(llm, prompts, params, steps):
+    """CPU self time by op, grouped, for one generate() call divided by
+    `steps`, beside the wall time per step (the difference is Python and
+    scheduling). The call is made once unprofiled first, so a compiled
+    model's graphs for this shape exist before it is timed."""
     import torch
-    from vllm import SamplingParams
-    if os.environ.get("VLLM_PLUGINS") == "w4jit":
-        _label_w4jit_calls()
-    steps = 17
-    params = SamplingParams(temperature=0, max_tokens=steps, ignore_eos=True)
-    prompts = _prompts(1, PROMPT_LEN, tok_vocab, 5)
     llm.generate(prompts, params, use_tqdm=False)
     t0 = time.perf_counter()
     with torch.profiler.profile(activities=[
@@ -197,6 +192,23 @@ def _profile(llm, tok_vocab):
     per_step["python and scheduling"] = wall_ms - sum(per_step.values())
     return {"wall_ms_per_step": wall_ms, "per_step_ms": per_step,
             "top": [(n, round(us / 1000 / steps, 3)) for us, n in top[:12]]}
+
+
+def _profile(llm, tok_vocab, prefill):
+    """Where a batch-1 decode step's time goes, and where one prefill of
+    `prefill` tokens goes (its "step" is the whole prompt and one sampled
+    token), so compiled and eager can be compared op by op."""
+    from vllm import SamplingParams
+    if os.environ.get("VLLM_PLUGINS") == "w4jit":
+        _label_w4jit_calls()
+    steps = 17
+    decode = _profiled(llm, _prompts(1, PROMPT_LEN, tok_vocab, 5),
+                       SamplingParams(temperature=0, max_tokens=steps,
+                                      ignore_eos=True), steps)
+    decode["prefill"] = _profiled(
+        llm, _prompts(1, prefill, tok_vocab, 9),
+        SamplingParams(temperature=0, max_tokens=1, ignore_eos=True), 1)
+    return decode
 
 
 def run(args):
@@ -226,5 +238,5 @@ def run(args):
         result["decode_tok_s"] = _decode(llm, args.batch, tok_vocab,
                                          args.decode, args.repeats)
     if args.first and args.profile:
-        result["profile"] = _profile(llm, tok_vocab)
+        result["profile"] = _profile(llm, tok_vocab, args.prefill)
     print("W4JIT_BENCH " + json.dumps(result), flush=True)
