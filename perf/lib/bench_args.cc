@@ -185,7 +185,7 @@ std::unique_ptr<CLI::App> ScalingApp(ScalingOptions* c) {
   auto app = NewBenchJobApp(
       "scaling",
       "Times one layer at M=1 and M=256 on 1..T threads with each threading "
-      "backend (pool, OpenMP) and prints the parallel efficiency.",
+      "backend (pool, OpenMP); w4jit.report derives the parallel efficiency.",
       c, nullptr, "");
   AddLayerSetOptions(*app, c);
   AddOption<std::string>(

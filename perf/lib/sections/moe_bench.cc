@@ -231,7 +231,7 @@ absl::StatusOr<std::vector<MoeBenchRow>> RunMoeBench(
     const MoePreset* p = FindMoePreset(name);
     if (p == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--moe: unknown '", name, "' (have ", MoePresetNames(), ")"));
+          "--models: unknown '", name, "' (have ", MoePresetNames(), ")"));
     }
     for (Mode mode : options.modes) {
       if (absl::Status s = BenchPreset(*p, mode, options, say, &rows);

@@ -65,7 +65,7 @@ absl::Status RunScaling(const ScalingOptions& config,
   const LayerShape* shape = ScalingLayer(config);
   if (shape == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--scaling: no layer named '", config.layer, "'"));
+        absl::StrCat("--layer: no layer named '", config.layer, "'"));
   }
   const int max_threads = report->threads;
   RestoreThreading restore(config.threads);

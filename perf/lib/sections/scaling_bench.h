@@ -1,7 +1,7 @@
 // `w4jit bench scaling`: one layer at M = 1 and M = 256,
 // timed for 1..T threads on each threading backend (w4jit's pool, OpenMP),
-// with the parallel efficiency. Shows what the runtime delivers of the
-// kernels' single-thread speed.
+// for the parallel efficiency that w4jit.report derives. Shows what the
+// runtime delivers of the kernels' single-thread speed.
 #ifndef W4JIT_PERF_LIB_SECTIONS_SCALING_BENCH_H_
 #define W4JIT_PERF_LIB_SECTIONS_SCALING_BENCH_H_
 
