@@ -127,30 +127,7 @@ json SectionJson(const std::vector<Row>& rows, Fn fn) {
   return out;
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) {
-    return absl::InternalError(
-        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
-
-const std::vector<std::string>& RowKeys() {
-  static const std::vector<std::string>* keys = [] {
-    const json row = RowJson(BenchRow{});
-    auto* names = new std::vector<std::string>;
-    for (auto it = row.begin(); it != row.end(); ++it) {
-      names->push_back(it.key());
-    }
-    return names;
-  }();
-  return *keys;
-}
 
 std::string ToJson(const BenchReport& report) {
   json model = nullptr;
@@ -186,24 +163,35 @@ std::string ToJson(const BenchReport& report) {
   return doc.dump(2) + "\n";
 }
 
-absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
-    const BenchReport& report, const std::string& text,
-    const std::string& dir) {
+absl::StatusOr<std::vector<std::string>> WriteFilesIn(
+    const std::string& dir,
+    const std::vector<std::pair<std::string, std::string>>& files) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
     return absl::InternalError(
         absl::StrCat("cannot create ", dir, ": ", ec.message()));
   }
-  const std::pair<std::string, std::string> files[] = {
-      {"bench.json", ToJson(report)}, {"bench.txt", text}};
   std::vector<std::string> written;
-  for (const auto& [name, content] : files) {
+  for (const auto& [name, text] : files) {
     const std::string path = (std::filesystem::path(dir) / name).string();
-    if (absl::Status s = WriteFile(path, content); !s.ok()) return s;
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.close();
+    if (!f) {
+      return absl::InternalError(
+          absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+    }
     written.push_back(path);
   }
   return written;
+}
+
+absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
+    const BenchReport& report, const std::string& text,
+    const std::string& dir) {
+  return WriteFilesIn(dir,
+                      {{"bench.json", ToJson(report)}, {"bench.txt", text}});
 }
 
 }  // namespace perf

@@ -6,6 +6,7 @@
 #define W4JIT_PERF_LIB_REPORT_REPORT_FILES_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,8 +14,6 @@
 
 namespace w4jit::perf {
 
-// The keys of bench.json's "rows" objects, in order.
-const std::vector<std::string>& RowKeys();
 // bench.json's text. Top-level keys: schema ("w4jit-bench/2":
 // measurements only; the figures they imply, speedups, efficiencies,
 // ratios, a model's tokens/s, are w4jit.report's derive.py),
@@ -26,8 +25,13 @@ const std::vector<std::string>& RowKeys();
 // null).
 std::string ToJson(const BenchReport& report);
 
-// Creates `dir` if needed and writes bench.json and bench.txt (`text`).
-// Returns the paths written.
+// Creates `dir` if needed and writes each (name, text) into it. Returns the
+// paths written, or the first error, naming the path.
+absl::StatusOr<std::vector<std::string>> WriteFilesIn(
+    const std::string& dir,
+    const std::vector<std::pair<std::string, std::string>>& files);
+
+// WriteFilesIn: bench.json and bench.txt (`text`).
 absl::StatusOr<std::vector<std::string>> WriteBenchFiles(
     const BenchReport& report, const std::string& text, const std::string& dir);
 

@@ -1,11 +1,9 @@
 #include "perf/lib/sweep/sweep_output.h"
 
-#include <filesystem>
-#include <fstream>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "perf/lib/report/report_files.h"
 #include "perf/lib/report/report_json.h"
 #include "perf/lib/report/report_table.h"
 
@@ -21,14 +19,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WinnerRow, mode, layer, n, k, group_size, m,
 namespace {
 
 std::string Group(int64_t g) { return g == -1 ? "pc" : absl::StrCat(g); }
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) return absl::InternalError("cannot write " + path);
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -64,23 +54,9 @@ std::string SweepJson(const SweepReport& report) {
 
 absl::StatusOr<std::vector<std::string>> WriteSweepFiles(
     const SweepReport& report, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return absl::InternalError(
-        absl::StrCat("cannot create ", dir, ": ", ec.message()));
-  }
-  const std::string tuning = dir + "/tuning.json";
-  const std::string sweep = dir + "/sweep.json";
-  if (absl::Status s =
-          WriteFile(tuning, internal::TuningToJson(report.tuning) + "\n");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = WriteFile(sweep, SweepJson(report)); !s.ok()) {
-    return s;
-  }
-  return std::vector<std::string>{tuning, sweep};
+  return WriteFilesIn(
+      dir, {{"tuning.json", internal::TuningToJson(report.tuning) + "\n"},
+            {"sweep.json", SweepJson(report)}});
 }
 
 }  // namespace w4jit::perf
