@@ -30,6 +30,8 @@ if [[ -n "${W4JIT_AS_CPU:-}" ]]; then
   export PYTHONPATH="$repo/tests/python/as_cpu${PYTHONPATH:+:$PYTHONPATH}"
   "$venv/bin/python" -c 'import os, torch; assert not torch.cpu._is_amx_tile_supported(); print("test-vllm: as", os.environ["W4JIT_AS_CPU"], "W4JIT_ISA=" + os.environ["W4JIT_ISA"])'
 fi
-PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q \
+# --durations: the slowest tests in every log, since most of this lane's
+# time is engine starts (docs/contributing.md's CI timings).
+PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q --durations=12 \
   -p no:cacheprovider --rootdir "$repo/tests/python" \
   "$repo/tests/python/test_vllm_plugin.py" "$@"
