@@ -35,7 +35,7 @@ int WriteFiles(const perf::BenchReport& report, const std::string& text,
       perf::WriteBenchFiles(report, text, dir);
   if (!files.ok()) {
     std::fprintf(stderr, "w4jit bench: %s\n",
-                 files.status().ToString().c_str());
+                 std::string(files.status().message()).c_str());
     return 1;
   }
   std::printf("\nwrote");
@@ -72,7 +72,7 @@ int RunBench(int argc, char** argv) {
       tty ? status_line : nullptr);
   if (!report.ok()) {
     std::fprintf(stderr, "w4jit bench: %s\n",
-                 report.status().ToString().c_str());
+                 std::string(report.status().message()).c_str());
     return 1;
   }
   const std::string text = perf::FormatReport(*report);
